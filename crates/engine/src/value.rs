@@ -1,0 +1,834 @@
+//! JSON values with JavaScript semantics.
+//!
+//! Lobster is written in JavaScript and its observable behaviour leaks JS
+//! rules: every number is an IEEE double printed by `Number#toString`,
+//! objects keep insertion order (with array-index keys first), `==` and `<`
+//! coerce, and `String(x)` has its own spelling for arrays and objects. This
+//! module is the one place those rules live.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use indexmap::IndexMap;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// A JSON value as JavaScript sees it after `JSON.parse`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum Value {
+    /// `null`.
+    #[default]
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// Every JSON number is a double, as in JavaScript.
+    Number(f64),
+    /// A string.
+    String(String),
+    /// An array.
+    Array(Vec<Value>),
+    /// An object with JavaScript property order.
+    Object(Object),
+}
+
+/// An object whose keys iterate in JavaScript property order: array-index
+/// keys ascending first, then the other keys in insertion order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Object(IndexMap<String, Value>);
+
+/// `true` when `key` is a canonical array index (`"0"`, `"17"`, not `"01"`).
+fn array_index(key: &str) -> Option<u32> {
+    if key.is_empty() || key.len() > 10 || (key.len() > 1 && key.starts_with('0')) {
+        return None;
+    }
+    if !key.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    key.parse::<u64>().ok().filter(|n| *n < u32::MAX as u64).map(|n| n as u32)
+}
+
+impl Object {
+    /// An empty object.
+    pub fn new() -> Self {
+        Object(IndexMap::new())
+    }
+
+    /// An empty object with room for `n` keys.
+    pub fn with_capacity(n: usize) -> Self {
+        Object(IndexMap::with_capacity(n))
+    }
+
+    /// Sets `key` like a JavaScript property assignment: an existing key keeps
+    /// its position; a new array-index key goes before all non-index keys.
+    pub fn insert(&mut self, key: impl Into<String>, value: Value) {
+        let key = key.into();
+        if let Some(slot) = self.0.get_mut(&key) {
+            *slot = value;
+            return;
+        }
+        match array_index(&key) {
+            None => {
+                self.0.insert(key, value);
+            }
+            Some(idx) => {
+                let pos = self
+                    .0
+                    .keys()
+                    .position(|k| array_index(k).is_none_or(|other| other > idx))
+                    .unwrap_or(self.0.len());
+                self.0.shift_insert(pos, key, value);
+            }
+        }
+    }
+
+    /// The value at `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+
+    /// Removes `key`, keeping the order of the others.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        self.0.shift_remove(key)
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.0.contains_key(key)
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Entries in property order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.0.iter()
+    }
+
+    /// Keys in property order.
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.0.keys()
+    }
+}
+
+impl IntoIterator for Object {
+    type Item = (String, Value);
+    type IntoIter = indexmap::map::IntoIter<String, Value>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<K: Into<String>> FromIterator<(K, Value)> for Object {
+    fn from_iter<T: IntoIterator<Item = (K, Value)>>(iter: T) -> Self {
+        let mut obj = Object::new();
+        for (k, v) in iter {
+            obj.insert(k, v);
+        }
+        obj
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::String(s.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::String(s)
+    }
+}
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+impl From<f64> for Value {
+    fn from(n: f64) -> Self {
+        Value::Number(n)
+    }
+}
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Number(n as f64)
+    }
+}
+impl From<usize> for Value {
+    fn from(n: usize) -> Self {
+        Value::Number(n as f64)
+    }
+}
+impl From<Vec<Value>> for Value {
+    fn from(v: Vec<Value>) -> Self {
+        Value::Array(v)
+    }
+}
+impl From<Object> for Value {
+    fn from(o: Object) -> Self {
+        Value::Object(o)
+    }
+}
+
+impl Value {
+    /// The string inside, if this is a string.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The object inside, if this is an object.
+    pub fn as_object(&self) -> Option<&Object> {
+        match self {
+            Value::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The array inside, if this is an array.
+    pub fn as_array(&self) -> Option<&Vec<Value>> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// JavaScript `typeof` (arrays and null are `"object"`).
+    pub fn type_of(&self) -> &'static str {
+        match self {
+            Value::Null | Value::Array(_) | Value::Object(_) => "object",
+            Value::Bool(_) => "boolean",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+        }
+    }
+
+    /// A property lookup `value[key]` for objects and arrays (numeric keys).
+    pub fn get_key(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(o) => o.get(key),
+            Value::Array(a) => {
+                if key == "length" {
+                    return None;
+                }
+                array_index(key).and_then(|i| a.get(i as usize))
+            }
+            _ => None,
+        }
+    }
+
+    /// Walks a dot path (`a.b.0`) through objects and arrays. A primitive
+    /// anywhere on the way yields `None` (JavaScript `undefined`).
+    pub fn get_path(&self, path: &str) -> Option<&Value> {
+        let mut cur = self;
+        for part in path.split('.') {
+            cur = cur.get_key(part)?;
+        }
+        Some(cur)
+    }
+
+    /// JavaScript truthiness.
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Number(n) => *n != 0.0 && !n.is_nan(),
+            Value::String(s) => !s.is_empty(),
+            Value::Array(_) | Value::Object(_) => true,
+        }
+    }
+
+    /// JavaScript `String(value)`.
+    pub fn to_js_string(&self) -> String {
+        match self {
+            Value::String(s) => s.clone(),
+            other => {
+                let mut out = String::new();
+                write_js_string(other, &mut out);
+                out
+            }
+        }
+    }
+
+    /// JavaScript `Number(value)`.
+    pub fn to_number(&self) -> f64 {
+        match self {
+            Value::Null => 0.0,
+            Value::Bool(b) => f64::from(u8::from(*b)),
+            Value::Number(n) => *n,
+            Value::String(s) => string_to_number(s),
+            Value::Array(_) => string_to_number(&self.to_js_string()),
+            Value::Object(_) => f64::NAN,
+        }
+    }
+
+    /// Compact `JSON.stringify(value)`.
+    pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        write_json(self, &mut out, None, 0);
+        out
+    }
+
+    /// `JSON.stringify(value, null, 2)`.
+    pub fn to_json_pretty(&self) -> String {
+        let mut out = String::new();
+        write_json(self, &mut out, Some(2), 0);
+        out
+    }
+
+    /// Parses JSON text the way `JSON.parse` does.
+    pub fn from_json(text: &str) -> Result<Value, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// Converts to a `serde_json::Value` (numbers that are integers stay integers).
+    pub fn to_serde(&self) -> serde_json::Value {
+        match self {
+            Value::Null => serde_json::Value::Null,
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Number(n) => {
+                if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
+                    serde_json::Value::from(*n as i64)
+                } else {
+                    serde_json::Number::from_f64(*n).map_or(serde_json::Value::Null, serde_json::Value::Number)
+                }
+            }
+            Value::String(s) => serde_json::Value::String(s.clone()),
+            Value::Array(a) => serde_json::Value::Array(a.iter().map(Value::to_serde).collect()),
+            Value::Object(o) => serde_json::Value::Object(o.iter().map(|(k, v)| (k.clone(), v.to_serde())).collect()),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    /// Displays as compact JSON.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json())
+    }
+}
+
+/// JavaScript `Number#toString()` for a double.
+pub fn format_number(n: f64) -> String {
+    if n.is_nan() {
+        return "NaN".into();
+    }
+    if n.is_infinite() {
+        return if n > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    if n == 0.0 {
+        return "0".into();
+    }
+    let mut buf = ryu_js::Buffer::new();
+    buf.format_finite(n).to_string()
+}
+
+fn write_js_string(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&format_number(*n)),
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                // Array#join renders null (and undefined) elements as "".
+                if !matches!(item, Value::Null) {
+                    write_js_string(item, out);
+                }
+            }
+        }
+        Value::Object(_) => out.push_str("[object Object]"),
+    }
+}
+
+/// Whether `c` is JavaScript white space or a line terminator (`\s`).
+pub fn is_js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}' | '\u{a}' | '\u{b}' | '\u{c}' | '\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}'
+            | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+    )
+}
+
+/// JavaScript `Number(string)`: trims white space, accepts `0x`/`0o`/`0b`
+/// integers, `Infinity` and decimal literals; anything else is `NaN`.
+pub fn string_to_number(s: &str) -> f64 {
+    let t = s.trim_matches(is_js_space);
+    if t.is_empty() {
+        return 0.0;
+    }
+    let radix = match t.get(..2) {
+        Some("0x" | "0X") => Some(16),
+        Some("0o" | "0O") => Some(8),
+        Some("0b" | "0B") => Some(2),
+        _ => None,
+    };
+    if let Some(radix) = radix {
+        let digits = &t[2..];
+        if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+            return f64::NAN;
+        }
+        return digits.chars().fold(0.0, |acc, c| acc * f64::from(radix) + f64::from(c.to_digit(radix).unwrap_or(0)));
+    }
+    let (sign, body) = match t.as_bytes()[0] {
+        b'+' => (1.0, &t[1..]),
+        b'-' => (-1.0, &t[1..]),
+        _ => (1.0, t),
+    };
+    if body == "Infinity" {
+        return sign * f64::INFINITY;
+    }
+    if !is_decimal_literal(body) {
+        return f64::NAN;
+    }
+    body.parse::<f64>().map_or(f64::NAN, |n| sign * n)
+}
+
+/// `StrUnsignedDecimalLiteral`: digits with an optional fraction and exponent.
+fn is_decimal_literal(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let mut digits = i - int_start;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        let frac_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        digits += i - frac_start;
+    }
+    if digits == 0 {
+        return false;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        let exp_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == exp_start {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// Compares two strings by UTF-16 code units, as JavaScript does.
+pub fn compare_js_strings(a: &str, b: &str) -> Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        return a.cmp(b);
+    }
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// A primitive after JavaScript `ToPrimitive` (objects and arrays become strings).
+enum Prim<'a> {
+    Undefined,
+    Null,
+    Bool(bool),
+    Number(f64),
+    Str(std::borrow::Cow<'a, str>),
+}
+
+fn to_primitive(v: Option<&Value>) -> Prim<'_> {
+    match v {
+        None => Prim::Undefined,
+        Some(Value::Null) => Prim::Null,
+        Some(Value::Bool(b)) => Prim::Bool(*b),
+        Some(Value::Number(n)) => Prim::Number(*n),
+        Some(Value::String(s)) => Prim::Str(std::borrow::Cow::Borrowed(s)),
+        Some(other) => Prim::Str(std::borrow::Cow::Owned(other.to_js_string())),
+    }
+}
+
+fn prim_to_number(p: &Prim<'_>) -> f64 {
+    match p {
+        Prim::Undefined => f64::NAN,
+        Prim::Null => 0.0,
+        Prim::Bool(b) => f64::from(u8::from(*b)),
+        Prim::Number(n) => *n,
+        Prim::Str(s) => string_to_number(s),
+    }
+}
+
+/// JavaScript abstract equality `a == b` (`None` is `undefined`). Two
+/// distinct objects are never equal, as each JSON value is its own object.
+pub fn loose_eq(a: Option<&Value>, b: Option<&Value>) -> bool {
+    let a_obj = matches!(a, Some(Value::Array(_) | Value::Object(_)));
+    let b_obj = matches!(b, Some(Value::Array(_) | Value::Object(_)));
+    if a_obj && b_obj {
+        return false;
+    }
+    let (pa, pb) = (to_primitive(a), to_primitive(b));
+    // Objects compared with null/undefined are never equal.
+    if (a_obj && matches!(pb, Prim::Null | Prim::Undefined)) || (b_obj && matches!(pa, Prim::Null | Prim::Undefined)) {
+        return false;
+    }
+    prim_loose_eq(&pa, &pb)
+}
+
+fn prim_loose_eq(a: &Prim<'_>, b: &Prim<'_>) -> bool {
+    match (a, b) {
+        (Prim::Undefined | Prim::Null, Prim::Undefined | Prim::Null) => true,
+        (Prim::Undefined | Prim::Null, _) | (_, Prim::Undefined | Prim::Null) => false,
+        (Prim::Str(x), Prim::Str(y)) => x == y,
+        (Prim::Bool(x), Prim::Bool(y)) => x == y,
+        _ => prim_to_number(a) == prim_to_number(b),
+    }
+}
+
+/// JavaScript abstract relational comparison `a < b`; `None` when the result
+/// is undefined (a `NaN` operand), which makes every relational operator false.
+fn less_than(a: &Prim<'_>, b: &Prim<'_>) -> Option<bool> {
+    if let (Prim::Str(x), Prim::Str(y)) = (a, b) {
+        return Some(compare_js_strings(x, y) == Ordering::Less);
+    }
+    let (x, y) = (prim_to_number(a), prim_to_number(b));
+    if x.is_nan() || y.is_nan() {
+        return None;
+    }
+    Some(x < y)
+}
+
+/// A relational operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelOp {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+/// JavaScript `a <op> b` with its coercions.
+pub fn loose_compare(a: Option<&Value>, op: RelOp, b: Option<&Value>) -> bool {
+    let (pa, pb) = (to_primitive(a), to_primitive(b));
+    match op {
+        RelOp::Lt => less_than(&pa, &pb) == Some(true),
+        RelOp::Gt => less_than(&pb, &pa) == Some(true),
+        RelOp::Le => less_than(&pb, &pa) == Some(false),
+        RelOp::Ge => less_than(&pa, &pb) == Some(false),
+    }
+}
+
+/// Deep equality of two JSON values (numbers by value, objects by key set).
+pub fn deep_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| deep_equal(p, q)),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
+        }
+        (Value::Number(x), Value::Number(y)) => x == y || (x.is_nan() && y.is_nan()),
+        _ => a == b,
+    }
+}
+
+fn write_json_string(s: &str, out: &mut String) {
+    out.push('"');
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let esc: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x08 => Some("\\b"),
+            0x0c => Some("\\f"),
+            0..=0x1f => None,
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        match esc {
+            Some(e) => out.push_str(e),
+            None => out.push_str(&format!("\\u{b:04x}")),
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+fn write_json(v: &Value, out: &mut String, indent: Option<usize>, depth: usize) {
+    let newline = |out: &mut String, depth: usize| {
+        if let Some(step) = indent {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', step * depth));
+        }
+    };
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            if n.is_finite() {
+                out.push_str(&format_number(*n));
+            } else {
+                out.push_str("null");
+            }
+        }
+        Value::String(s) => write_json_string(s, out),
+        Value::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, depth + 1);
+                write_json(item, out, indent, depth + 1);
+            }
+            newline(out, depth);
+            out.push(']');
+        }
+        Value::Object(obj) => {
+            if obj.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            out.push('{');
+            for (i, (k, item)) in obj.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, depth + 1);
+                write_json_string(k, out);
+                out.push(':');
+                if indent.is_some() {
+                    out.push(' ');
+                }
+                write_json(item, out, indent, depth + 1);
+            }
+            newline(out, depth);
+            out.push('}');
+        }
+    }
+}
+
+/// JSON with object keys sorted (Lobster's `stableStringify`).
+pub fn stable_stringify(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            Value::Object(o) => {
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.sort_by(|a, b| compare_js_strings(a, b));
+                // Build with plain insertion so the sorted order is kept.
+                let mut map = IndexMap::with_capacity(keys.len());
+                for k in keys {
+                    map.insert(k.clone(), sorted(o.get(k).unwrap_or(&Value::Null)));
+                }
+                Value::Object(Object(map))
+            }
+            other => other.clone(),
+        }
+    }
+    sorted(v).to_json()
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
+        struct ValueVisitor;
+        impl<'de> Visitor<'de> for ValueVisitor {
+            type Value = Value;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+                Ok(Value::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+                Ok(Value::Number(v as f64))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+                Ok(Value::Number(v as f64))
+            }
+            fn visit_i128<E>(self, v: i128) -> Result<Value, E> {
+                Ok(Value::Number(v as f64))
+            }
+            fn visit_u128<E>(self, v: u128) -> Result<Value, E> {
+                Ok(Value::Number(v as f64))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+                Ok(Value::Number(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+                Ok(Value::String(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Value, E> {
+                Ok(Value::String(v))
+            }
+            fn visit_unit<E>(self) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_none<E>(self) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+                Deserialize::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Value::Array(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+                let mut obj = Object::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+                while let Some(key) = map.next_key::<MapKey>()? {
+                    let value: Value = map.next_value()?;
+                    obj.insert(key.0, value);
+                }
+                Ok(Value::Object(obj))
+            }
+        }
+        deserializer.deserialize_any(ValueVisitor)
+    }
+}
+
+/// A map key; YAML allows non-string keys, which JavaScript turns into strings.
+struct MapKey(String);
+
+impl<'de> Deserialize<'de> for MapKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<MapKey, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        match value {
+            Value::String(s) => Ok(MapKey(s)),
+            Value::Array(_) | Value::Object(_) => Err(de::Error::custom("map keys must be scalars")),
+            other => Ok(MapKey(other.to_js_string())),
+        }
+    }
+}
+
+impl serde::Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Value::Null => serializer.serialize_unit(),
+            Value::Bool(b) => serializer.serialize_bool(*b),
+            Value::Number(n) => {
+                if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
+                    serializer.serialize_i64(*n as i64)
+                } else if n.is_finite() {
+                    serializer.serialize_f64(*n)
+                } else {
+                    serializer.serialize_unit()
+                }
+            }
+            Value::String(s) => serializer.serialize_str(s),
+            Value::Array(a) => {
+                let mut seq = serializer.serialize_seq(Some(a.len()))?;
+                for item in a {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Value::Object(o) => {
+                let mut map = serializer.serialize_map(Some(o.len()))?;
+                for (k, v) in o.iter() {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// Builds a [`Value`] from JSON-like literal syntax (`json!` for this type).
+#[macro_export]
+macro_rules! jv {
+    ($($json:tt)+) => {
+        $crate::value::Value::from_json(&::serde_json::json!($($json)+).to_string()).expect("valid literal")
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Value {
+        Value::from_json(s).unwrap()
+    }
+
+    #[test]
+    fn numbers_print_like_javascript() {
+        let v = parse("[1.0, 2.50, 1e21, 1e-7, 123456789012345678901, 0.1, -0.0, 100]");
+        assert_eq!(v.to_json(), "[1,2.5,1e+21,1e-7,123456789012345680000,0.1,0,100]");
+    }
+
+    #[test]
+    fn index_keys_come_first() {
+        let mut o = Object::new();
+        o.insert("a", Value::from(1.0));
+        o.insert("1", Value::from(2.0));
+        o.insert("0", Value::from(3.0));
+        o.insert("01", Value::from(4.0));
+        assert_eq!(Value::Object(o).to_json(), r#"{"0":3,"1":2,"a":1,"01":4}"#);
+    }
+
+    #[test]
+    fn duplicate_keys_keep_first_position_last_value() {
+        assert_eq!(parse(r#"{"a":1,"b":2,"a":3}"#).to_json(), r#"{"a":3,"b":2}"#);
+    }
+
+    #[test]
+    fn string_to_number_follows_js() {
+        assert_eq!(string_to_number(" 0x10 "), 16.0);
+        assert_eq!(string_to_number("1e1"), 10.0);
+        assert_eq!(string_to_number(""), 0.0);
+        assert_eq!(string_to_number("-Infinity"), f64::NEG_INFINITY);
+        assert!(string_to_number("inf").is_nan());
+        assert!(string_to_number("1_0").is_nan());
+        assert!(string_to_number("-0x10").is_nan());
+        assert_eq!(string_to_number(".5"), 0.5);
+        assert_eq!(string_to_number("5."), 5.0);
+        assert!(string_to_number(".").is_nan());
+    }
+
+    #[test]
+    fn loose_equality_and_ordering() {
+        let s40 = Value::from("40");
+        let n40 = Value::from(40.0);
+        assert!(loose_eq(Some(&s40), Some(&n40)));
+        assert!(loose_eq(Some(&Value::Null), None));
+        assert!(!loose_eq(Some(&Value::Null), Some(&Value::from(0.0))));
+        assert!(loose_eq(Some(&Value::from(1.0)), Some(&Value::Bool(true))));
+        assert!(loose_compare(Some(&Value::Null), RelOp::Lt, Some(&Value::from(18.0))));
+        assert!(!loose_compare(None, RelOp::Lt, Some(&Value::from(18.0))));
+        assert!(!loose_compare(None, RelOp::Ge, Some(&Value::from(18.0))));
+        assert!(loose_compare(Some(&Value::from("C")), RelOp::Lt, Some(&Value::from("a"))));
+    }
+
+    #[test]
+    fn js_string_of_composites() {
+        assert_eq!(parse("[1,[2,null],{}]").to_js_string(), "1,2,,[object Object]");
+    }
+
+    #[test]
+    fn pretty_matches_json_stringify() {
+        assert_eq!(parse(r#"{"a":[],"b":{},"c":[1]}"#).to_json_pretty(), "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1\n  ]\n}");
+        assert_eq!(Value::from("\u{1}\"\n").to_json(), "\"\\u0001\\\"\\n\"");
+    }
+}

@@ -1,0 +1,4 @@
+fn main() {
+    // `sqlx::migrate!` embeds the migrations; rebuild when one is added.
+    println!("cargo:rerun-if-changed=migrations");
+}
