@@ -1,4 +1,29 @@
-//! The Clawdis workflow engine: a Rust reimplementation of OpenClaw's Lobster.
+//! The Clawdis workflow engine: a Rust reimplementation of OpenClaw's
+//! Lobster workflow shell.
+//!
+//! Pipelines (`exec --json … | where … | approve …`) and workflow files run
+//! here; paused runs are stored durably through `clawdis-store`. Nothing in
+//! this crate knows about windows, tray icons or HTTP servers.
+
+pub mod commands;
+pub mod context;
+pub mod envelope;
 pub mod error;
+pub mod items;
+pub mod json_stream;
 pub mod parser;
+pub mod path;
+pub mod pause;
+pub mod pipeline_tool;
+pub mod process;
+pub mod resume;
+pub mod runtime;
+pub mod schema;
+pub mod token;
 pub mod value;
+pub mod workflow;
+
+pub use context::{Ctx, Mode};
+pub use envelope::{Envelope, Status};
+pub use error::{Error, ErrorKind, Result};
+pub use value::Value;

@@ -130,7 +130,7 @@ fn split_stages(text: &str) -> Result<Vec<String>> {
         return Err(Error::parse("Unclosed quote"));
     }
     parts.push(cur);
-    let mut parts: Vec<String> = parts.into_iter().map(|p| p.trim_matches(is_space).to_string()).collect();
+    let mut parts: Vec<String> = parts.into_iter().map(|p| p.trim_matches(crate::value::is_js_space).to_string()).collect();
     if parts.last().is_some_and(String::is_empty) {
         parts.pop();
     }
@@ -197,8 +197,9 @@ pub fn tokenize(stage: &str) -> Result<Vec<String>> {
     Ok(words)
 }
 
-/// Turns the words after the command name into [`Args`] (greedy flags).
-pub fn parse_args(words: &[String]) -> Args {
+/// Turns the words after the command name into [`Args`]: `--key value` is
+/// greedy unless `key` is one of `boolean_flags`.
+pub fn parse_args(words: &[String], boolean_flags: &[&str]) -> Args {
     let mut args = Args::default();
     let mut i = 0;
     while i < words.len() {
@@ -206,7 +207,9 @@ pub fn parse_args(words: &[String]) -> Args {
         if let Some(flag) = w.strip_prefix("--") {
             if let Some((k, v)) = flag.split_once('=') {
                 args.flags.push((k.to_string(), Value::from(v)));
-            } else if let Some(next) = words.get(i + 1).filter(|n| !n.starts_with("--")) {
+            } else if let Some(next) =
+                words.get(i + 1).filter(|n| !n.starts_with("--") && !boolean_flags.contains(&flag))
+            {
                 args.flags.push((flag.to_string(), Value::from(next.as_str())));
                 i += 1;
             } else {
@@ -233,7 +236,9 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<Stage>> {
             let Some((name, rest)) = words.split_first() else {
                 return Err(Error::parse("Empty command stage"));
             };
-            Ok(Stage { name: name.clone(), args: parse_args(rest), raw })
+            // exec's JSON switch must not swallow the executable (2026.9.13).
+            let boolean_flags: &[&str] = if name == "exec" { &["json"] } else { &[] };
+            Ok(Stage { name: name.clone(), args: parse_args(rest, boolean_flags), raw })
         })
         .collect()
 }
@@ -269,6 +274,9 @@ mod tests {
         assert_eq!(a.get("x"), Some(&Value::from("1")));
         assert_eq!(a.get("y"), Some(&Value::Bool(true)));
         assert_eq!(a.get("z"), Some(&Value::from("-1")));
+        let exec = &parse_pipeline("exec --json echo hi").unwrap()[0].args;
+        assert_eq!(exec.get("json"), Some(&Value::Bool(true)));
+        assert_eq!(exec.positional, vec!["echo", "hi"]);
     }
 
     #[test]

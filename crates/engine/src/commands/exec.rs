@@ -1,0 +1,95 @@
+//! `exec`: run an OS command, optionally feeding it the pipeline items and
+//! parsing its output as JSON.
+
+use super::{CommandSpec, Output};
+use crate::context::Ctx;
+use crate::error::{Error, Result};
+use crate::items::Items;
+use crate::json_stream::json_items;
+use crate::parser::Args;
+use crate::process::{run_process, shell_command};
+use crate::value::{Value, is_js_space};
+
+pub static EXEC: CommandSpec = CommandSpec {
+    name: "exec",
+    description: "Run an OS command",
+    args_schema: r#"{"type":"object","properties":{"json":{"type":"boolean","description":"Parse stdout as JSON (single value)."},"shell":{"type":"string","description":"Run via the system shell with this command line."},"stdin":{"type":"string","description":"Write pipeline input to stdin: raw, json, or jsonl."},"_":{"type":"array","items":{"type":"string"},"description":"Command + args."}},"required":["_"]}"#,
+    side_effects: &["local_exec"],
+    help: "exec — run an OS command\n\nUsage:\n  exec <command...>\n  exec --stdin raw|json|jsonl <command...>\n  exec --json <command...>\n  exec --shell \"<command line>\"\n\nNotes:\n  - With --json, parses stdout as JSON (single value).\n  - With --stdin, writes pipeline input to stdin.\n  - With --shell (or a single arg containing spaces), runs via the system shell.\n",
+};
+
+/// Encodes items for the child's stdin.
+fn encode_stdin(items: &[Value], mode: &str) -> Result<String> {
+    match mode {
+        "json" => Ok(Value::Array(items.to_vec()).to_json()),
+        "jsonl" => Ok(items.iter().map(|i| i.to_json() + "\n").collect()),
+        "raw" => Ok(items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => s.clone(),
+                other => other.to_json(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")),
+        other => Err(Error::runtime(format!("exec --stdin must be raw, json, or jsonl (got {other})"))),
+    }
+}
+
+pub async fn run(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
+    let cmd = &args.positional;
+    let shell_flag = args.get("shell");
+    let shell_line = shell_flag.and_then(Value::as_str);
+    let use_shell = shell_flag.is_some_and(Value::truthy) || (cmd.len() == 1 && cmd[0].chars().any(is_js_space));
+    let stdin_mode = args.string("stdin").map(str::to_lowercase);
+    if cmd.is_empty() && shell_line.is_none() {
+        return Err(Error::runtime("exec requires a command"));
+    }
+
+    let stdin = match &stdin_mode {
+        Some(mode) => Some(encode_stdin(&input.collect()?, mode)?.into_bytes()),
+        None => {
+            input.drain()?;
+            None
+        }
+    };
+
+    let (program, argv) = if use_shell {
+        let line = shell_line.map(str::to_string).or_else(|| cmd.first().cloned()).unwrap_or_default();
+        shell_command(&line, &ctx.env)
+    } else {
+        (cmd[0].clone(), cmd[1..].to_vec())
+    };
+    let out = match run_process(&program, &argv, &ctx.env, &ctx.cwd, stdin).await {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::runtime(if use_shell {
+                "exec shell not found; check LOBSTER_SHELL or ComSpec".to_string()
+            } else {
+                format!("exec command not found: {program}")
+            }));
+        }
+        Err(e) => return Err(Error::runtime(format!("exec could not start {program}: {e}"))),
+    };
+    if out.code != Some(0) {
+        let detail = [out.stderr.trim_matches(is_js_space), out.stdout.trim_matches(is_js_space)]
+            .into_iter()
+            .find(|s| !s.is_empty())
+            .unwrap_or(&program)
+            .to_string();
+        return Err(Error::runtime(format!("exec failed ({}): {detail}", out.code_text())));
+    }
+
+    if args.truthy("json") {
+        let items = json_items(out.stdout)
+            .map_err(|e| Error::runtime(format!("exec --json could not parse stdout as JSON: {e}")))?;
+        return Ok(Output::items(items));
+    }
+    let lines: Vec<Value> = out
+        .stdout
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .map(Value::from)
+        .collect();
+    Ok(Output::items(lines))
+}

@@ -1,0 +1,171 @@
+//! Gates that stop a pipeline for a human: `approve` and `ask`.
+
+use super::{CommandSpec, Halt, Output};
+use crate::context::{Ctx, Mode};
+use crate::error::{Error, Result};
+use crate::items::Items;
+use crate::parser::Args;
+use crate::schema::Schema;
+use crate::value::{Object, Value};
+
+pub static APPROVE: CommandSpec = CommandSpec {
+    name: "approve",
+    description: "Require confirmation to continue",
+    args_schema: r#"{"type":"object","properties":{"prompt":{"type":"string","description":"Approval prompt text","default":"Approve?"},"emit":{"type":"boolean","description":"Force emit approval request + halt"},"preview-from-stdin":{"type":"boolean","description":"Include a preview of the input items"},"limit":{"type":"number","description":"Number of items in the preview","default":5},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
+    side_effects: &[],
+    help: "approve — require confirmation to continue\n\nUsage:\n  ... | approve --prompt \"Send these emails?\"\n  ... | approve --emit --prompt \"Send these emails?\"\n\nModes:\n  - Interactive (default): prompts on TTY and passes items through if approved.\n  - Emit (--emit): returns an approval request object and stops the pipeline.\n\nNotes:\n  - In tool mode (or non-interactive), this emits an approval request and halts.\n",
+};
+
+pub static ASK: CommandSpec = CommandSpec {
+    name: "ask",
+    description: "Pause and request structured input from the user",
+    args_schema: r#"{"type":"object","properties":{"prompt":{"type":"string","description":"Question or instruction to show","default":"Input required"},"schema":{"type":"string","description":"JSON Schema string for the expected response"},"subject-from-stdin":{"type":"boolean","description":"Use stdin content as the subject (preview text)"},"emit":{"type":"boolean","description":"Force emit mode"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
+    side_effects: &[],
+    help: "ask — pause and request structured input from the user\n\nUsage:\n  ... | ask --prompt \"Approve, reject, or send feedback:\"\n  ... | ask --prompt \"Feedback?\" --schema '{\"type\":\"object\",\"properties\":{\"decision\":{\"type\":\"string\"},\"feedback\":{\"type\":\"string\"}},\"required\":[\"decision\"]}'\n  ... | ask --subject-from-stdin --prompt \"Review this draft:\"\n\nNotes:\n  - In tool mode (or non-interactive), emits a needs_input envelope and halts.\n  - Use --schema to constrain the response shape (JSON Schema).\n  - Use --subject-from-stdin to embed the current pipeline value as preview text.",
+};
+
+/// The default `ask` response schema: a decision plus optional feedback.
+pub fn default_ask_schema() -> Value {
+    crate::jv!({
+        "type": "object",
+        "properties": {
+            "decision": {"type": "string", "enum": ["approve", "reject", "redraft"]},
+            "feedback": {"type": "string", "description": "Feedback for redraft"}
+        },
+        "required": ["decision"]
+    })
+}
+
+/// Reads one line from standard input (blocking, off the async runtime).
+async fn read_line(timeout_ms: Option<u64>) -> Result<String> {
+    let read = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map(|_| line)
+    });
+    let joined = match timeout_ms {
+        Some(ms) => tokio::time::timeout(std::time::Duration::from_millis(ms), read)
+            .await
+            .map_err(|_| Error::runtime(format!("Approval input timed out after {ms}ms")))?,
+        None => read.await,
+    };
+    joined.map_err(|e| Error::runtime(e.to_string()))?.map_err(|e| Error::runtime(e.to_string()))
+}
+
+/// The preview `approve --preview-from-stdin` shows: the first `limit` items,
+/// one per line when they are all strings, else pretty JSON.
+fn preview(items: &[Value], limit: usize) -> String {
+    let head = &items[..items.len().min(limit)];
+    if head.iter().all(|i| matches!(i, Value::String(_))) {
+        head.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n")
+    } else {
+        Value::Array(head.to_vec()).to_json_pretty()
+    }
+}
+
+pub async fn approve(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
+    let prompt = args.get("prompt").cloned().unwrap_or_else(|| Value::from("Approve?"));
+    let items = input.collect()?;
+    let emit = args.truthy("emit") || ctx.mode == Mode::Tool || !ctx.stdin_is_tty;
+    if emit {
+        let mut request = Object::new();
+        request.insert("type", Value::from("approval_request"));
+        request.insert("prompt", prompt);
+        if args.truthy("preview-from-stdin") {
+            let limit = args.get("limit").map_or(5.0, Value::to_number);
+            let limit = if limit.is_nan() { 0 } else { limit.trunc().max(0.0) as usize };
+            request.insert("preview", Value::String(preview(&items, limit)));
+        }
+        request.insert("items", Value::Array(items));
+        let request = reorder_preview_last(request);
+        return Ok(Output { items: Items::List(vec![Value::Object(request)]), rendered: false, halt: Some(Halt::Next) });
+    }
+    ctx.stdout.write(&format!("{} [y/N] ", prompt.to_js_string()));
+    let timeout = ctx.env_var("LOBSTER_APPROVAL_INPUT_TIMEOUT_MS").and_then(|v| v.trim().parse::<u64>().ok()).filter(|ms| *ms > 0);
+    let answer = read_line(timeout).await?;
+    let answer = answer.trim().to_ascii_lowercase();
+    if answer == "y" || answer == "yes" {
+        Ok(Output::items(items))
+    } else {
+        Err(Error::runtime("Not approved"))
+    }
+}
+
+/// `{type, prompt, items, preview?}`: the request's key order.
+fn reorder_preview_last(mut request: Object) -> Object {
+    if let Some(p) = request.remove("preview") {
+        request.insert("preview", p);
+    }
+    request
+}
+
+pub async fn ask(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
+    let prompt = args.string("prompt").unwrap_or("Input required").to_string();
+    let subject_from_stdin = args.get("subject-from-stdin").or_else(|| args.get("subjectFromStdin")).is_some_and(Value::truthy);
+    let schema = match args.string("schema") {
+        None => default_ask_schema(),
+        Some(raw) => {
+            let parsed = Value::from_json(raw).map_err(|_| Error::runtime("ask --schema must be valid JSON"))?;
+            if !matches!(parsed, Value::Object(_)) {
+                return Err(Error::runtime("ask --schema must decode to a JSON schema object"));
+            }
+            parsed
+        }
+    };
+    let validator = Schema::compile(&schema).map_err(|_| Error::runtime("ask response schema is invalid"))?;
+    let force_emit = args.truthy("emit");
+    let emit = force_emit || ctx.mode == Mode::Tool || !ctx.stdin_is_tty;
+    let in_place = !force_emit && ctx.mode == Mode::Tool;
+
+    if in_place && let Some(response) = &ctx.resume_response {
+        input.drain()?;
+        return Ok(Output::items(vec![response.clone()]));
+    }
+
+    let items = input.collect()?;
+    let subject = (subject_from_stdin && !items.is_empty()).then(|| {
+        let text: String = items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => s.clone(),
+                other => other.to_json(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let units: Vec<u16> = text.encode_utf16().take(2000).collect();
+        Value::Object(Object::from_iter([("text", Value::String(String::from_utf16_lossy(&units)))]))
+    });
+
+    if emit {
+        let mut request = Object::new();
+        request.insert("type", Value::from("input_request"));
+        request.insert("prompt", Value::from(prompt));
+        request.insert("responseSchema", schema);
+        if let Some(s) = subject {
+            request.insert("subject", s);
+        }
+        let halt = if in_place {
+            Halt::InPlace { input: items }
+        } else {
+            request.insert("items", Value::Array(items));
+            Halt::Next
+        };
+        return Ok(Output { items: Items::List(vec![Value::Object(request)]), rendered: false, halt: Some(halt) });
+    }
+
+    ctx.stdout.write(&format!("{prompt}\n> "));
+    let text = read_line(None).await?.trim().to_string();
+    let candidates = match Value::from_json(&text) {
+        Ok(Value::String(s)) => vec![Value::String(s.clone()), Value::Object(Object::from_iter([("decision", Value::String(s))]))],
+        Ok(v) => vec![v],
+        Err(_) => vec![Value::String(text.clone()), Value::Object(Object::from_iter([("decision", Value::String(text))]))],
+    };
+    let mut last = None;
+    for candidate in candidates {
+        match validator.validate(&candidate) {
+            Ok(()) => return Ok(Output::items(vec![candidate])),
+            Err(e) => last = Some(e),
+        }
+    }
+    let e = last.map(|e| format!("ask response failed schema validation at {}: {}", e.path, e.message));
+    Err(Error::runtime(e.unwrap_or_else(|| "ask response failed schema validation".into())))
+}

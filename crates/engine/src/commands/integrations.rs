@@ -1,0 +1,267 @@
+//! Integrations with OpenClaw and LLM endpoints over HTTP.
+
+use std::time::Duration;
+
+use super::{CommandSpec, Output};
+use crate::context::Ctx;
+use crate::error::{Error, Result};
+use crate::items::Items;
+use crate::parser::Args;
+use crate::value::{Object, Value};
+
+pub static OPENCLAW_INVOKE: CommandSpec = invoke_spec("openclaw.invoke", OPENCLAW_INVOKE_HELP);
+pub static CLAWD_INVOKE: CommandSpec = invoke_spec("clawd.invoke", CLAWD_INVOKE_HELP);
+
+const INVOKE_SCHEMA: &str = r#"{"type":"object","properties":{"url":{"type":"string","description":"OpenClaw control URL (or OPENCLAW_URL / CLAWD_URL)"},"token":{"type":"string","description":"Bearer token (or OPENCLAW_TOKEN / CLAWD_TOKEN)"},"tool":{"type":"string","description":"Tool name (e.g. message, cron, github, etc.)"},"action":{"type":"string","description":"Tool action"},"args-json":{"type":"string","description":"JSON string of tool args"},"sessionKey":{"type":"string","description":"Optional session key attribution"},"session-key":{"type":"string","description":"Alias for sessionKey"},"dryRun":{"type":"boolean","description":"Dry run"},"dry-run":{"type":"boolean","description":"Alias for dryRun"},"each":{"type":"boolean","description":"Map each pipeline item into tool args"},"itemKey":{"type":"string","description":"Key to set from the pipeline item (default: item)"},"item-key":{"type":"string","description":"Alias for itemKey"},"_":{"type":"array","items":{"type":"string"}}},"required":["tool","action"]}"#;
+
+macro_rules! invoke_help {
+    ($name:literal) => {
+        concat!(
+            $name, " — call a local OpenClaw tool endpoint\n\nUsage:\n  ",
+            $name, " --tool message --action send --args-json '{\"provider\":\"telegram\",\"to\":\"...\",\"message\":\"...\"}'\n  ",
+            $name, " --tool message --action send --args-json '{...}' --dry-run\n  ... | ",
+            $name, " --tool message --action send --each --item-key message --args-json '{\"provider\":\"telegram\",\"to\":\"...\"}'\n\nConfig:\n  - Uses OPENCLAW_URL env var by default (or pass --url).\n  - Backward compatible: CLAWD_URL is also supported.\n  - Optional Bearer token via OPENCLAW_TOKEN env var (or pass --token).\n  - Backward compatible: CLAWD_TOKEN is also supported.\n  - Optional attribution via --session-key <sessionKey>.\n\nNotes:\n  - This is a thin transport bridge. Lobster should not own OAuth/secrets.\n"
+        )
+    };
+}
+const OPENCLAW_INVOKE_HELP: &str = invoke_help!("openclaw.invoke");
+const CLAWD_INVOKE_HELP: &str = invoke_help!("clawd.invoke");
+
+const fn invoke_spec(name: &'static str, help: &'static str) -> CommandSpec {
+    CommandSpec {
+        name,
+        description: "Call a local OpenClaw tool endpoint",
+        args_schema: INVOKE_SCHEMA,
+        side_effects: &["calls_clawd_tool"],
+        help,
+    }
+}
+
+pub static LLM_INVOKE: CommandSpec = CommandSpec {
+    name: "llm.invoke",
+    description: "Call an LLM adapter with prompt + artifacts",
+    args_schema: r#"{"type":"object","properties":{"provider":{"type":"string","description":"LLM provider: openclaw, pi, or http"},"prompt":{"type":"string","description":"Prompt text"},"model":{"type":"string","description":"Model identifier"},"artifacts-json":{"type":"string","description":"JSON array of extra artifacts"},"output-schema":{"type":"string","description":"JSON schema for the output"},"refresh":{"type":"boolean","description":"Bypass the cache"},"_":{"type":"array","items":{"type":"string"}}},"required":["prompt"]}"#,
+    side_effects: &["calls_llm"],
+    help: "llm.invoke — call an LLM adapter with prompt + artifacts\n\nUsage:\n  ... | llm.invoke --prompt 'Summarize these items'\n  ... | llm.invoke --provider http --prompt '...' --output-schema '{...}'\n\nConfig:\n  - Provider from --provider or LOBSTER_LLM_PROVIDER (openclaw, pi, http).\n  - openclaw: OPENCLAW_URL / OPENCLAW_TOKEN; http: LOBSTER_LLM_ADAPTER_URL / LOBSTER_LLM_ADAPTER_TOKEN.\n",
+};
+
+pub static LLM_TASK_INVOKE: CommandSpec = CommandSpec {
+    name: "llm_task.invoke",
+    description: "Call OpenClaw's llm-task tool with prompt + artifacts",
+    args_schema: LLM_INVOKE.args_schema,
+    side_effects: &["calls_llm"],
+    help: "llm_task.invoke — call OpenClaw's llm-task tool with prompt + artifacts\n\nUsage:\n  ... | llm_task.invoke --prompt 'Summarize these items'\n\nConfig:\n  - Uses OPENCLAW_URL / OPENCLAW_TOKEN.\n",
+};
+
+pub static OPENCLAW_AGENT: CommandSpec = CommandSpec {
+    name: "openclaw.agent",
+    description: "Run an OpenClaw agent turn via the openclaw CLI",
+    args_schema: r#"{"type":"object","properties":{"message":{"type":"string","description":"Message for the agent"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
+    side_effects: &["local_exec", "calls_llm"],
+    help: "openclaw.agent — run an OpenClaw agent turn via the openclaw CLI\n\nUsage:\n  openclaw.agent --message 'Summarize my inbox'\n\nConfig:\n  - LOBSTER_OPENCLAW_BIN selects the openclaw executable.\n",
+};
+
+pub static GOG_GMAIL_SEARCH: CommandSpec = CommandSpec {
+    name: "gog.gmail.search",
+    description: "Search Gmail via the gog CLI",
+    args_schema: r#"{"type":"object","properties":{"query":{"type":"string","description":"Gmail search query"},"max":{"type":"number","description":"Maximum results"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
+    side_effects: &["local_exec"],
+    help: "gog.gmail.search — search Gmail via the gog CLI\n\nUsage:\n  gog.gmail.search --query 'is:unread' --max 20\n",
+};
+
+pub static GOG_GMAIL_SEND: CommandSpec = CommandSpec {
+    name: "gog.gmail.send",
+    description: "Send Gmail messages via the gog CLI",
+    args_schema: r#"{"type":"object","properties":{"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
+    side_effects: &["local_exec", "sends_email"],
+    help: "gog.gmail.send — send Gmail messages via the gog CLI\n\nUsage:\n  ... | gog.gmail.send\n",
+};
+
+pub static EMAIL_TRIAGE: CommandSpec = CommandSpec {
+    name: "email.triage",
+    description: "Triage email items into categories",
+    args_schema: r#"{"type":"object","properties":{"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
+    side_effects: &[],
+    help: "email.triage — triage email items into categories\n\nUsage:\n  gog.gmail.search --query 'is:unread' | email.triage\n",
+};
+
+/// Largest HTTP response body read.
+const HTTP_RESPONSE_MAX_BYTES: u64 = 10 * 1024 * 1024;
+
+/// An HTTP response: status and body text.
+struct HttpResponse {
+    status: u16,
+    body: String,
+}
+
+/// POSTs JSON (off the async runtime) and returns the status and body.
+async fn post_json(url: String, token: Option<String>, body: String) -> Result<HttpResponse> {
+    tokio::task::spawn_blocking(move || {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(300)))
+            .build()
+            .into();
+        let mut req = agent.post(&url).header("content-type", "application/json");
+        if let Some(t) = &token {
+            req = req.header("authorization", &format!("Bearer {t}"));
+        }
+        let mut resp = req.send(body.as_bytes()).map_err(|e| Error::runtime(format!("fetch failed: {e}")))?;
+        let status = resp.status().as_u16();
+        let body = resp
+            .body_mut()
+            .with_config()
+            .limit(HTTP_RESPONSE_MAX_BYTES)
+            .lossy_utf8(true)
+            .read_to_string()
+            .map_err(|e| Error::runtime(format!("fetch failed: {e}")))?;
+        Ok(HttpResponse { status, body })
+    })
+    .await
+    .map_err(|e| Error::runtime(e.to_string()))?
+}
+
+/// Whether a URL points at this machine (tokens from the environment are
+/// only ever sent there).
+fn is_local(url: &url::Url) -> bool {
+    matches!(url.host_str().map(str::to_ascii_lowercase).as_deref(), Some("localhost" | "127.0.0.1" | "::1" | "[::1]"))
+}
+
+pub async fn invoke(name: &str, args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
+    let each = args.truthy("each");
+    let item_key = args.get("itemKey").or_else(|| args.get("item-key")).map_or_else(|| "item".to_string(), Value::to_js_string);
+    let url = args
+        .get("url")
+        .map(Value::to_js_string)
+        .or_else(|| ctx.env.get("OPENCLAW_URL").cloned())
+        .or_else(|| ctx.env.get("CLAWD_URL").cloned())
+        .unwrap_or_default();
+    let url = url.trim();
+    if url.is_empty() {
+        return Err(Error::runtime(format!("{name} requires --url or OPENCLAW_URL")));
+    }
+    let (tool, action) = (args.get("tool").filter(|v| v.truthy()), args.get("action").filter(|v| v.truthy()));
+    let (Some(tool), Some(action)) = (tool, action) else {
+        return Err(Error::runtime(format!("{name} requires --tool and --action")));
+    };
+    let explicit_token = args.get("token");
+    let token = match explicit_token {
+        Some(t) => t.to_js_string(),
+        None => ctx.env.get("OPENCLAW_TOKEN").or_else(|| ctx.env.get("CLAWD_TOKEN")).cloned().unwrap_or_default(),
+    };
+    let token = token.trim().to_string();
+    let tool_args = match args.get("args-json").filter(|v| v.truthy()) {
+        None => Value::Object(Object::new()),
+        Some(raw) => Value::from_json(&raw.to_js_string()).map_err(|_| Error::runtime(format!("{name} --args-json must be valid JSON")))?,
+    };
+    if each && !matches!(tool_args, Value::Object(_)) {
+        return Err(Error::runtime(format!("{name} --each requires --args-json to be an object")));
+    }
+    let endpoint = url::Url::parse(url).and_then(|u| u.join("/tools/invoke")).map_err(|_| Error::runtime("Invalid URL"))?;
+    if !matches!(endpoint.scheme(), "http" | "https") {
+        return Err(Error::runtime(format!("{name} requires an http(s) --url")));
+    }
+    if !token.is_empty() && explicit_token.is_none() && !is_local(&endpoint) {
+        return Err(Error::runtime(format!(
+            "{name} refuses to send OPENCLAW_TOKEN/CLAWD_TOKEN to non-local --url; pass --token explicitly for remote endpoints"
+        )));
+    }
+    let session_key = args.get("sessionKey").or_else(|| args.get("session-key")).filter(|v| v.truthy()).map(Value::to_js_string);
+    let dry_run = args.get("dryRun").or_else(|| args.get("dry-run")).filter(|v| !matches!(v, Value::Null)).map(Value::truthy);
+
+    let call = |call_args: Value| {
+        let mut body = Object::new();
+        body.insert("tool", Value::from(tool.to_js_string()));
+        body.insert("action", Value::from(action.to_js_string()));
+        body.insert("args", call_args);
+        if let Some(k) = &session_key {
+            body.insert("sessionKey", Value::from(k.as_str()));
+        }
+        if let Some(d) = dry_run {
+            body.insert("dryRun", Value::Bool(d));
+        }
+        let token = (!token.is_empty()).then(|| token.clone());
+        let endpoint = endpoint.to_string();
+        async move {
+            let resp = post_json(endpoint, token, Value::Object(body).to_json()).await?;
+            if !(200..300).contains(&resp.status) {
+                let head: String = resp.body.chars().take(400).collect();
+                return Err(Error::runtime(format!("{name} failed ({}): {head}", resp.status)));
+            }
+            let parsed = if resp.body.is_empty() {
+                Value::Null
+            } else {
+                Value::from_json(&resp.body).map_err(|_| Error::runtime(format!("{name} expected JSON response")))?
+            };
+            let result = match parsed {
+                Value::Object(o) if o.contains_key("ok") => {
+                    if o.get("ok") != Some(&Value::Bool(true)) {
+                        let msg = o
+                            .get("error")
+                            .and_then(|e| e.get_key("message"))
+                            .filter(|m| !matches!(m, Value::Null))
+                            .map_or_else(|| "Unknown error".to_string(), Value::to_js_string);
+                        return Err(Error::runtime(format!("{name} tool error: {msg}")));
+                    }
+                    o.get("result").cloned().unwrap_or(Value::Null)
+                }
+                other => other,
+            };
+            Ok(match result {
+                Value::Array(items) => items,
+                other => vec![other],
+            })
+        }
+    };
+
+    if !each {
+        input.drain()?;
+        return Ok(Output::items(call(tool_args).await?));
+    }
+    let mut out = Vec::new();
+    for item in input.into_iter() {
+        let mut call_args = tool_args.as_object().cloned().unwrap_or_default();
+        call_args.insert(item_key.clone(), item?);
+        out.extend(call(Value::Object(call_args)).await?);
+    }
+    Ok(Output::items(out))
+}
+
+pub async fn llm_invoke(name: &str, args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
+    input.drain()?;
+    let provider = if name == "llm_task.invoke" {
+        Some("openclaw".to_string())
+    } else {
+        args.string("provider")
+            .map(str::to_string)
+            .or_else(|| ctx.env_var("LOBSTER_LLM_PROVIDER").map(str::to_string))
+            .or_else(|| {
+                if ctx.env_var("LOBSTER_PI_LLM_ADAPTER_URL").is_some() {
+                    Some("pi".into())
+                } else if ctx.env_var("OPENCLAW_URL").or_else(|| ctx.env_var("CLAWD_URL")).is_some() {
+                    Some("openclaw".into())
+                } else if ctx.env_var("LOBSTER_LLM_ADAPTER_URL").is_some() {
+                    Some("http".into())
+                } else {
+                    None
+                }
+            })
+    };
+    let Some(provider) = provider else {
+        return Err(Error::runtime("llm.invoke could not resolve a provider. Set --provider or LOBSTER_LLM_PROVIDER"));
+    };
+    if !matches!(provider.as_str(), "openclaw" | "pi" | "http") {
+        return Err(Error::runtime(format!("Unsupported llm provider: {provider}")));
+    }
+    Err(Error::runtime(format!("{name}: provider {provider} is not supported by this build yet")))
+}
+
+pub async fn openclaw_agent(_args: &Args, input: Items, _ctx: &Ctx) -> Result<Output> {
+    input.drain()?;
+    Err(Error::runtime("openclaw.agent is not supported by this build yet"))
+}
+
+pub async fn gog(name: &str, _args: &Args, input: Items, _ctx: &Ctx) -> Result<Output> {
+    input.drain()?;
+    Err(Error::runtime(format!("{name} is not supported by this build yet")))
+}

@@ -1,0 +1,323 @@
+//! Item transforms: `where`, `pick`, `head`, `sort`, `dedupe`, `groupBy`, `map`.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+use indexmap::IndexMap;
+
+use super::{CommandSpec, Output};
+use crate::error::{Error, Result};
+use crate::items::Items;
+use crate::parser::Args;
+use crate::path::{get_by_path, get_object_path};
+use crate::value::{Object, RelOp, Value, compare_js_strings, is_js_space, loose_compare, loose_eq, string_to_number};
+
+pub static WHERE: CommandSpec = CommandSpec {
+    name: "where",
+    description: "Filter objects by a simple predicate",
+    args_schema: r#"{"type":"object","properties":{"_":{"type":"array","items":{"type":"string"},"description":"First positional arg is an expression like field=value or minutes>=30"}},"required":["_"]}"#,
+    side_effects: &[],
+    help: "where — filter objects by a simple predicate\n\nUsage:\n  ... | where unread=true\n  ... | where minutes>=30\n  ... | where sender.domain==example.com\n",
+};
+
+pub static PICK: CommandSpec = CommandSpec {
+    name: "pick",
+    description: "Project fields from objects",
+    args_schema: r#"{"type":"object","properties":{"_":{"type":"array","items":{"type":"string"},"description":"First positional arg is a comma-separated list of fields"}},"required":["_"]}"#,
+    side_effects: &[],
+    help: "pick — project fields from objects\n\nUsage:\n  ... | pick id,subject,from\n",
+};
+
+pub static HEAD: CommandSpec = CommandSpec {
+    name: "head",
+    description: "Take first N items",
+    args_schema: r#"{"type":"object","properties":{"n":{"type":"number","description":"Number of items to take","default":10},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
+    side_effects: &[],
+    help: "head — take first N items\n\nUsage:\n  head --n 10\n",
+};
+
+pub static SORT: CommandSpec = CommandSpec {
+    name: "sort",
+    description: "Sort items (stable) by a key or by stringified value",
+    args_schema: r#"{"type":"object","properties":{"key":{"type":"string","description":"Dot-path key to sort by (e.g. updatedAt, pr.number)"},"desc":{"type":"boolean","description":"Sort descending"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
+    side_effects: &[],
+    help: "sort — sort items (stable) by a key\n\nUsage:\n  ... | sort\n  ... | sort --key updatedAt\n  ... | sort --key prNumber --desc\n\nNotes:\n  - Sorting is stable (preserves order for equal keys).\n  - undefined/null keys sort last.\n",
+};
+
+pub static DEDUPE: CommandSpec = CommandSpec {
+    name: "dedupe",
+    description: "Remove duplicate items, keeping first occurrence (stable)",
+    args_schema: r#"{"type":"object","properties":{"key":{"type":"string","description":"Dot-path key used for identity (defaults to whole item)"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
+    side_effects: &[],
+    help: "dedupe — remove duplicate items (stable)\n\nUsage:\n  ... | dedupe\n  ... | dedupe --key id\n\nNotes:\n  - Keeps the first occurrence.\n",
+};
+
+pub static GROUP_BY: CommandSpec = CommandSpec {
+    name: "groupBy",
+    description: "Group items by a key (stable group order)",
+    args_schema: r#"{"type":"object","properties":{"key":{"type":"string","description":"Dot-path key to group by (required)"},"_":{"type":"array","items":{"type":"string"}}},"required":["key"]}"#,
+    side_effects: &[],
+    help: "groupBy — group items by a key\n\nUsage:\n  ... | groupBy --key from\n\nOutput:\n  Stream of { key, items, count } objects\n\nNotes:\n  - Group order is stable (order of first appearance).\n",
+};
+
+pub static MAP: CommandSpec = CommandSpec {
+    name: "map",
+    description: "Transform items (wrap/unwrap/add fields)",
+    args_schema: r#"{"type":"object","properties":{"wrap":{"type":"string","description":"Wrap each item as {wrap: item}"},"unwrap":{"type":"string","description":"Unwrap a field (yield item[unwrap])"},"_":{"type":"array","items":{"type":"string"},"description":"Optional assignments like key=value (value supports {{path}})"}},"required":[]}"#,
+    side_effects: &[],
+    help: "map — transform items\n\nUsage:\n  ... | map --wrap item\n  ... | map --unwrap item\n  ... | map foo=bar id={{id}}\n\nNotes:\n  - Assignments are added to an object item (preserves existing fields).\n  - Assignment values support template placeholders like {{id}} and {{nested.field}}.\n",
+};
+
+/// A `where` predicate operator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Op {
+    Eq,
+    Ne,
+    Rel(RelOp),
+}
+
+/// Parses `path<op>value` like the regex
+/// `^([A-Za-z0-9_.]+)\s*(==|=|!=|<=|>=|<|>)\s*(.+)$`.
+fn parse_predicate(expr: &str) -> Option<(String, Op, Value)> {
+    let path_len = expr.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.').count();
+    if path_len == 0 {
+        return None;
+    }
+    let path = &expr[..path_len];
+    let rest = expr[path_len..].trim_start_matches(is_js_space);
+    let ops: [(&str, Op); 7] = [
+        ("==", Op::Eq),
+        ("=", Op::Eq),
+        ("!=", Op::Ne),
+        ("<=", Op::Rel(RelOp::Le)),
+        (">=", Op::Rel(RelOp::Ge)),
+        ("<", Op::Rel(RelOp::Lt)),
+        (">", Op::Rel(RelOp::Gt)),
+    ];
+    let (op_text, op) = ops.into_iter().find(|(t, _)| rest.starts_with(t))?;
+    let after = &rest[op_text.len()..];
+    let is_line_end = |c: char| matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}');
+    let trimmed = after.trim_start_matches(is_js_space);
+    let raw = if !trimmed.is_empty() {
+        trimmed
+    } else {
+        // `\s*` gives back one character so `(.+)` can match it.
+        let last = after.chars().last()?;
+        &after[after.len() - last.len_utf8()..]
+    };
+    if raw.chars().any(is_line_end) {
+        return None;
+    }
+    let value = match raw {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        "null" => Value::Null,
+        _ => {
+            let n = string_to_number(raw);
+            if !n.is_nan() && !raw.trim_matches(is_js_space).is_empty() { Value::Number(n) } else { Value::from(raw) }
+        }
+    };
+    Some((path.to_string(), op, value))
+}
+
+pub fn where_(args: &Args, input: Items) -> Result<Output> {
+    let expr = args.positional.first().filter(|e| !e.is_empty());
+    let Some(expr) = expr else {
+        return Err(Error::runtime("where requires an expression (e.g. field=value)"));
+    };
+    let (path, op, value) =
+        parse_predicate(expr).ok_or_else(|| Error::runtime(format!("Invalid where expression: {expr}")))?;
+    Ok(Output::items(input.filter_map(move |item| {
+        let left = get_object_path(&item, &path);
+        let left = left.as_deref();
+        let keep = match op {
+            Op::Eq => loose_eq(left, Some(&value)),
+            Op::Ne => !loose_eq(left, Some(&value)),
+            Op::Rel(rel) => loose_compare(left, rel, Some(&value)),
+        };
+        Ok(keep.then_some(item))
+    })))
+}
+
+pub fn pick(args: &Args, input: Items) -> Result<Output> {
+    let spec = args.positional.first().filter(|s| !s.is_empty());
+    let Some(spec) = spec else {
+        return Err(Error::runtime("pick requires a comma-separated field list"));
+    };
+    let fields: Vec<String> =
+        spec.split(',').map(|s| s.trim_matches(is_js_space).to_string()).filter(|s| !s.is_empty()).collect();
+    Ok(Output::items(input.filter_map(move |item| {
+        if !matches!(item, Value::Object(_) | Value::Array(_)) {
+            return Ok(Some(item));
+        }
+        let mut out = Object::with_capacity(fields.len());
+        for f in &fields {
+            // An `undefined` property is dropped by JSON, so it is left out.
+            if let Some(v) = crate::path::js_get(&item, f) {
+                out.insert(f.clone(), v.into_owned());
+            }
+        }
+        Ok(Some(Value::Object(out)))
+    })))
+}
+
+pub fn head(args: &Args, input: Items) -> Result<Output> {
+    let n = args.get("n").map_or(10.0, Value::to_number);
+    if !n.is_finite() || n < 0.0 {
+        return Err(Error::runtime("head --n must be a non-negative number"));
+    }
+    let take = n.ceil() as usize;
+    Ok(Output::items(Items::Lazy(Box::new(input.into_iter().take(take)))))
+}
+
+/// Lobster's sort comparator: null/undefined last, numbers numerically,
+/// everything else by `String()` in UTF-16 order.
+fn sort_compare(a: Option<&Value>, b: Option<&Value>) -> Ordering {
+    let a = a.filter(|v| !matches!(v, Value::Null));
+    let b = b.filter(|v| !matches!(v, Value::Null));
+    match (a, b) {
+        (None, None) => Ordering::Equal,
+        (None, _) => Ordering::Greater,
+        (_, None) => Ordering::Less,
+        (Some(Value::Number(x)), Some(Value::Number(y))) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+        (Some(x), Some(y)) => compare_js_strings(&x.to_js_string(), &y.to_js_string()),
+    }
+}
+
+pub fn sort(args: &Args, input: Items) -> Result<Output> {
+    let key = args.string("key").map(str::to_string);
+    let desc = args.truthy("desc");
+    let items = input.collect()?;
+    let mut keyed: Vec<(Option<Value>, Value)> = items
+        .into_iter()
+        .map(|item| {
+            let k = match &key {
+                Some(k) => get_by_path(&item, k).map(|c| c.into_owned()),
+                None => None,
+            };
+            (k, item)
+        })
+        .collect();
+    keyed.sort_by(|(ka, a), (kb, b)| {
+        let (ka, kb) = if key.is_some() { (ka.as_ref(), kb.as_ref()) } else { (Some(a), Some(b)) };
+        let c = sort_compare(ka, kb);
+        if desc { c.reverse() } else { c }
+    });
+    Ok(Output::items(keyed.into_iter().map(|(_, item)| item).collect::<Vec<_>>()))
+}
+
+/// `JSON.stringify(v)` where `undefined` stays undefined (`None`).
+fn identity_key(v: Option<&Value>) -> Option<String> {
+    v.map(Value::to_json)
+}
+
+pub fn dedupe(args: &Args, input: Items) -> Result<Output> {
+    let key = args.string("key").map(str::to_string);
+    let mut seen: HashSet<Option<String>> = HashSet::new();
+    Ok(Output::items(input.filter_map(move |item| {
+        let id = match &key {
+            Some(k) => identity_key(get_by_path(&item, k).as_deref()),
+            None => identity_key(Some(&item)),
+        };
+        Ok(seen.insert(id).then_some(item))
+    })))
+}
+
+pub fn group_by(args: &Args, input: Items) -> Result<Output> {
+    let key_path = args.get("key").map(Value::to_js_string).unwrap_or_default().trim_matches(is_js_space).to_string();
+    if key_path.is_empty() {
+        return Err(Error::runtime("groupBy requires --key"));
+    }
+    let mut groups: IndexMap<Option<String>, (Option<Value>, Vec<Value>)> = IndexMap::new();
+    for item in input.into_iter() {
+        let item = item?;
+        let key_val = get_by_path(&item, &key_path).map(|c| c.into_owned());
+        let id = identity_key(key_val.as_ref());
+        groups.entry(id).or_insert_with(|| (key_val, Vec::new())).1.push(item);
+    }
+    let out = groups
+        .into_values()
+        .map(|(key, items)| {
+            let mut obj = Object::with_capacity(3);
+            if let Some(k) = key {
+                obj.insert("key", k);
+            }
+            let count = items.len();
+            obj.insert("items", Value::Array(items));
+            obj.insert("count", Value::from(count));
+            Value::Object(obj)
+        })
+        .collect::<Vec<_>>();
+    Ok(Output::items(out))
+}
+
+/// Renders `{{path}}` placeholders for `map` assignments: missing → "",
+/// strings verbatim, anything else as compact JSON.
+fn render_map_template(template: &str, item: &Value) -> String {
+    crate::commands::template::replace_placeholders(template, |expr| {
+        let val = if expr == "." || expr == "this" { Some(std::borrow::Cow::Borrowed(item)) } else { get_by_path(item, expr) };
+        match val.as_deref() {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_json(),
+        }
+    })
+}
+
+pub fn map(args: &Args, input: Items) -> Result<Output> {
+    let wrap = args.string("wrap").filter(|s| !s.is_empty()).map(str::to_string);
+    let unwrap = args.string("unwrap").filter(|s| !s.is_empty()).map(str::to_string);
+    if wrap.is_some() && unwrap.is_some() {
+        return Err(Error::runtime("map cannot use both --wrap and --unwrap"));
+    }
+    let assignments: Vec<(String, String)> = args
+        .positional
+        .iter()
+        .filter_map(|tok| {
+            let (k, v) = tok.split_once('=')?;
+            let k = k.trim_matches(is_js_space);
+            (!k.is_empty()).then(|| (k.to_string(), v.to_string()))
+        })
+        .collect();
+    Ok(Output::items(input.filter_map(move |item| {
+        if let Some(field) = &unwrap {
+            let out = match &item {
+                Value::Object(_) | Value::Array(_) => crate::path::js_get(&item, field).map(|c| c.into_owned()),
+                _ => None,
+            };
+            return Ok(Some(out.unwrap_or(Value::Null)));
+        }
+        let mut cur = match &wrap {
+            Some(w) => Value::Object(Object::from_iter([(w.clone(), item.clone())])),
+            None => item.clone(),
+        };
+        if !assignments.is_empty() {
+            if !matches!(cur, Value::Object(_)) {
+                cur = Value::Object(Object::from_iter([("value", cur)]));
+            }
+            if let Value::Object(obj) = &mut cur {
+                for (k, tpl) in &assignments {
+                    obj.insert(k.clone(), Value::String(render_map_template(tpl, &item)));
+                }
+            }
+        }
+        Ok(Some(cur))
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predicates_parse_like_the_regex() {
+        assert_eq!(parse_predicate("a=1").unwrap().2, Value::from(1.0));
+        assert_eq!(parse_predicate("t==a b").unwrap().2, Value::from("a b"));
+        assert_eq!(parse_predicate("a===b").unwrap().2, Value::from("=b"));
+        assert_eq!(parse_predicate("x>=0x10").unwrap().2, Value::from(16.0));
+        assert_eq!(parse_predicate("a= ").unwrap().2, Value::from(" "));
+        assert!(parse_predicate("foo").is_none());
+        assert!(parse_predicate("a=b\nc").is_none());
+        assert!(parse_predicate("=1").is_none());
+    }
+}

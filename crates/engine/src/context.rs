@@ -1,0 +1,163 @@
+//! What a running pipeline or workflow can see: mode, environment, working
+//! directory, where renderers write, and the state store.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use clawdis_store::Store;
+use tokio::sync::OnceCell;
+
+use crate::error::{Error, Result};
+use crate::value::Value;
+
+/// Human mode prints items and prompts on a TTY; tool mode prints one JSON
+/// envelope and turns every gate into a resumable pause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Interactive / human-readable.
+    Human,
+    /// Machine-readable envelope (`--mode tool`).
+    Tool,
+}
+
+/// Where renderer output (`json`, `table`) goes.
+#[derive(Clone, Debug)]
+pub enum Sink {
+    /// The process's standard output.
+    Stdout,
+    /// Captured text (pipeline steps inside workflows).
+    Buffer(Arc<Mutex<String>>),
+}
+
+impl Sink {
+    /// A new capturing sink.
+    pub fn buffer() -> Sink {
+        Sink::Buffer(Arc::new(Mutex::new(String::new())))
+    }
+
+    /// Writes text.
+    pub fn write(&self, text: &str) {
+        match self {
+            Sink::Stdout => {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+            }
+            Sink::Buffer(buf) => buf.lock().unwrap_or_else(|e| e.into_inner()).push_str(text),
+        }
+    }
+
+    /// The captured text so far (empty for stdout).
+    pub fn captured(&self) -> String {
+        match self {
+            Sink::Stdout => String::new(),
+            Sink::Buffer(buf) => buf.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        }
+    }
+}
+
+/// The environment passed to child processes.
+pub type Env = BTreeMap<String, String>;
+
+/// A lazily opened handle on the SQLite store in the state directory.
+#[derive(Clone, Debug)]
+pub struct StateHandle {
+    dir: PathBuf,
+    store: Arc<OnceCell<Store>>,
+}
+
+impl StateHandle {
+    /// A handle on the store in `dir` (opened on first use).
+    pub fn new(dir: PathBuf) -> Self {
+        StateHandle { dir, store: Arc::new(OnceCell::new()) }
+    }
+
+    /// A handle on an already open store.
+    pub fn from_store(store: Store) -> Self {
+        let dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
+        StateHandle { dir, store: Arc::new(OnceCell::new_with(Some(store))) }
+    }
+
+    /// The state directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The store, opening and migrating it on first use.
+    pub async fn store(&self) -> Result<&Store> {
+        self.store
+            .get_or_try_init(|| Store::open_dir(&self.dir))
+            .await
+            .map_err(|e| Error::runtime(format!("cannot open state database in {}: {e}", self.dir.display())))
+    }
+
+    /// Closes the store if it was opened.
+    pub async fn close(&self) {
+        if let Some(store) = self.store.get() {
+            store.close().await;
+        }
+    }
+}
+
+/// The state directory: `LOBSTER_STATE_DIR`, else `CLAWDIS_HOME`, else `~/.clawdis`.
+pub fn state_dir(env: &Env) -> PathBuf {
+    if let Some(dir) = env.get("LOBSTER_STATE_DIR").map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    clawdis_home(env)
+}
+
+/// The Clawdis home: `CLAWDIS_HOME`, else `~/.clawdis`.
+pub fn clawdis_home(env: &Env) -> PathBuf {
+    if let Some(dir) = env.get("CLAWDIS_HOME").map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let home = env.get("HOME").cloned().unwrap_or_else(|| ".".into());
+    PathBuf::from(home).join(".clawdis")
+}
+
+/// Everything a command needs to run.
+#[derive(Clone, Debug)]
+pub struct Ctx {
+    /// Human or tool mode.
+    pub mode: Mode,
+    /// Environment for child processes (and for reading settings).
+    pub env: Arc<Env>,
+    /// Working directory for child processes and relative paths.
+    pub cwd: PathBuf,
+    /// Where renderers write.
+    pub stdout: Sink,
+    /// Whether standard input is an interactive terminal.
+    pub stdin_is_tty: bool,
+    /// The durable state store.
+    pub state: StateHandle,
+    /// A response to hand to the first stage when resuming an in-place input request.
+    pub resume_response: Option<Value>,
+}
+
+impl Ctx {
+    /// A context for this process: its environment, cwd, stdout and TTY state.
+    pub fn from_process(mode: Mode) -> Ctx {
+        let env: Env = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        let state = StateHandle::new(state_dir(&env));
+        Ctx {
+            mode,
+            env: Arc::new(env),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            stdout: Sink::Stdout,
+            // SAFETY: isatty only inspects the file descriptor.
+            stdin_is_tty: unsafe { libc::isatty(0) } == 1,
+            state,
+            resume_response: None,
+        }
+    }
+
+    /// An environment variable, when set and non-empty after trimming.
+    pub fn env_var(&self, name: &str) -> Option<&str> {
+        self.env.get(name).map(String::as_str).filter(|s| !s.trim().is_empty())
+    }
+}

@@ -1,0 +1,112 @@
+//! The tool-mode JSON envelope OpenClaw parses.
+
+use crate::error::Error;
+use crate::value::{Object, Value};
+
+/// Outcome status of a successful envelope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Finished; `output` holds the items.
+    Ok,
+    /// Paused at an approval gate.
+    NeedsApproval,
+    /// Paused for structured input.
+    NeedsInput,
+    /// Rejected or cancelled.
+    Cancelled,
+}
+
+impl Status {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::NeedsApproval => "needs_approval",
+            Status::NeedsInput => "needs_input",
+            Status::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A tool envelope: `{protocolVersion, ok, status, output, requiresApproval, requiresInput}`
+/// or `{protocolVersion, ok:false, error:{type, message}}`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Envelope {
+    /// A successful run (possibly paused or cancelled).
+    Success {
+        /// Status.
+        status: Status,
+        /// Items (empty unless `Ok`).
+        output: Vec<Value>,
+        /// The approval request, when paused for approval.
+        requires_approval: Option<Value>,
+        /// The input request, when paused for input.
+        requires_input: Option<Value>,
+    },
+    /// A failure.
+    Failure(Error),
+}
+
+impl Envelope {
+    /// A finished run.
+    pub fn ok(output: Vec<Value>) -> Envelope {
+        Envelope::Success { status: Status::Ok, output, requires_approval: None, requires_input: None }
+    }
+
+    /// A cancelled run.
+    pub fn cancelled() -> Envelope {
+        Envelope::Success { status: Status::Cancelled, output: Vec::new(), requires_approval: None, requires_input: None }
+    }
+
+    /// A run paused for approval.
+    pub fn needs_approval(request: Value) -> Envelope {
+        Envelope::Success { status: Status::NeedsApproval, output: Vec::new(), requires_approval: Some(request), requires_input: None }
+    }
+
+    /// A run paused for input.
+    pub fn needs_input(request: Value) -> Envelope {
+        Envelope::Success { status: Status::NeedsInput, output: Vec::new(), requires_approval: None, requires_input: Some(request) }
+    }
+
+    /// The process exit code for this envelope.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Envelope::Success { .. } => 0,
+            Envelope::Failure(e) => e.kind.exit_code(),
+        }
+    }
+
+    /// The envelope as JSON, keys in Lobster's order.
+    pub fn to_value(&self) -> Value {
+        let mut obj = Object::new();
+        obj.insert("protocolVersion", Value::from(1.0));
+        match self {
+            Envelope::Success { status, output, requires_approval, requires_input } => {
+                obj.insert("ok", Value::Bool(true));
+                obj.insert("status", Value::from(status.as_str()));
+                obj.insert("output", Value::Array(output.clone()));
+                obj.insert("requiresApproval", requires_approval.clone().unwrap_or(Value::Null));
+                obj.insert("requiresInput", requires_input.clone().unwrap_or(Value::Null));
+            }
+            Envelope::Failure(e) => {
+                obj.insert("ok", Value::Bool(false));
+                let mut err = Object::new();
+                err.insert("type", Value::from(e.kind.as_str()));
+                err.insert("message", Value::from(e.message.as_str()));
+                obj.insert("error", Value::Object(err));
+            }
+        }
+        Value::Object(obj)
+    }
+
+    /// The envelope as printed: pretty JSON plus a newline.
+    pub fn render(&self) -> String {
+        self.to_value().to_json_pretty() + "\n"
+    }
+}
+
+impl From<Error> for Envelope {
+    fn from(e: Error) -> Self {
+        Envelope::Failure(e)
+    }
+}

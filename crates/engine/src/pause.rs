@@ -1,0 +1,182 @@
+//! Recording a paused run in the store and claiming it on resume.
+
+use clawdis_store::{Claim, Decision, Finish, NewRun, ProcessOwner, Run, RunStatus, current_owner};
+
+use crate::context::Ctx;
+use crate::envelope::Envelope;
+use crate::error::{Error, Result};
+use crate::token;
+use crate::value::{Object, Value};
+
+/// Which gate a run paused at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// An approval gate (`needs_approval`).
+    Approval,
+    /// An input request (`needs_input`).
+    Input,
+}
+
+impl Gate {
+    fn as_str(self) -> &'static str {
+        match self {
+            Gate::Approval => "approval",
+            Gate::Input => "input",
+        }
+    }
+}
+
+/// A pause about to be recorded.
+pub struct Pause {
+    /// Token kind (`workflow-file` / `pipeline-resume`).
+    pub kind: &'static str,
+    /// The gate.
+    pub gate: Gate,
+    /// The request block without token or id.
+    pub request: Object,
+    /// What a resume needs.
+    pub state: Value,
+    /// Workflow name, if any.
+    pub workflow_name: Option<String>,
+}
+
+/// A fresh 8-hex-digit approval id.
+fn new_approval_id() -> String {
+    let bytes = uuid::Uuid::new_v4();
+    bytes.as_bytes()[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Pause {
+    /// Prepares the row and the envelope (token and id added to the request).
+    pub async fn prepare(self, ctx: &Ctx) -> Result<(NewRun, Envelope)> {
+        let state_key = token::new_state_key(self.kind);
+        let resume_token = token::encode(self.kind, &state_key);
+        let mut approval_id = None;
+        if self.gate == Gate::Approval {
+            let store = ctx.state.store().await?;
+            for _ in 0..16 {
+                let id = new_approval_id();
+                if !store.approval_id_exists(&id).await? {
+                    approval_id = Some(id);
+                    break;
+                }
+            }
+            if approval_id.is_none() {
+                return Err(Error::runtime("could not allocate an approval id"));
+            }
+        }
+        let mut request = self.request;
+        request.insert("resumeToken", Value::from(resume_token));
+        if let Some(id) = &approval_id {
+            request.insert("approvalId", Value::from(id.as_str()));
+        }
+        let request = Value::Object(request);
+        let run = NewRun {
+            state_key,
+            kind: self.kind.to_string(),
+            gate: self.gate.as_str().to_string(),
+            approval_id,
+            workflow_name: self.workflow_name,
+            request_json: request.to_json(),
+            state_json: self.state.to_json(),
+        };
+        let envelope = match self.gate {
+            Gate::Approval => Envelope::needs_approval(request),
+            Gate::Input => Envelope::needs_input(request),
+        };
+        Ok((run, envelope))
+    }
+
+    /// Records a new pause (not a continuation of a resumed run).
+    pub async fn record(self, ctx: &Ctx) -> Result<Envelope> {
+        let (run, envelope) = self.prepare(ctx).await?;
+        ctx.state.store().await?.insert_run(&run).await?;
+        Ok(envelope)
+    }
+}
+
+/// What a resume asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Intent {
+    /// `--approve yes|no`.
+    Approve(bool),
+    /// `--response-json`.
+    Respond(Value),
+    /// `--cancel`.
+    Cancel,
+}
+
+impl Intent {
+    /// The decision recorded for this intent.
+    pub fn decision(&self) -> &'static str {
+        match self {
+            Intent::Approve(true) => "approve",
+            Intent::Approve(false) => "reject",
+            Intent::Respond(_) => "respond",
+            Intent::Cancel => "cancel",
+        }
+    }
+}
+
+/// A run claimed by this process; it must be finished with [`Claimed::finish`].
+pub struct Claimed {
+    /// The claimed run.
+    pub run: Run,
+    owner: ProcessOwner,
+}
+
+/// Loads the stored state for a resume, `None` if it is gone or used.
+pub async fn load_pending(ctx: &Ctx, state_key: &str) -> Result<Option<Run>> {
+    let run = ctx.state.store().await?.get_run(state_key).await?;
+    Ok(run.filter(|r| r.status == RunStatus::Pending || stale_running(r)))
+}
+
+fn stale_running(run: &Run) -> bool {
+    run.status == RunStatus::Running && run.claim_id.as_deref().and_then(ProcessOwner::parse).is_none_or(|o| !o.is_alive())
+}
+
+/// Claims a run for execution, exactly once. `not_found` is the message
+/// when it is gone or was used.
+pub async fn claim(ctx: &Ctx, state_key: &str, decision: Decision, not_found: &str) -> Result<Claimed> {
+    let owner = current_owner();
+    match ctx.state.store().await?.claim(state_key, &owner, &decision).await? {
+        Claim::Claimed(run) => Ok(Claimed { run, owner }),
+        Claim::Taken(run) if run.status == RunStatus::Running => {
+            Err(Error::runtime(format!("{not_found}: it is already being resumed by another process")))
+        }
+        Claim::Taken(_) | Claim::Missing => Err(Error::runtime(not_found)),
+    }
+}
+
+/// The decision record for a resume from this CLI.
+pub fn cli_decision(intent: &Intent, ctx: &Ctx) -> Decision {
+    Decision {
+        decision: intent.decision().to_string(),
+        decided_by: ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY").map(|s| s.trim().to_string()),
+        decided_via: ctx.env_var("CLAWDIS_DECIDED_VIA").unwrap_or("cli").to_string(),
+    }
+}
+
+impl Claimed {
+    /// Ends the claimed run with `envelope`; a new pause in it is recorded
+    /// in the same transaction.
+    pub async fn finish(self, ctx: &Ctx, envelope: Envelope, next: Option<NewRun>) -> Result<Envelope> {
+        let status = match &envelope {
+            Envelope::Failure(_) => RunStatus::Failed,
+            Envelope::Success { status: crate::envelope::Status::Cancelled, .. } => RunStatus::Cancelled,
+            Envelope::Success { .. } => RunStatus::Done,
+        };
+        let finish = Finish { status, result_json: envelope.to_value().to_json(), next };
+        let store = ctx.state.store().await?;
+        if !store.finish(&self.run.state_key, &self.owner, &finish).await? {
+            return Err(Error::runtime("resume state was taken over by another process"));
+        }
+        Ok(envelope)
+    }
+
+    /// Returns the run to `pending` (nothing ran).
+    pub async fn release(self, ctx: &Ctx) -> Result<()> {
+        ctx.state.store().await?.release(&self.run.state_key, &self.owner).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,3 @@
+//! Workflow files (`.lobster`, `.yaml`, `.yml`, `.json`).
+pub mod cli;
+pub mod resume;

@@ -1,0 +1,95 @@
+//! `lobster`: a drop-in replacement for OpenClaw's Lobster CLI.
+//!
+//! OpenClaw spawns `lobster run --mode tool …` and `lobster resume …` and
+//! parses the last JSON envelope on stdout; argv handling, output and exit
+//! codes here follow the real Lobster exactly.
+
+mod help;
+mod run;
+mod signals;
+
+use std::io::Write;
+
+use clawdis_engine::{Ctx, Mode};
+
+/// Writes text to stdout.
+pub(crate) fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Writes text to stderr.
+pub(crate) fn err(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes());
+    let _ = stderr.flush();
+}
+
+fn init_tracing() {
+    if let Ok(filter) = std::env::var("LOBSTER_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
+}
+
+/// Runs `work` on a single-threaded runtime, aborting on SIGINT/SIGTERM/
+/// SIGHUP/SIGQUIT with Lobster's exit codes.
+fn block_on<F: std::future::Future<Output = i32>>(work: F) -> i32 {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            err(&format!("Error: cannot start runtime: {e}\n"));
+            return 1;
+        }
+    };
+    rt.block_on(signals::run_until_signal(work))
+}
+
+fn main() {
+    init_tracing();
+    let argv: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let code = dispatch(argv);
+    std::process::exit(code);
+}
+
+fn dispatch(argv: Vec<String>) -> i32 {
+    if argv.is_empty() || argv.iter().any(|a| a == "-h" || a == "--help") {
+        out(help::GENERAL);
+        return 0;
+    }
+    match argv[0].as_str() {
+        "help" => match argv.get(1) {
+            None => {
+                out(help::GENERAL);
+                0
+            }
+            Some(topic) => match clawdis_engine::commands::lookup(topic) {
+                Some(cmd) => {
+                    out(cmd.help);
+                    0
+                }
+                None => {
+                    err(&format!("Unknown command: {topic}\n"));
+                    2
+                }
+            },
+        },
+        "version" | "--version" | "-v" => {
+            out(&format!("{}\n", env!("CARGO_PKG_VERSION")));
+            0
+        }
+        "doctor" => block_on(run::doctor(argv[1..].to_vec())),
+        "graph" => block_on(run::graph(argv[1..].to_vec())),
+        "resume" => block_on(run::resume(argv[1..].to_vec())),
+        "run" => block_on(run::run(argv[1..].to_vec())),
+        _ => block_on(run::run(argv)),
+    }
+}
+
+/// A context for this process in `mode`.
+pub(crate) fn process_ctx(mode: Mode) -> Ctx {
+    Ctx::from_process(mode)
+}
