@@ -6,7 +6,6 @@ use std::process::Command;
 use clawdis_e2e::{bin, shared_dir};
 
 #[test]
-#[ignore = "workflow files are not implemented yet (issue #2); run with --ignored"]
 fn public_corpus_passes() {
     let Some(shared) = shared_dir() else {
         assert!(std::env::var_os("CI").is_none(), "CI must have ../shared beside the checkout");

@@ -1,3 +1,68 @@
-//! Workflow files (`.lobster`, `.yaml`, `.yml`, `.json`).
+//! Workflow files (`.lobster`, `.yaml`, `.yml`, `.json`): loading, running,
+//! pausing at approval and input gates, and resuming.
+
 pub mod cli;
+pub mod condition;
+pub mod dry_run;
+pub mod file;
+pub mod graph;
 pub mod resume;
+pub mod run;
+pub mod template;
+
+use std::path::Path;
+
+use crate::context::Ctx;
+use crate::envelope::Envelope;
+use crate::error::Result;
+use crate::pause::{Gate as PauseGate, Pause};
+use crate::token::KIND_WORKFLOW;
+use crate::value::{Object, Value};
+
+use self::file::Workflow;
+use self::run::{Gate, Outcome, Run, resolve_workflow_args};
+
+/// Runs a workflow file from the start; a pause is recorded in the store.
+pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelope> {
+    let workflow = file::load(path)?;
+    let args = resolve_workflow_args(&workflow, provided);
+    let mut run = Run { workflow: &workflow, args, results: Object::new(), last: None, stack: vec![workflow.path.clone()], nested: false };
+    let outcome = run.run_from(0, ctx).await?;
+    match pause_for(&workflow, &run, outcome) {
+        Ok(envelope) => Ok(envelope),
+        Err(pause) => pause.record(ctx).await,
+    }
+}
+
+/// The envelope of a finished run, or the pause to record.
+pub(crate) fn pause_for(workflow: &Workflow, run: &Run<'_>, outcome: Outcome) -> Result<Envelope, Pause> {
+    let (gate, resume_at, results) = match outcome {
+        Outcome::Done(items) => return Ok(Envelope::ok(items)),
+        Outcome::Paused { gate, resume_at, results } => (gate, resume_at, results),
+    };
+    let mut state = Object::new();
+    state.insert("filePath", Value::from(workflow.path.to_string_lossy().into_owned()));
+    state.insert("resumeAtIndex", Value::from(resume_at));
+    state.insert("steps", Value::Object(results));
+    state.insert("args", Value::Object(run.args.clone()));
+    if let Some(last) = &run.last {
+        state.insert("lastStepId", Value::from(last.as_str()));
+    }
+    let (gate_kind, request) = match gate {
+        Gate::Approval { step_id, request, identity } => {
+            state.insert("approvalStepId", Value::from(step_id));
+            state.insert("approvalIdentity", Value::Object(identity));
+            (PauseGate::Approval, request)
+        }
+        Gate::Input { step_id, request, subject } => {
+            state.insert("inputStepId", Value::from(step_id));
+            state.insert("inputSchema", request.get("responseSchema").cloned().unwrap_or_default());
+            if let Some(s) = subject {
+                state.insert("inputSubject", s);
+            }
+            (PauseGate::Input, request)
+        }
+    };
+    state.insert("createdAt", Value::from(clawdis_store::now_iso()));
+    Err(Pause { kind: KIND_WORKFLOW, gate: gate_kind, request, state: Value::Object(state), workflow_name: workflow.name.clone() })
+}

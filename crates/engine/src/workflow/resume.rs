@@ -1,16 +1,151 @@
 //! Resuming paused workflow runs.
+
+use std::path::PathBuf;
+
 use crate::context::Ctx;
 use crate::envelope::Envelope;
-use crate::error::Error;
-use crate::pause::Intent;
-use crate::value::Value;
+use crate::error::{Error, Result};
+use crate::pause::{Intent, claim, cli_decision, load_pending};
+use crate::schema::Schema;
+use crate::value::{Object, Value};
 
-/// Resumes a workflow run stored under `state_key`.
-pub async fn resume_stored(_state_key: &str, _intent: Intent, _ctx: &Ctx) -> Envelope {
-    Error::runtime("Workflow resume state not found").into()
+use super::file;
+use super::pause_for;
+use super::run::{Run, resolve_workflow_args};
+
+const NOT_FOUND: &str = "Workflow resume state not found";
+
+/// Checks `LOBSTER_APPROVAL_APPROVED_BY` against the gate's identity rules.
+fn check_identity(step_id: &str, identity: Option<&Value>, approved_by: Option<&str>) -> Result<()> {
+    let get = |k: &str| identity.and_then(|i| i.get_key(k));
+    let required = get("requiredApprover").and_then(Value::as_str);
+    let different = get("requireDifferentApprover").is_some_and(Value::truthy);
+    let initiated = get("initiatedBy").and_then(Value::as_str);
+    if (required.is_some() || different) && approved_by.is_none() {
+        return Err(Error::parse(format!(
+            "Workflow step {step_id} approval requires approver identity; set LOBSTER_APPROVAL_APPROVED_BY"
+        )));
+    }
+    if let (Some(req), Some(by)) = (required, approved_by)
+        && req != by
+    {
+        return Err(Error::parse(format!("Workflow step {step_id} approval requires approver '{req}', got '{by}'")));
+    }
+    if let (true, Some(init), Some(by)) = (different, initiated, approved_by)
+        && init == by
+    {
+        return Err(Error::parse(format!("Workflow step {step_id} approval must be granted by someone other than '{init}'")));
+    }
+    Ok(())
 }
 
-/// Resumes a legacy inline workflow token.
-pub async fn resume_inline(_payload: Value, _intent: Intent, _ctx: &Ctx) -> Envelope {
-    Error::runtime("Workflow resume state not found").into()
+/// Validates the intent against the state and applies the decision to the
+/// step results. Errors here leave the token usable.
+fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
+    let mut results = state.get_key("steps").and_then(Value::as_object).cloned().unwrap_or_default();
+    if let Some(step_id) = state.get_key("approvalStepId").and_then(Value::as_str) {
+        match intent {
+            Intent::Respond(_) => return Err(Error::parse("Workflow resume requires --approve yes|no for approval requests")),
+            Intent::Approve(true) => {
+                let approved_by = ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY").map(str::trim).filter(|s| !s.is_empty());
+                let identity = state.get_key("approvalIdentity");
+                check_identity(step_id, identity, approved_by)?;
+                let mut r = results.get(step_id).and_then(Value::as_object).cloned().unwrap_or_else(|| {
+                    Object::from_iter([("id", Value::from(step_id))])
+                });
+                r.insert("approved", Value::Bool(true));
+                if let Some(by) = approved_by {
+                    r.insert("approvedBy", Value::from(by));
+                }
+                if let Some(init) = identity.and_then(|i| i.get_key("initiatedBy")) {
+                    r.insert("initiatedBy", init.clone());
+                }
+                results.insert(step_id.to_string(), Value::Object(r));
+            }
+            _ => {}
+        }
+    } else if let Some(step_id) = state.get_key("inputStepId").and_then(Value::as_str) {
+        match intent {
+            Intent::Approve(_) => return Err(Error::parse("Workflow resume requires --response-json for input requests")),
+            Intent::Respond(response) => {
+                if let Some(schema) = state.get_key("inputSchema").filter(|s| matches!(s, Value::Object(_))) {
+                    let schema = Schema::compile(schema).map_err(Error::runtime)?;
+                    schema.validate(response).map_err(|e| {
+                        Error::parse(format!(
+                            "Workflow input step {step_id} response failed schema validation at {}: {}",
+                            e.path, e.message
+                        ))
+                    })?;
+                }
+                let mut r = Object::from_iter([("id", Value::from(step_id))]);
+                if let Some(subject) = state.get_key("inputSubject") {
+                    r.insert("subject", subject.clone());
+                }
+                r.insert("response", response.clone());
+                results.insert(step_id.to_string(), Value::Object(r));
+            }
+            _ => {}
+        }
+    }
+    Ok(results)
+}
+
+/// Continues a run after its gate; returns the envelope and a next pause row.
+async fn continue_run(state: &Value, results: Object, ctx: &Ctx) -> Result<(Envelope, Option<clawdis_store::NewRun>)> {
+    let path = PathBuf::from(state.get_key("filePath").map(Value::to_js_string).unwrap_or_default());
+    let workflow = file::load(&path)?;
+    let provided = state.get_key("args").cloned().unwrap_or_default();
+    let args = resolve_workflow_args(&workflow, &provided);
+    let gate_step = state.get_key("approvalStepId").or_else(|| state.get_key("inputStepId")).map(Value::to_js_string);
+    let start = state.get_key("resumeAtIndex").map_or(0.0, Value::to_number).max(0.0) as usize;
+    let mut run = Run { workflow: &workflow, args, results, last: gate_step, stack: vec![workflow.path.clone()], nested: false };
+    let outcome = run.run_from(start, ctx).await?;
+    match pause_for(&workflow, &run, outcome) {
+        Ok(envelope) => Ok((envelope, None)),
+        Err(pause) => {
+            let (row, envelope) = pause.prepare(ctx).await?;
+            Ok((envelope, Some(row)))
+        }
+    }
+}
+
+/// Resumes a workflow run stored under `state_key`.
+pub async fn resume_stored(state_key: &str, intent: Intent, ctx: &Ctx) -> Envelope {
+    match resume_stored_inner(state_key, intent, ctx).await {
+        Ok(env) => env,
+        Err(e) => e.into(),
+    }
+}
+
+async fn resume_stored_inner(state_key: &str, intent: Intent, ctx: &Ctx) -> Result<Envelope> {
+    let Some(row) = load_pending(ctx, state_key).await? else {
+        return Err(Error::runtime(if intent == Intent::Cancel { "Resume state not found" } else { NOT_FOUND }));
+    };
+    let state = Value::from_json(&row.state_json).map_err(|_| Error::runtime("Invalid workflow resume state"))?;
+    let results = apply_decision(&state, &intent, ctx)?;
+    let claimed = claim(ctx, state_key, cli_decision(&intent, ctx), NOT_FOUND).await?;
+    if matches!(intent, Intent::Cancel | Intent::Approve(false)) {
+        return claimed.finish(ctx, Envelope::cancelled(), None).await;
+    }
+    let (envelope, next) = match continue_run(&state, results, ctx).await {
+        Ok(done) => done,
+        Err(e) => (Envelope::from(e), None),
+    };
+    claimed.finish(ctx, envelope, next).await
+}
+
+/// Resumes a legacy token that carries the whole state inline.
+pub async fn resume_inline(payload: Value, intent: Intent, ctx: &Ctx) -> Envelope {
+    let run = async {
+        if matches!(intent, Intent::Cancel | Intent::Approve(false)) {
+            return Ok(Envelope::cancelled());
+        }
+        let results = apply_decision(&payload, &intent, ctx)?;
+        let (envelope, next) = continue_run(&payload, results, ctx).await?;
+        if let Some(row) = next {
+            ctx.state.store().await?.insert_run(&row).await?;
+        }
+        Ok::<_, Error>(envelope)
+    };
+    run.await.unwrap_or_else(Envelope::from)
 }

@@ -1,0 +1,169 @@
+//! `lobster graph`: render a workflow's steps and their dependencies as
+//! Mermaid, Graphviz DOT or plain text.
+
+use crate::value::{Object, Value};
+
+use super::file::{Exec, Step, Workflow};
+use super::run::resolve_workflow_args;
+use super::template::{resolve_args, scan_ref};
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Mermaid flowchart.
+    Mermaid,
+    /// Graphviz DOT.
+    Dot,
+    /// Plain text.
+    Ascii,
+}
+
+impl Format {
+    /// Parses `mermaid`, `dot` or `ascii`.
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "mermaid" => Some(Format::Mermaid),
+            "dot" => Some(Format::Dot),
+            "ascii" => Some(Format::Ascii),
+            _ => None,
+        }
+    }
+}
+
+struct Node {
+    id: String,
+    kind: &'static str,
+    detail: String,
+}
+
+struct Edge {
+    from: String,
+    to: String,
+    label: String,
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= max { s.to_string() } else { chars[..max - 1].iter().collect::<String>() + "…" }
+}
+
+fn node_for(step: &Step, args: &Object) -> Node {
+    let (kind, detail) = match &step.exec {
+        Exec::Shell(c) => ("run", resolve_args(c, args)),
+        Exec::Pipeline(p) => ("pipeline", resolve_args(p, args)),
+        Exec::Workflow { path, .. } => ("workflow", resolve_args(path, args)),
+        Exec::Parallel(p) => ("parallel", p.branches.iter().map(|b| b.id.as_str()).collect::<Vec<_>>().join(", ")),
+        Exec::ForEach(fe) => ("for_each", fe.steps.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", ")),
+        Exec::None if step.input.is_some() => ("input", step.input.as_ref().map(|i| i.prompt.clone()).unwrap_or_default()),
+        Exec::None => ("approval", step.approval.as_ref().and_then(|a| a.prompt.clone()).unwrap_or_default()),
+    };
+    let kind = if step.approval.is_some() { "approval" } else { kind };
+    Node { id: step.id.clone(), kind, detail: truncate(&detail, 80) }
+}
+
+/// Step ids referenced as `$id.…` in `text`.
+fn refs_in(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(pos) = text[i..].find('$') {
+        let at = i + pos;
+        match scan_ref(&text[at..]) {
+            Some((id, _, len)) => {
+                out.push(id.to_string());
+                i = at + len;
+            }
+            None => i = at + 1,
+        }
+    }
+    out
+}
+
+fn build(workflow: &Workflow, provided: &Value) -> (Vec<Node>, Vec<Edge>) {
+    let args = resolve_workflow_args(workflow, provided);
+    let nodes: Vec<Node> = workflow.steps.iter().map(|s| node_for(s, &args)).collect();
+    let ids: Vec<&str> = workflow.steps.iter().map(|s| s.id.as_str()).collect();
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut push = |from: String, to: String, label: String| {
+        if ids.contains(&from.as_str()) && !edges.iter().any(|e| e.from == from && e.to == to && e.label == label) {
+            edges.push(Edge { from, to, label });
+        }
+    };
+    for (i, step) in workflow.steps.iter().enumerate() {
+        if i > 0 {
+            push(workflow.steps[i - 1].id.clone(), step.id.clone(), "next".into());
+        }
+        if let Some(Value::String(s)) = &step.stdin {
+            for r in refs_in(s) {
+                push(r, step.id.clone(), "stdin".into());
+            }
+        }
+        if let Exec::ForEach(fe) = &step.exec
+            && let Value::String(s) = &fe.over
+        {
+            for r in refs_in(s) {
+                push(r, step.id.clone(), "for_each".into());
+            }
+        }
+        if let Some(Value::String(cond)) = &step.when {
+            for r in refs_in(cond) {
+                push(r, step.id.clone(), format!("when: {}", truncate(cond.trim(), 70)));
+            }
+        }
+    }
+    (nodes, edges)
+}
+
+fn mermaid_id(id: &str) -> String {
+    id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;").replace('|', "&#124;")
+}
+
+/// Renders the graph.
+pub fn render(workflow: &Workflow, provided: &Value, format: Format) -> String {
+    let (nodes, edges) = build(workflow, provided);
+    let mut out = String::new();
+    match format {
+        Format::Mermaid => {
+            out.push_str("flowchart TD\n");
+            for n in &nodes {
+                let label = html_escape(&format!("{}\n{}: {}", n.id, n.kind, n.detail)).replace('\n', "<br/>");
+                let (open, close) = if n.kind == "approval" { ("{\"", "\"}") } else { ("[\"", "\"]") };
+                out.push_str(&format!("  {}{open}{label}{close}\n", mermaid_id(&n.id)));
+            }
+            for e in &edges {
+                if e.label == "next" {
+                    out.push_str(&format!("  {} --> {}\n", mermaid_id(&e.from), mermaid_id(&e.to)));
+                } else {
+                    out.push_str(&format!("  {} -. \"{}\" .-> {}\n", mermaid_id(&e.from), html_escape(&e.label), mermaid_id(&e.to)));
+                }
+            }
+        }
+        Format::Dot => {
+            out.push_str("digraph workflow {\n  rankdir=TB;\n");
+            let q = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+            for n in &nodes {
+                let shape = if n.kind == "approval" { "diamond" } else { "box" };
+                out.push_str(&format!("  \"{}\" [label=\"{}\", shape={shape}];\n", q(&n.id), q(&format!("{}\n{}: {}", n.id, n.kind, n.detail))));
+            }
+            for e in &edges {
+                let style = if e.label == "next" { String::new() } else { format!(", style=dashed, label=\"{}\"", q(&e.label)) };
+                out.push_str(&format!("  \"{}\" -> \"{}\"[{}];\n", q(&e.from), q(&e.to), style.trim_start_matches(", ")).replace("[]", ""));
+            }
+            out.push_str("}\n");
+        }
+        Format::Ascii => {
+            out.push_str("Workflow Graph\n\nNodes:\n");
+            for n in &nodes {
+                out.push_str(&format!("  - {} [{}] {}\n", n.id, n.kind, n.detail));
+            }
+            out.push_str("\nEdges:\n");
+            for e in &edges {
+                out.push_str(&format!("  - {} -> {} ({})\n", e.from, e.to, e.label));
+            }
+        }
+    }
+    out
+}
