@@ -52,7 +52,7 @@ impl Args {
                         args.positional = items.iter().map(Value::to_js_string).collect();
                     }
                 } else {
-                    args.flags.push((k.clone(), val.clone()));
+                    args.flags.push((k.to_string(), val.clone()));
                 }
             }
         }

@@ -77,6 +77,11 @@ impl Drop for GroupGuard {
     }
 }
 
+/// Decodes bytes as UTF-8 without copying when they are valid.
+fn utf8_lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// The program and arguments that run `line` through the configured shell:
 /// `/bin/sh -lc` (a login shell), or `$LOBSTER_SHELL` with matching flags.
 pub fn shell_command(line: &str, env: &Env) -> (String, Vec<String>) {
@@ -145,9 +150,5 @@ pub async fn run_process(
     if let Some(g) = guard.as_mut() {
         g.done = true;
     }
-    Ok(ProcOutput {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&out?).into_owned(),
-        stderr: String::from_utf8_lossy(&err?).into_owned(),
-    })
+    Ok(ProcOutput { code: status.code(), stdout: utf8_lossy(out?), stderr: utf8_lossy(err?) })
 }

@@ -9,7 +9,6 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use indexmap::IndexMap;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// A JSON value as JavaScript sees it after `JSON.parse`.
@@ -30,109 +29,7 @@ pub enum Value {
     Object(Object),
 }
 
-/// An object whose keys iterate in JavaScript property order: array-index
-/// keys ascending first, then the other keys in insertion order.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Object(IndexMap<String, Value>);
-
-/// `true` when `key` is a canonical array index (`"0"`, `"17"`, not `"01"`).
-fn array_index(key: &str) -> Option<u32> {
-    if key.is_empty() || key.len() > 10 || (key.len() > 1 && key.starts_with('0')) {
-        return None;
-    }
-    if !key.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    key.parse::<u64>().ok().filter(|n| *n < u32::MAX as u64).map(|n| n as u32)
-}
-
-impl Object {
-    /// An empty object.
-    pub fn new() -> Self {
-        Object(IndexMap::new())
-    }
-
-    /// An empty object with room for `n` keys.
-    pub fn with_capacity(n: usize) -> Self {
-        Object(IndexMap::with_capacity(n))
-    }
-
-    /// Sets `key` like a JavaScript property assignment: an existing key keeps
-    /// its position; a new array-index key goes before all non-index keys.
-    pub fn insert(&mut self, key: impl Into<String>, value: Value) {
-        let key = key.into();
-        if let Some(slot) = self.0.get_mut(&key) {
-            *slot = value;
-            return;
-        }
-        match array_index(&key) {
-            None => {
-                self.0.insert(key, value);
-            }
-            Some(idx) => {
-                let pos = self
-                    .0
-                    .keys()
-                    .position(|k| array_index(k).is_none_or(|other| other > idx))
-                    .unwrap_or(self.0.len());
-                self.0.shift_insert(pos, key, value);
-            }
-        }
-    }
-
-    /// The value at `key`.
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0.get(key)
-    }
-
-    /// Removes `key`, keeping the order of the others.
-    pub fn remove(&mut self, key: &str) -> Option<Value> {
-        self.0.shift_remove(key)
-    }
-
-    /// Whether `key` is present.
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.0.contains_key(key)
-    }
-
-    /// Number of keys.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether there are no keys.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Entries in property order.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
-        self.0.iter()
-    }
-
-    /// Keys in property order.
-    pub fn keys(&self) -> impl Iterator<Item = &String> {
-        self.0.keys()
-    }
-}
-
-impl IntoIterator for Object {
-    type Item = (String, Value);
-    type IntoIter = indexmap::map::IntoIter<String, Value>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
-    }
-}
-
-impl<K: Into<String>> FromIterator<(K, Value)> for Object {
-    fn from_iter<T: IntoIterator<Item = (K, Value)>>(iter: T) -> Self {
-        let mut obj = Object::new();
-        for (k, v) in iter {
-            obj.insert(k, v);
-        }
-        obj
-    }
-}
+pub use crate::object::{Object, array_index};
 
 impl From<&str> for Value {
     fn from(s: &str) -> Self {
@@ -302,7 +199,7 @@ impl Value {
             }
             Value::String(s) => serde_json::Value::String(s.clone()),
             Value::Array(a) => serde_json::Value::Array(a.iter().map(Value::to_serde).collect()),
-            Value::Object(o) => serde_json::Value::Object(o.iter().map(|(k, v)| (k.clone(), v.to_serde())).collect()),
+            Value::Object(o) => serde_json::Value::Object(o.iter().map(|(k, v)| (k.to_string(), v.to_serde())).collect()),
         }
     }
 }
@@ -632,14 +529,14 @@ pub fn stable_stringify(v: &Value) -> String {
         match v {
             Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
             Value::Object(o) => {
-                let mut keys: Vec<&String> = o.keys().collect();
+                let mut keys: Vec<&str> = o.keys().collect();
                 keys.sort_by(|a, b| compare_js_strings(a, b));
-                // Build with plain insertion so the sorted order is kept.
-                let mut map = IndexMap::with_capacity(keys.len());
+                // Build without JS ordering so the sorted order is kept.
+                let mut sorted_obj = Object::with_capacity(keys.len());
                 for k in keys {
-                    map.insert(k.clone(), sorted(o.get(k).unwrap_or(&Value::Null)));
+                    sorted_obj.push_unordered(crate::object::intern(k), sorted(o.get(k).unwrap_or(&Value::Null)));
                 }
-                Value::Object(Object(map))
+                Value::Object(sorted_obj)
             }
             other => other.clone(),
         }
@@ -699,7 +596,7 @@ impl<'de> Deserialize<'de> for Value {
                 let mut obj = Object::with_capacity(map.size_hint().unwrap_or(0).min(4096));
                 while let Some(key) = map.next_key::<MapKey>()? {
                     let value: Value = map.next_value()?;
-                    obj.insert(key.0, value);
+                    obj.insert_key(key.0, value);
                 }
                 Ok(Value::Object(obj))
             }
@@ -709,16 +606,45 @@ impl<'de> Deserialize<'de> for Value {
 }
 
 /// A map key; YAML allows non-string keys, which JavaScript turns into strings.
-struct MapKey(String);
+struct MapKey(crate::object::Key);
 
 impl<'de> Deserialize<'de> for MapKey {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<MapKey, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        match value {
-            Value::String(s) => Ok(MapKey(s)),
-            Value::Array(_) | Value::Object(_) => Err(de::Error::custom("map keys must be scalars")),
-            other => Ok(MapKey(other.to_js_string())),
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = MapKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map key")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<MapKey, E> {
+                Ok(MapKey(crate::object::intern(v)))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<MapKey, E> {
+                Ok(MapKey(crate::object::intern(&Value::Bool(v).to_js_string())))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<MapKey, E> {
+                Ok(MapKey(crate::object::intern(&format_number(v as f64))))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<MapKey, E> {
+                Ok(MapKey(crate::object::intern(&format_number(v as f64))))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<MapKey, E> {
+                Ok(MapKey(crate::object::intern(&format_number(v))))
+            }
+            fn visit_unit<E>(self) -> Result<MapKey, E> {
+                Ok(MapKey(crate::object::intern("null")))
+            }
+            fn visit_none<E>(self) -> Result<MapKey, E> {
+                Ok(MapKey(crate::object::intern("null")))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<MapKey, A::Error> {
+                Err(de::Error::custom("map keys must be scalars"))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<MapKey, A::Error> {
+                Err(de::Error::custom("map keys must be scalars"))
+            }
         }
+        deserializer.deserialize_any(KeyVisitor)
     }
 }
 

@@ -117,9 +117,7 @@ pub async fn run(argv: Vec<String>) -> i32 {
                 Err(_) => return report(a.mode, &Error::parse("run --args-json must be valid JSON")),
             },
         };
-        let code = workflow::cli::run_file(&path, args, a.dry_run, &ctx).await;
-        ctx.state.close().await;
-        return code;
+        return workflow::cli::run_file(&path, args, a.dry_run, &ctx).await;
     }
 
     let text = a.rest.join(" ");
@@ -152,7 +150,6 @@ pub async fn run(argv: Vec<String>) -> i32 {
             Err(e) => report(Mode::Human, &e),
         },
     };
-    ctx.state.close().await;
     code
 }
 
@@ -163,7 +160,6 @@ pub async fn resume(argv: Vec<String>) -> i32 {
         Err(e) => e.into(),
     };
     out(&envelope.render());
-    ctx.state.close().await;
     envelope.exit_code()
 }
 

@@ -65,8 +65,8 @@ pub fn table(input: Items, ctx: &Ctx) -> Result<Output> {
     let mut cols: Vec<String> = Vec::new();
     for obj in sample.iter().filter_map(Value::as_object) {
         for k in obj.keys() {
-            if !cols.contains(k) {
-                cols.push(k.clone());
+            if !cols.iter().any(|c| c == k) {
+                cols.push(k.to_string());
             }
         }
     }

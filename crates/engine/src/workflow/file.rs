@@ -233,7 +233,7 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
             .iter()
             .map(|(k, def)| {
                 let default = def.as_object().and_then(|d| d.get("default")).cloned();
-                (k.clone(), default)
+                (k.to_string(), default)
             })
             .collect(),
         _ => Vec::new(),

@@ -89,7 +89,7 @@ pub fn resolve_workflow_args(workflow: &Workflow, provided: &Value) -> Object {
     match provided {
         Value::Object(o) => {
             for (k, v) in o.iter() {
-                args.insert(k.clone(), v.clone());
+                args.insert(k, v.clone());
             }
         }
         Value::Array(items) => {
@@ -202,7 +202,7 @@ impl Run<'_> {
         for layer in layers.iter().flatten() {
             for (k, v) in layer.iter() {
                 if let Value::String(s) = v {
-                    env.insert(k.clone(), resolve(s, &self.args, &self.results));
+                    env.insert(k.to_string(), resolve(s, &self.args, &self.results));
                 }
             }
         }
@@ -433,7 +433,7 @@ impl Run<'_> {
                             Value::String(s) => Value::String(resolve(s, &self.args, &self.results)),
                             other => other.clone(),
                         };
-                        (k.clone(), v)
+                        (k, v)
                     })
                     .collect(),
             ),

@@ -1,0 +1,227 @@
+//! JSON objects with JavaScript property order.
+//!
+//! Entries live in one vector (most objects have a handful of keys, so a
+//! linear scan beats hashing); objects that grow past [`INDEX_AT`] keys get
+//! a hash index so huge objects stay linear-time to build. Keys are shared
+//! `Arc<str>`s, interned while parsing JSON, so a stream of similar records
+//! stores each key name once.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::value::Value;
+
+/// Number of keys from which an object keeps a hash index.
+const INDEX_AT: usize = 24;
+
+/// An object key.
+pub type Key = Arc<str>;
+
+/// An object whose keys iterate in JavaScript property order: array-index
+/// keys ascending first, then the other keys in insertion order.
+#[derive(Clone, Debug, Default)]
+pub struct Object {
+    entries: Vec<(Key, Value)>,
+    index: Option<Box<HashMap<Key, usize>>>,
+}
+
+impl PartialEq for Object {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+/// `Some(n)` when `key` is a canonical array index (`"0"`, `"17"`, not `"01"`).
+pub fn array_index(key: &str) -> Option<u32> {
+    if key.is_empty() || key.len() > 10 || (key.len() > 1 && key.starts_with('0')) {
+        return None;
+    }
+    if !key.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    key.parse::<u64>().ok().filter(|n| *n < u32::MAX as u64).map(|n| n as u32)
+}
+
+thread_local! {
+    static INTERNED: RefCell<HashMap<Box<str>, Key>> = RefCell::new(HashMap::default());
+}
+
+/// Returns a shared key for `s`, reusing earlier allocations of short keys.
+pub fn intern(s: &str) -> Key {
+    if s.len() > 48 {
+        return Key::from(s);
+    }
+    INTERNED.with(|cell| {
+        let mut map = cell.borrow_mut();
+        if let Some(k) = map.get(s) {
+            return k.clone();
+        }
+        let key = Key::from(s);
+        if map.len() < 8192 {
+            map.insert(Box::from(s), key.clone());
+        }
+        key
+    })
+}
+
+impl Object {
+    /// An empty object.
+    pub fn new() -> Self {
+        Object::default()
+    }
+
+    /// An empty object with room for `n` keys.
+    pub fn with_capacity(n: usize) -> Self {
+        Object { entries: Vec::with_capacity(n), index: None }
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.entries.iter().position(|(k, _)| &**k == key),
+        }
+    }
+
+    fn reindex(&mut self) {
+        if self.entries.len() >= INDEX_AT {
+            let map = self.entries.iter().enumerate().map(|(i, (k, _))| (k.clone(), i)).collect();
+            self.index = Some(Box::new(map));
+        } else {
+            self.index = None;
+        }
+    }
+
+    /// Sets `key` like a JavaScript property assignment: an existing key keeps
+    /// its position; a new array-index key goes before all non-index keys.
+    pub fn insert(&mut self, key: impl AsRef<str>, value: Value) {
+        let key = key.as_ref();
+        if let Some(pos) = self.position(key) {
+            self.entries[pos].1 = value;
+            return;
+        }
+        self.insert_new(intern(key), value);
+    }
+
+    /// [`Object::insert`] with an already shared key.
+    pub fn insert_key(&mut self, key: Key, value: Value) {
+        if let Some(pos) = self.position(&key) {
+            self.entries[pos].1 = value;
+            return;
+        }
+        self.insert_new(key, value);
+    }
+
+    fn insert_new(&mut self, key: Key, value: Value) {
+        match array_index(&key) {
+            None => {
+                if let Some(index) = &mut self.index {
+                    index.insert(key.clone(), self.entries.len());
+                }
+                self.entries.push((key, value));
+                if self.index.is_none() && self.entries.len() >= INDEX_AT {
+                    self.reindex();
+                }
+            }
+            Some(idx) => {
+                let pos = self
+                    .entries
+                    .iter()
+                    .position(|(k, _)| array_index(k).is_none_or(|other| other > idx))
+                    .unwrap_or(self.entries.len());
+                self.entries.insert(pos, (key, value));
+                self.reindex();
+            }
+        }
+    }
+
+    /// The value at `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.position(key).map(|i| &self.entries[i].1)
+    }
+
+    /// Removes `key`, keeping the order of the others.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let pos = self.position(key)?;
+        let (_, v) = self.entries.remove(pos);
+        self.reindex();
+        Some(v)
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.position(key).is_some()
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Entries in property order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.entries.iter().map(|(k, v)| (&**k, v))
+    }
+
+    /// Keys in property order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(k, _)| &**k)
+    }
+
+    /// Appends without JavaScript ordering (used to build sorted-key copies).
+    pub(crate) fn push_unordered(&mut self, key: Key, value: Value) {
+        self.entries.push((key, value));
+        self.reindex_if_large();
+    }
+
+    fn reindex_if_large(&mut self) {
+        if self.entries.len() >= INDEX_AT {
+            self.reindex();
+        }
+    }
+}
+
+impl IntoIterator for Object {
+    type Item = (String, Value);
+    type IntoIter = std::iter::Map<std::vec::IntoIter<(Key, Value)>, fn((Key, Value)) -> (String, Value)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.into_iter().map(|(k, v)| (k.to_string(), v))
+    }
+}
+
+impl<K: AsRef<str>> FromIterator<(K, Value)> for Object {
+    fn from_iter<T: IntoIterator<Item = (K, Value)>>(iter: T) -> Self {
+        let mut obj = Object::new();
+        for (k, v) in iter {
+            obj.insert(k, v);
+        }
+        obj
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_objects_index_and_keep_order() {
+        let mut o = Object::new();
+        for i in 0..100 {
+            o.insert(format!("k{i}"), Value::from(i as f64));
+        }
+        o.insert("k5", Value::from(-1.0));
+        o.insert("7", Value::Null);
+        assert_eq!(o.len(), 101);
+        assert_eq!(o.get("k5"), Some(&Value::from(-1.0)));
+        assert_eq!(o.keys().next(), Some("7"));
+        assert_eq!(o.remove("k0"), Some(Value::from(0.0)));
+        assert_eq!(o.get("k99"), Some(&Value::from(99.0)));
+        assert!(Arc::ptr_eq(&intern("abc"), &intern("abc")));
+    }
+}
