@@ -36,6 +36,23 @@ impl Schema {
     }
 }
 
+impl Schema {
+    /// Validates `value`, returning every error as `<path> <message>` (Ajv `allErrors`).
+    pub fn validate_all(&self, value: &Value) -> Result<(), Vec<String>> {
+        let instance = value.to_serde();
+        let errors: Vec<String> = self
+            .0
+            .iter_errors(&instance)
+            .map(|err| {
+                let pointer = err.instance_path().to_string();
+                let path = if pointer.is_empty() { "/".to_string() } else { pointer };
+                format!("{path} {}", ajv_message(err.kind()))
+            })
+            .collect();
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
 /// Ajv's message for an error kind (falls back to the validator's wording).
 fn ajv_message(kind: &ValidationErrorKind) -> String {
     use ValidationErrorKind as K;

@@ -1,7 +1,7 @@
-//! Integrations with OpenClaw and LLM endpoints over HTTP.
+//! Integrations with OpenClaw: `openclaw.invoke` (alias `clawd.invoke`),
+//! `openclaw.agent`, and the `gog` mail commands.
 
-use std::time::Duration;
-
+use super::http::post_json;
 use super::{CommandSpec, Output};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -37,22 +37,6 @@ const fn invoke_spec(name: &'static str, help: &'static str) -> CommandSpec {
     }
 }
 
-pub static LLM_INVOKE: CommandSpec = CommandSpec {
-    name: "llm.invoke",
-    description: "Call an LLM adapter with prompt + artifacts",
-    args_schema: r#"{"type":"object","properties":{"provider":{"type":"string","description":"LLM provider: openclaw, pi, or http"},"prompt":{"type":"string","description":"Prompt text"},"model":{"type":"string","description":"Model identifier"},"artifacts-json":{"type":"string","description":"JSON array of extra artifacts"},"output-schema":{"type":"string","description":"JSON schema for the output"},"refresh":{"type":"boolean","description":"Bypass the cache"},"_":{"type":"array","items":{"type":"string"}}},"required":["prompt"]}"#,
-    side_effects: &["calls_llm"],
-    help: "llm.invoke — call an LLM adapter with prompt + artifacts\n\nUsage:\n  ... | llm.invoke --prompt 'Summarize these items'\n  ... | llm.invoke --provider http --prompt '...' --output-schema '{...}'\n\nConfig:\n  - Provider from --provider or LOBSTER_LLM_PROVIDER (openclaw, pi, http).\n  - openclaw: OPENCLAW_URL / OPENCLAW_TOKEN; http: LOBSTER_LLM_ADAPTER_URL / LOBSTER_LLM_ADAPTER_TOKEN.\n",
-};
-
-pub static LLM_TASK_INVOKE: CommandSpec = CommandSpec {
-    name: "llm_task.invoke",
-    description: "Call OpenClaw's llm-task tool with prompt + artifacts",
-    args_schema: LLM_INVOKE.args_schema,
-    side_effects: &["calls_llm"],
-    help: "llm_task.invoke — call OpenClaw's llm-task tool with prompt + artifacts\n\nUsage:\n  ... | llm_task.invoke --prompt 'Summarize these items'\n\nConfig:\n  - Uses OPENCLAW_URL / OPENCLAW_TOKEN.\n",
-};
-
 pub static OPENCLAW_AGENT: CommandSpec = CommandSpec {
     name: "openclaw.agent",
     description: "Run an OpenClaw agent turn via the openclaw CLI",
@@ -84,42 +68,6 @@ pub static EMAIL_TRIAGE: CommandSpec = CommandSpec {
     side_effects: &[],
     help: "email.triage — triage email items into categories\n\nUsage:\n  gog.gmail.search --query 'is:unread' | email.triage\n",
 };
-
-/// Largest HTTP response body read.
-const HTTP_RESPONSE_MAX_BYTES: u64 = 10 * 1024 * 1024;
-
-/// An HTTP response: status and body text.
-struct HttpResponse {
-    status: u16,
-    body: String,
-}
-
-/// POSTs JSON (off the async runtime) and returns the status and body.
-async fn post_json(url: String, token: Option<String>, body: String) -> Result<HttpResponse> {
-    tokio::task::spawn_blocking(move || {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(300)))
-            .build()
-            .into();
-        let mut req = agent.post(&url).header("content-type", "application/json");
-        if let Some(t) = &token {
-            req = req.header("authorization", &format!("Bearer {t}"));
-        }
-        let mut resp = req.send(body.as_bytes()).map_err(|e| Error::runtime(format!("fetch failed: {e}")))?;
-        let status = resp.status().as_u16();
-        let body = resp
-            .body_mut()
-            .with_config()
-            .limit(HTTP_RESPONSE_MAX_BYTES)
-            .lossy_utf8(true)
-            .read_to_string()
-            .map_err(|e| Error::runtime(format!("fetch failed: {e}")))?;
-        Ok(HttpResponse { status, body })
-    })
-    .await
-    .map_err(|e| Error::runtime(e.to_string()))?
-}
 
 /// Whether a URL points at this machine (tokens from the environment are
 /// only ever sent there).
@@ -225,35 +173,6 @@ pub async fn invoke(name: &str, args: &Args, input: Items, ctx: &Ctx) -> Result<
         out.extend(call(Value::Object(call_args)).await?);
     }
     Ok(Output::items(out))
-}
-
-pub async fn llm_invoke(name: &str, args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
-    input.drain()?;
-    let provider = if name == "llm_task.invoke" {
-        Some("openclaw".to_string())
-    } else {
-        args.string("provider")
-            .map(str::to_string)
-            .or_else(|| ctx.env_var("LOBSTER_LLM_PROVIDER").map(str::to_string))
-            .or_else(|| {
-                if ctx.env_var("LOBSTER_PI_LLM_ADAPTER_URL").is_some() {
-                    Some("pi".into())
-                } else if ctx.env_var("OPENCLAW_URL").or_else(|| ctx.env_var("CLAWD_URL")).is_some() {
-                    Some("openclaw".into())
-                } else if ctx.env_var("LOBSTER_LLM_ADAPTER_URL").is_some() {
-                    Some("http".into())
-                } else {
-                    None
-                }
-            })
-    };
-    let Some(provider) = provider else {
-        return Err(Error::runtime("llm.invoke could not resolve a provider. Set --provider or LOBSTER_LLM_PROVIDER"));
-    };
-    if !matches!(provider.as_str(), "openclaw" | "pi" | "http") {
-        return Err(Error::runtime(format!("Unsupported llm provider: {provider}")));
-    }
-    Err(Error::runtime(format!("{name}: provider {provider} is not supported by this build yet")))
 }
 
 pub async fn openclaw_agent(_args: &Args, input: Items, _ctx: &Ctx) -> Result<Output> {

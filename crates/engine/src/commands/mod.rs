@@ -3,7 +3,9 @@
 mod discovery;
 mod exec;
 mod gates;
+mod http;
 mod integrations;
+mod llm;
 mod render;
 mod state;
 mod template;
@@ -85,8 +87,8 @@ pub static COMMANDS: &[&CommandSpec] = &[
     &transform::GROUP_BY,
     &transform::HEAD,
     &render::JSON,
-    &integrations::LLM_INVOKE,
-    &integrations::LLM_TASK_INVOKE,
+    &llm::LLM_INVOKE,
+    &llm::LLM_TASK_INVOKE,
     &transform::MAP,
     &integrations::OPENCLAW_AGENT,
     &integrations::OPENCLAW_INVOKE,
@@ -130,8 +132,7 @@ pub async fn run_stage(stage: &Stage, input: Items, ctx: &Ctx) -> Result<Output>
         "workflows.list" => discovery::workflows_list(input),
         "workflows.run" => discovery::workflows_run(args, input),
         "openclaw.invoke" | "clawd.invoke" => integrations::invoke(&stage.name, args, input, ctx).await,
-        "llm.invoke" => integrations::llm_invoke("llm.invoke", args, input, ctx).await,
-        "llm_task.invoke" => integrations::llm_invoke("llm_task.invoke", args, input, ctx).await,
+        "llm.invoke" | "llm_task.invoke" => llm::invoke(&stage.name, args, input, ctx).await,
         "openclaw.agent" => integrations::openclaw_agent(args, input, ctx).await,
         "gog.gmail.search" | "gog.gmail.send" | "email.triage" => integrations::gog(&stage.name, args, input, ctx).await,
         other => Err(Error::runtime(format!("Unknown command: {other}"))),
