@@ -32,12 +32,14 @@ impl Args {
         self.get(key).is_some_and(Value::truthy)
     }
 
-    /// The args as the JavaScript object Lobster builds (`_` first).
+    /// The args as the JavaScript object Lobster builds (`_` first). A flag
+    /// literally named `--_` is dropped so it cannot clobber the positional
+    /// words (no command reads it).
     pub fn to_value(&self) -> Value {
         let mut obj = Object::new();
         obj.insert("_", Value::Array(self.positional.iter().map(|s| Value::from(s.as_str())).collect()));
-        for (k, v) in &self.flags {
-            obj.insert(k.clone(), v.clone());
+        for (k, v) in self.flags.iter().filter(|(k, _)| k != "_") {
+            obj.insert(k, v.clone());
         }
         Value::Object(obj)
     }
@@ -277,6 +279,14 @@ mod tests {
         let exec = &parse_pipeline("exec --json echo hi").unwrap()[0].args;
         assert_eq!(exec.get("json"), Some(&Value::Bool(true)));
         assert_eq!(exec.positional, vec!["echo", "hi"]);
+    }
+
+    #[test]
+    fn underscore_flag_does_not_clobber_positionals() {
+        // Found by the pipeline_parser fuzzer.
+        let stage = &parse_pipeline("exec echo hi --_ x").unwrap()[0];
+        let back = Stage::from(&StageRecord::from(stage));
+        assert_eq!(back.args.positional, vec!["echo", "hi"]);
     }
 
     #[test]
