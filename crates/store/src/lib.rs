@@ -224,6 +224,12 @@ impl Store {
         self.pool.close().await;
     }
 
+    /// Runs SQLite's `PRAGMA integrity_check`; `Ok(true)` when the file is sound.
+    pub async fn integrity_check(&self) -> Result<bool> {
+        let row = sqlx::query("PRAGMA integrity_check").fetch_one(&self.pool).await?;
+        Ok(row.get::<String, _>(0) == "ok")
+    }
+
     /// Reads a key/value entry (`state.get`).
     pub async fn kv_get(&self, key: &str) -> Result<Option<String>> {
         let row = sqlx::query("SELECT value_json FROM kv WHERE key = ?").bind(key).fetch_optional(&self.pool).await?;
