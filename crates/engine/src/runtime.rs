@@ -27,7 +27,7 @@ pub async fn run_pipeline(stages: &[Stage], input: Items, ctx: &Ctx) -> Result<P
     let mut halted = None;
     let later_ctx = Ctx { resume_response: None, ..ctx.clone() };
     for (idx, stage) in stages.iter().enumerate() {
-        if commands::lookup(&stage.name).is_none() {
+        if !commands::exists(&stage.name) {
             return Err(Error::runtime(format!("Unknown command: {}", stage.name)));
         }
         let stage_ctx = if idx == 0 { ctx } else { &later_ctx };
@@ -47,7 +47,7 @@ pub async fn run_pipeline(stages: &[Stage], input: Items, ctx: &Ctx) -> Result<P
 pub fn dry_run_plan(stages: &[Stage]) -> Result<String> {
     let mut lines = vec![format!("[DRY RUN] Pipeline ({} stage{}):", stages.len(), if stages.len() == 1 { "" } else { "s" })];
     for (idx, stage) in stages.iter().enumerate() {
-        if commands::lookup(&stage.name).is_none() {
+        if !commands::exists(&stage.name) {
             return Err(Error::runtime(format!("Unknown command: {}", stage.name)));
         }
         let mut parts: Vec<String> = stage.args.positional.clone();

@@ -34,3 +34,16 @@ Examples:
 Commands:
   exec, head, json, pick, table, where, approve, ask, openclaw.agent, openclaw.invoke, llm.invoke, llm_task.invoke, state.get, state.set, diff.last, commands.list, workflows.list, workflows.run, graph
 ";
+
+/// `lobster graph --help`.
+pub const GRAPH: &str = "lobster graph — render workflow step graphs
+
+Usage:
+  lobster graph --file path/to/workflow.lobster [--format mermaid|dot|ascii] [--args-json '{...}']
+  lobster graph path/to/workflow.lobster [--format mermaid|dot|ascii]
+
+Flags:
+  --file       Workflow file path (.lobster, .yaml, .yml, .json)
+  --format     Output format: mermaid (default), dot, ascii
+  --args-json  JSON object used to resolve workflow args for labels
+";

@@ -56,7 +56,12 @@ fn main() {
 }
 
 fn dispatch(argv: Vec<String>) -> i32 {
-    if argv.is_empty() || argv.iter().any(|a| a == "-h" || a == "--help") {
+    let wants_help = |args: &[String]| args.iter().any(|a| a == "-h" || a == "--help");
+    if argv.first().is_some_and(|a| a == "graph") && wants_help(&argv) {
+        out(help::GRAPH);
+        return 0;
+    }
+    if argv.is_empty() || wants_help(&argv) {
         out(help::GENERAL);
         return 0;
     }
@@ -66,9 +71,9 @@ fn dispatch(argv: Vec<String>) -> i32 {
                 out(help::GENERAL);
                 0
             }
-            Some(topic) => match clawdis_engine::commands::lookup(topic) {
-                Some(cmd) => {
-                    out(cmd.help);
+            Some(topic) => match clawdis_engine::commands::help(topic) {
+                Some(text) => {
+                    out(&text);
                     0
                 }
                 None => {

@@ -1,34 +1,10 @@
 //! Discovery for agents: `commands.list`, `workflows.list`, `workflows.run`.
 
-use super::{COMMANDS, CommandSpec, Output};
+use super::Output;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::parser::Args;
-use crate::value::{Object, Value};
-
-pub static COMMANDS_LIST: CommandSpec = CommandSpec {
-    name: "commands.list",
-    description: "List available Lobster pipeline commands",
-    args_schema: r#"{"type":"object","properties":{},"required":[]}"#,
-    side_effects: &[],
-    help: "commands.list — list available Lobster pipeline commands\n\nUsage:\n  commands.list\n\nNotes:\n  - Intended for agents (e.g. Clawdbot) to discover available pipeline stages dynamically.\n  - Output includes name/description plus optional metadata (argsSchema/examples/sideEffects) when provided by commands.\n",
-};
-
-pub static WORKFLOWS_LIST: CommandSpec = CommandSpec {
-    name: "workflows.list",
-    description: "List available Lobster workflows",
-    args_schema: r#"{"type":"object","properties":{},"required":[]}"#,
-    side_effects: &[],
-    help: "workflows.list — list available Lobster workflows\n\nUsage:\n  workflows.list\n\nNotes:\n  - Intended for Clawdbot to discover workflows dynamically.\n",
-};
-
-pub static WORKFLOWS_RUN: CommandSpec = CommandSpec {
-    name: "workflows.run",
-    description: "Run a named Lobster workflow",
-    args_schema: r#"{"type":"object","properties":{"name":{"type":"string","description":"Workflow name"},"args-json":{"type":"string","description":"JSON string of workflow args"},"_":{"type":"array","items":{"type":"string"}}},"required":["name"]}"#,
-    side_effects: &[],
-    help: "workflows.run — run a named Lobster workflow\n\nUsage:\n  workflows.run --name <workflow> [--args-json '{...}']\n\nExample:\n  workflows.run --name github.pr.monitor.notify --args-json '{\"repo\":\"clawdbot/clawdbot\",\"pr\":1152}'\n",
-};
+use crate::value::Value;
 
 /// The built-in named workflows, as `workflows.list` reports them.
 const WORKFLOWS_JSON: &str = r#"[
@@ -46,19 +22,7 @@ pub fn workflows() -> Vec<Value> {
 
 pub fn commands_list(input: Items) -> Result<Output> {
     input.drain()?;
-    let out: Vec<Value> = COMMANDS
-        .iter()
-        .map(|c| {
-            let mut obj = Object::new();
-            obj.insert("name", Value::from(c.name));
-            obj.insert("description", Value::from(c.description));
-            obj.insert("argsSchema", Value::from_json(c.args_schema).unwrap_or(Value::Null));
-            obj.insert("examples", Value::Null);
-            obj.insert("sideEffects", Value::Array(c.side_effects.iter().map(|s| Value::from(*s)).collect()));
-            Value::Object(obj)
-        })
-        .collect();
-    Ok(Output::items(out))
+    Ok(Output::items(super::describe_all()))
 }
 
 pub fn workflows_list(input: Items) -> Result<Output> {

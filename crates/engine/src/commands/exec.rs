@@ -1,7 +1,7 @@
 //! `exec`: run an OS command, optionally feeding it the pipeline items and
 //! parsing its output as JSON.
 
-use super::{CommandSpec, Output};
+use super::Output;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
@@ -9,14 +9,6 @@ use crate::json_stream::json_items;
 use crate::parser::Args;
 use crate::process::{run_process, shell_command};
 use crate::value::{Value, is_js_space};
-
-pub static EXEC: CommandSpec = CommandSpec {
-    name: "exec",
-    description: "Run an OS command",
-    args_schema: r#"{"type":"object","properties":{"json":{"type":"boolean","description":"Parse stdout as JSON (single value)."},"shell":{"type":"string","description":"Run via the system shell with this command line."},"stdin":{"type":"string","description":"Write pipeline input to stdin: raw, json, or jsonl."},"_":{"type":"array","items":{"type":"string"},"description":"Command + args."}},"required":["_"]}"#,
-    side_effects: &["local_exec"],
-    help: "exec — run an OS command\n\nUsage:\n  exec <command...>\n  exec --stdin raw|json|jsonl <command...>\n  exec --json <command...>\n  exec --shell \"<command line>\"\n\nNotes:\n  - With --json, parses stdout as JSON (single value).\n  - With --stdin, writes pipeline input to stdin.\n  - With --shell (or a single arg containing spaces), runs via the system shell.\n",
-};
 
 /// Encodes items for the child's stdin.
 fn encode_stdin(items: &[Value], mode: &str) -> Result<String> {

@@ -1,28 +1,12 @@
 //! Gates that stop a pipeline for a human: `approve` and `ask`.
 
-use super::{CommandSpec, Halt, Output};
+use super::{Halt, Output};
 use crate::context::{Ctx, Mode};
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::parser::Args;
 use crate::schema::Schema;
 use crate::value::{Object, Value};
-
-pub static APPROVE: CommandSpec = CommandSpec {
-    name: "approve",
-    description: "Require confirmation to continue",
-    args_schema: r#"{"type":"object","properties":{"prompt":{"type":"string","description":"Approval prompt text","default":"Approve?"},"emit":{"type":"boolean","description":"Force emit approval request + halt"},"preview-from-stdin":{"type":"boolean","description":"Include a preview of the input items"},"limit":{"type":"number","description":"Number of items in the preview","default":5},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
-    side_effects: &[],
-    help: "approve — require confirmation to continue\n\nUsage:\n  ... | approve --prompt \"Send these emails?\"\n  ... | approve --emit --prompt \"Send these emails?\"\n\nModes:\n  - Interactive (default): prompts on TTY and passes items through if approved.\n  - Emit (--emit): returns an approval request object and stops the pipeline.\n\nNotes:\n  - In tool mode (or non-interactive), this emits an approval request and halts.\n",
-};
-
-pub static ASK: CommandSpec = CommandSpec {
-    name: "ask",
-    description: "Pause and request structured input from the user",
-    args_schema: r#"{"type":"object","properties":{"prompt":{"type":"string","description":"Question or instruction to show","default":"Input required"},"schema":{"type":"string","description":"JSON Schema string for the expected response"},"subject-from-stdin":{"type":"boolean","description":"Use stdin content as the subject (preview text)"},"emit":{"type":"boolean","description":"Force emit mode"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
-    side_effects: &[],
-    help: "ask — pause and request structured input from the user\n\nUsage:\n  ... | ask --prompt \"Approve, reject, or send feedback:\"\n  ... | ask --prompt \"Feedback?\" --schema '{\"type\":\"object\",\"properties\":{\"decision\":{\"type\":\"string\"},\"feedback\":{\"type\":\"string\"}},\"required\":[\"decision\"]}'\n  ... | ask --subject-from-stdin --prompt \"Review this draft:\"\n\nNotes:\n  - In tool mode (or non-interactive), emits a needs_input envelope and halts.\n  - Use --schema to constrain the response shape (JSON Schema).\n  - Use --subject-from-stdin to embed the current pipeline value as preview text.",
-};
 
 /// The default `ask` response schema: a decision plus optional feedback.
 pub fn default_ask_schema() -> Value {

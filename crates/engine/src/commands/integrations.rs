@@ -2,72 +2,12 @@
 //! `openclaw.agent`, and the `gog` mail commands.
 
 use super::http::post_json;
-use super::{CommandSpec, Output};
+use super::Output;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::parser::Args;
 use crate::value::{Object, Value};
-
-pub static OPENCLAW_INVOKE: CommandSpec = invoke_spec("openclaw.invoke", OPENCLAW_INVOKE_HELP);
-pub static CLAWD_INVOKE: CommandSpec = invoke_spec("clawd.invoke", CLAWD_INVOKE_HELP);
-
-const INVOKE_SCHEMA: &str = r#"{"type":"object","properties":{"url":{"type":"string","description":"OpenClaw control URL (or OPENCLAW_URL / CLAWD_URL)"},"token":{"type":"string","description":"Bearer token (or OPENCLAW_TOKEN / CLAWD_TOKEN)"},"tool":{"type":"string","description":"Tool name (e.g. message, cron, github, etc.)"},"action":{"type":"string","description":"Tool action"},"args-json":{"type":"string","description":"JSON string of tool args"},"sessionKey":{"type":"string","description":"Optional session key attribution"},"session-key":{"type":"string","description":"Alias for sessionKey"},"dryRun":{"type":"boolean","description":"Dry run"},"dry-run":{"type":"boolean","description":"Alias for dryRun"},"each":{"type":"boolean","description":"Map each pipeline item into tool args"},"itemKey":{"type":"string","description":"Key to set from the pipeline item (default: item)"},"item-key":{"type":"string","description":"Alias for itemKey"},"_":{"type":"array","items":{"type":"string"}}},"required":["tool","action"]}"#;
-
-macro_rules! invoke_help {
-    ($name:literal) => {
-        concat!(
-            $name, " — call a local OpenClaw tool endpoint\n\nUsage:\n  ",
-            $name, " --tool message --action send --args-json '{\"provider\":\"telegram\",\"to\":\"...\",\"message\":\"...\"}'\n  ",
-            $name, " --tool message --action send --args-json '{...}' --dry-run\n  ... | ",
-            $name, " --tool message --action send --each --item-key message --args-json '{\"provider\":\"telegram\",\"to\":\"...\"}'\n\nConfig:\n  - Uses OPENCLAW_URL env var by default (or pass --url).\n  - Backward compatible: CLAWD_URL is also supported.\n  - Optional Bearer token via OPENCLAW_TOKEN env var (or pass --token).\n  - Backward compatible: CLAWD_TOKEN is also supported.\n  - Optional attribution via --session-key <sessionKey>.\n\nNotes:\n  - This is a thin transport bridge. Lobster should not own OAuth/secrets.\n"
-        )
-    };
-}
-const OPENCLAW_INVOKE_HELP: &str = invoke_help!("openclaw.invoke");
-const CLAWD_INVOKE_HELP: &str = invoke_help!("clawd.invoke");
-
-const fn invoke_spec(name: &'static str, help: &'static str) -> CommandSpec {
-    CommandSpec {
-        name,
-        description: "Call a local OpenClaw tool endpoint",
-        args_schema: INVOKE_SCHEMA,
-        side_effects: &["calls_clawd_tool"],
-        help,
-    }
-}
-
-pub static OPENCLAW_AGENT: CommandSpec = CommandSpec {
-    name: "openclaw.agent",
-    description: "Run an OpenClaw agent turn via the openclaw CLI",
-    args_schema: r#"{"type":"object","properties":{"message":{"type":"string","description":"Message for the agent"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
-    side_effects: &["local_exec", "calls_llm"],
-    help: "openclaw.agent — run an OpenClaw agent turn via the openclaw CLI\n\nUsage:\n  openclaw.agent --message 'Summarize my inbox'\n\nConfig:\n  - LOBSTER_OPENCLAW_BIN selects the openclaw executable.\n",
-};
-
-pub static GOG_GMAIL_SEARCH: CommandSpec = CommandSpec {
-    name: "gog.gmail.search",
-    description: "Search Gmail via the gog CLI",
-    args_schema: r#"{"type":"object","properties":{"query":{"type":"string","description":"Gmail search query"},"max":{"type":"number","description":"Maximum results"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
-    side_effects: &["local_exec"],
-    help: "gog.gmail.search — search Gmail via the gog CLI\n\nUsage:\n  gog.gmail.search --query 'is:unread' --max 20\n",
-};
-
-pub static GOG_GMAIL_SEND: CommandSpec = CommandSpec {
-    name: "gog.gmail.send",
-    description: "Send Gmail messages via the gog CLI",
-    args_schema: r#"{"type":"object","properties":{"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
-    side_effects: &["local_exec", "sends_email"],
-    help: "gog.gmail.send — send Gmail messages via the gog CLI\n\nUsage:\n  ... | gog.gmail.send\n",
-};
-
-pub static EMAIL_TRIAGE: CommandSpec = CommandSpec {
-    name: "email.triage",
-    description: "Triage email items into categories",
-    args_schema: r#"{"type":"object","properties":{"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
-    side_effects: &[],
-    help: "email.triage — triage email items into categories\n\nUsage:\n  gog.gmail.search --query 'is:unread' | email.triage\n",
-};
 
 /// Whether a URL points at this machine (tokens from the environment are
 /// only ever sent there).

@@ -4,7 +4,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::{CommandSpec, Output};
+use super::Output;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
@@ -13,24 +13,6 @@ use crate::schema::Schema;
 use crate::value::{Object, Value, stable_stringify};
 
 use super::http::{HttpResponse, post_json};
-
-pub static LLM_INVOKE: CommandSpec = CommandSpec {
-    name: "llm.invoke",
-    description: "Call a configured LLM adapter with typed payloads and caching",
-    args_schema: LLM_ARGS_SCHEMA,
-    side_effects: &["calls_llm"],
-    help: "llm.invoke — call a configured LLM adapter with caching and schema validation\n\nUsage:\n  llm.invoke --prompt 'Write summary'\n  llm.invoke --provider openclaw --model claude-3-sonnet --prompt 'Write summary'\n  cat artifacts.json | llm.invoke --provider pi --prompt 'Score each item'\n  ... | llm.invoke --prompt 'Plan next steps' --output-schema '{\"type\":\"object\"}'\n\nFeatures:\n  - Typed payload validation before invoking the adapter.\n  - Run-state + file cache so resumes do not re-call the LLM.\n  - Optional JSON-schema enforcement with bounded retries.\n\nConfig:\n  - Provider resolution order: --provider, LOBSTER_LLM_PROVIDER, then environment auto-detect.\n  - Built-in providers: openclaw, pi, http.\n  - OpenClaw provider uses OPENCLAW_URL (CLAWD_URL also supported) and OPENCLAW_TOKEN.\n  - Pi provider uses LOBSTER_PI_LLM_ADAPTER_URL and is intended to be supplied by a Pi extension.\n  - Generic http provider uses LOBSTER_LLM_ADAPTER_URL and optional LOBSTER_LLM_ADAPTER_TOKEN.\n",
-};
-
-pub static LLM_TASK_INVOKE: CommandSpec = CommandSpec {
-    name: "llm_task.invoke",
-    description: "Backward-compatible alias for llm.invoke using the OpenClaw adapter",
-    args_schema: LLM_ARGS_SCHEMA,
-    side_effects: &["calls_llm"],
-    help: "llm_task.invoke — backward-compatible alias for llm.invoke using OpenClaw\n\nUsage:\n  llm_task.invoke --prompt 'Write summary'\n  llm_task.invoke --model claude-3-sonnet --prompt 'Write summary'\n  cat artifacts.json | llm_task.invoke --prompt 'Score each item'\n\nFeatures:\n  - Typed payload validation before invoking the adapter.\n  - Run-state + file cache so resumes do not re-call the LLM.\n  - Optional JSON-schema enforcement with bounded retries.\n\nConfig:\n  - Requires OPENCLAW_URL (or CLAWD_URL) and optionally OPENCLAW_TOKEN.\n  - Use llm.invoke for new workflows and non-OpenClaw adapters.\n",
-};
-
-const LLM_ARGS_SCHEMA: &str = r#"{"type":"object","properties":{"provider":{"type":"string","description":"LLM adapter provider (openclaw, pi, http). Optional if auto-detected."},"token":{"type":"string","description":"Optional bearer token for providers that support it."},"prompt":{"type":"string","description":"Primary prompt / instructions"},"model":{"type":"string","description":"Model identifier. Optional; adapter defaults may apply if omitted."},"artifacts-json":{"type":"string","description":"JSON array of artifacts to send"},"metadata-json":{"type":"string","description":"JSON object of metadata to include"},"output-schema":{"type":"string","description":"JSON schema LLM output must satisfy"},"schema-version":{"type":"string","description":"Logical schema version for caching"},"max-validation-retries":{"type":"number","description":"Retries when schema validation fails"},"temperature":{"type":"number","description":"Sampling temperature"},"max-output-tokens":{"type":"number","description":"Max completion tokens"},"state-key":{"type":"string","description":"Run-state key override (else LOBSTER_RUN_STATE_KEY)"},"refresh":{"type":"boolean","description":"Bypass run-state + cache"},"disable-cache":{"type":"boolean","description":"Skip persistent cache"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#;
 
 /// An adapter endpoint.
 struct Adapter {

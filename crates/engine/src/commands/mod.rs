@@ -58,54 +58,71 @@ impl Output {
     }
 }
 
-/// Static description of a command, as `commands.list` reports it.
-pub struct CommandSpec {
-    /// Command name.
-    pub name: &'static str,
-    /// One-line description.
-    pub description: &'static str,
-    /// JSON schema of its arguments (JSON text).
-    pub args_schema: &'static str,
-    /// Side-effect tags.
-    pub side_effects: &'static [&'static str],
-    /// `lobster help <name>` text.
-    pub help: &'static str,
-}
-
 /// Every built-in command, sorted by name.
-pub static COMMANDS: &[&CommandSpec] = &[
-    &gates::APPROVE,
-    &gates::ASK,
-    &integrations::CLAWD_INVOKE,
-    &discovery::COMMANDS_LIST,
-    &transform::DEDUPE,
-    &state::DIFF_LAST,
-    &integrations::EMAIL_TRIAGE,
-    &exec::EXEC,
-    &integrations::GOG_GMAIL_SEARCH,
-    &integrations::GOG_GMAIL_SEND,
-    &transform::GROUP_BY,
-    &transform::HEAD,
-    &render::JSON,
-    &llm::LLM_INVOKE,
-    &llm::LLM_TASK_INVOKE,
-    &transform::MAP,
-    &integrations::OPENCLAW_AGENT,
-    &integrations::OPENCLAW_INVOKE,
-    &transform::PICK,
-    &transform::SORT,
-    &state::STATE_GET,
-    &state::STATE_SET,
-    &render::TABLE,
-    &template::TEMPLATE,
-    &transform::WHERE,
-    &discovery::WORKFLOWS_LIST,
-    &discovery::WORKFLOWS_RUN,
+pub const NAMES: &[&str] = &[
+    "approve",
+    "ask",
+    "clawd.invoke",
+    "commands.list",
+    "dedupe",
+    "diff.last",
+    "email.triage",
+    "exec",
+    "gog.gmail.search",
+    "gog.gmail.send",
+    "groupBy",
+    "head",
+    "json",
+    "llm.invoke",
+    "llm_task.invoke",
+    "map",
+    "openclaw.agent",
+    "openclaw.invoke",
+    "pick",
+    "sort",
+    "state.get",
+    "state.set",
+    "table",
+    "template",
+    "where",
+    "workflows.list",
+    "workflows.run",
 ];
 
-/// Looks a command up by name.
-pub fn lookup(name: &str) -> Option<&'static CommandSpec> {
-    COMMANDS.iter().copied().find(|c| c.name == name)
+/// Whether `name` is a built-in command.
+pub fn exists(name: &str) -> bool {
+    NAMES.binary_search(&name).is_ok()
+}
+
+/// What `commands.list` and `help` report about each command, recorded
+/// from Lobster 2026.9.13 (`commands.list` plus `help <name>`) so agents
+/// that read them see the same interface.
+static CATALOG_JSON: &str = include_str!("catalog.json");
+
+fn catalog() -> &'static [Value] {
+    static CATALOG: std::sync::LazyLock<Vec<Value>> = std::sync::LazyLock::new(|| match Value::from_json(CATALOG_JSON) {
+        Ok(Value::Array(entries)) => entries,
+        _ => Vec::new(),
+    });
+    &CATALOG
+}
+
+/// `lobster help <name>` text.
+pub fn help(name: &str) -> Option<String> {
+    catalog()
+        .iter()
+        .find(|c| c.get_key("name").and_then(Value::as_str) == Some(name))
+        .and_then(|c| c.get_key("help"))
+        .map(Value::to_js_string)
+}
+
+/// The `commands.list` entries: `{name, description, argsSchema, examples, sideEffects}`.
+pub fn describe_all() -> Vec<Value> {
+    catalog()
+        .iter()
+        .filter_map(Value::as_object)
+        .map(|c| Value::Object(c.iter().filter(|(k, _)| *k != "help").map(|(k, v)| (k, v.clone())).collect()))
+        .collect()
 }
 
 /// Runs one stage over its input.

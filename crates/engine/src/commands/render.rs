@@ -1,26 +1,10 @@
 //! Renderers: `json` and `table` write to stdout and end the item stream.
 
-use super::{CommandSpec, Output};
+use super::Output;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::items::Items;
 use crate::value::Value;
-
-pub static JSON: CommandSpec = CommandSpec {
-    name: "json",
-    description: "Render pipeline output as JSON",
-    args_schema: r#"{"type":"object","properties":{},"required":[]}"#,
-    side_effects: &[],
-    help: "json — render pipeline output as JSON\n\nUsage:\n  ... | json\n",
-};
-
-pub static TABLE: CommandSpec = CommandSpec {
-    name: "table",
-    description: "Render items as a simple table",
-    args_schema: r#"{"type":"object","properties":{},"required":[]}"#,
-    side_effects: &[],
-    help: "table — render items as a simple table\n\nUsage:\n  ... | table\n\nNotes:\n  - If items are objects, columns are union of keys (first 20 items).\n",
-};
 
 pub fn json(input: Items, ctx: &Ctx) -> Result<Output> {
     let items = input.collect()?;

@@ -1,35 +1,11 @@
 //! Durable key/value state: `state.get`, `state.set`, `diff.last`.
 
-use super::{CommandSpec, Output};
+use super::Output;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::parser::Args;
 use crate::value::{Object, Value, stable_stringify};
-
-pub static STATE_GET: CommandSpec = CommandSpec {
-    name: "state.get",
-    description: "Read a JSON value from Lobster state",
-    args_schema: r#"{"type":"object","properties":{"_":{"type":"array","items":{"type":"string"},"description":"Key"}},"required":["_"]}"#,
-    side_effects: &["reads_state"],
-    help: "state.get — read a JSON value from Lobster state\n\nUsage:\n  state.get <key>\n\nEnv:\n  LOBSTER_STATE_DIR overrides storage directory\n",
-};
-
-pub static STATE_SET: CommandSpec = CommandSpec {
-    name: "state.set",
-    description: "Write a JSON value to Lobster state",
-    args_schema: r#"{"type":"object","properties":{"_":{"type":"array","items":{"type":"string"},"description":"Key"}},"required":["_"]}"#,
-    side_effects: &["writes_state"],
-    help: "state.set — write a JSON value to Lobster state\n\nUsage:\n  <value> | state.set <key>\n\nNotes:\n  - Consumes the entire input stream; stores a single JSON value.\n",
-};
-
-pub static DIFF_LAST: CommandSpec = CommandSpec {
-    name: "diff.last",
-    description: "Compare current items to last stored snapshot",
-    args_schema: r#"{"type":"object","properties":{"key":{"type":"string","description":"State key to diff against"},"_":{"type":"array","items":{"type":"string"}}},"required":["key"]}"#,
-    side_effects: &["writes_state"],
-    help: "diff.last — compare current items to last stored snapshot\n\nUsage:\n  <items> | diff.last --key <stateKey>\n\nOutput:\n  { changed, key, before, after }\n",
-};
 
 /// Normalises a state key like Lobster's `keyToPath`: lower-case, runs of
 /// characters outside `[a-z0-9._-]` become `_`, `_` runs collapse, and one

@@ -3,21 +3,13 @@
 use std::borrow::Cow;
 
 use super::filters::apply_filters;
-use super::{CommandSpec, Output};
+use super::Output;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::parser::Args;
 use crate::path::get_by_path;
 use crate::value::{Value, is_js_space};
-
-pub static TEMPLATE: CommandSpec = CommandSpec {
-    name: "template",
-    description: "Render a simple {{path}} template against each input item",
-    args_schema: r#"{"type":"object","properties":{"text":{"type":"string","description":"Template text (supports {{path}}, {{path | filter}}, {{.}} for the whole item)"},"file":{"type":"string","description":"Template file path"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
-    side_effects: &[],
-    help: "template — render a simple template against each item\n\nUsage:\n  ... | template --text 'PR {{number}}: {{title}}'\n  ... | template --file ./draft.txt\n\nTemplate syntax:\n  - {{field}} or {{nested.field}}\n  - {{.}} for the whole item\n  - {{field | filter}} pipe-based filters\n  - Missing values render as empty string\n\nFilters:\n  upper, lower, trim, truncate N, replace \"from\" \"to\", split sep\n  first, last, length, join sep\n  json, string, default val, round N, date fmt\n",
-};
 
 /// Replaces every `{{ expr }}` (regex `\{\{\s*([^}]+?)\s*\}\}`) with
 /// `render(expr)`, where `expr` is trimmed.

@@ -5,68 +5,12 @@ use std::collections::HashSet;
 
 use indexmap::IndexMap;
 
-use super::{CommandSpec, Output};
+use super::Output;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::parser::Args;
 use crate::path::{get_by_path, get_object_path};
 use crate::value::{Object, RelOp, Value, compare_js_strings, is_js_space, loose_compare, loose_eq, string_to_number};
-
-pub static WHERE: CommandSpec = CommandSpec {
-    name: "where",
-    description: "Filter objects by a simple predicate",
-    args_schema: r#"{"type":"object","properties":{"_":{"type":"array","items":{"type":"string"},"description":"First positional arg is an expression like field=value or minutes>=30"}},"required":["_"]}"#,
-    side_effects: &[],
-    help: "where — filter objects by a simple predicate\n\nUsage:\n  ... | where unread=true\n  ... | where minutes>=30\n  ... | where sender.domain==example.com\n",
-};
-
-pub static PICK: CommandSpec = CommandSpec {
-    name: "pick",
-    description: "Project fields from objects",
-    args_schema: r#"{"type":"object","properties":{"_":{"type":"array","items":{"type":"string"},"description":"First positional arg is a comma-separated list of fields"}},"required":["_"]}"#,
-    side_effects: &[],
-    help: "pick — project fields from objects\n\nUsage:\n  ... | pick id,subject,from\n",
-};
-
-pub static HEAD: CommandSpec = CommandSpec {
-    name: "head",
-    description: "Take first N items",
-    args_schema: r#"{"type":"object","properties":{"n":{"type":"number","description":"Number of items to take","default":10},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
-    side_effects: &[],
-    help: "head — take first N items\n\nUsage:\n  head --n 10\n",
-};
-
-pub static SORT: CommandSpec = CommandSpec {
-    name: "sort",
-    description: "Sort items (stable) by a key or by stringified value",
-    args_schema: r#"{"type":"object","properties":{"key":{"type":"string","description":"Dot-path key to sort by (e.g. updatedAt, pr.number)"},"desc":{"type":"boolean","description":"Sort descending"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
-    side_effects: &[],
-    help: "sort — sort items (stable) by a key\n\nUsage:\n  ... | sort\n  ... | sort --key updatedAt\n  ... | sort --key prNumber --desc\n\nNotes:\n  - Sorting is stable (preserves order for equal keys).\n  - undefined/null keys sort last.\n",
-};
-
-pub static DEDUPE: CommandSpec = CommandSpec {
-    name: "dedupe",
-    description: "Remove duplicate items, keeping first occurrence (stable)",
-    args_schema: r#"{"type":"object","properties":{"key":{"type":"string","description":"Dot-path key used for identity (defaults to whole item)"},"_":{"type":"array","items":{"type":"string"}}},"required":[]}"#,
-    side_effects: &[],
-    help: "dedupe — remove duplicate items (stable)\n\nUsage:\n  ... | dedupe\n  ... | dedupe --key id\n\nNotes:\n  - Keeps the first occurrence.\n",
-};
-
-pub static GROUP_BY: CommandSpec = CommandSpec {
-    name: "groupBy",
-    description: "Group items by a key (stable group order)",
-    args_schema: r#"{"type":"object","properties":{"key":{"type":"string","description":"Dot-path key to group by (required)"},"_":{"type":"array","items":{"type":"string"}}},"required":["key"]}"#,
-    side_effects: &[],
-    help: "groupBy — group items by a key\n\nUsage:\n  ... | groupBy --key from\n\nOutput:\n  Stream of { key, items, count } objects\n\nNotes:\n  - Group order is stable (order of first appearance).\n",
-};
-
-pub static MAP: CommandSpec = CommandSpec {
-    name: "map",
-    description: "Transform items (wrap/unwrap/add fields)",
-    args_schema: r#"{"type":"object","properties":{"wrap":{"type":"string","description":"Wrap each item as {wrap: item}"},"unwrap":{"type":"string","description":"Unwrap a field (yield item[unwrap])"},"_":{"type":"array","items":{"type":"string"},"description":"Optional assignments like key=value (value supports {{path}})"}},"required":[]}"#,
-    side_effects: &[],
-    help: "map — transform items\n\nUsage:\n  ... | map --wrap item\n  ... | map --unwrap item\n  ... | map foo=bar id={{id}}\n\nNotes:\n  - Assignments are added to an object item (preserves existing fields).\n  - Assignment values support template placeholders like {{id}} and {{nested.field}}.\n",
-};
 
 /// A `where` predicate operator.
 #[derive(Clone, Copy, Debug, PartialEq)]

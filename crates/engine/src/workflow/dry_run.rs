@@ -35,7 +35,7 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
                 let text = resolve_args(text, &args);
                 let stages = parse_pipeline(&text)
                     .map_err(|e| Error::runtime(format!("Workflow step {} pipeline parse failed: {}", step.id, e.message)))?;
-                if let Some(bad) = stages.iter().find(|s| crate::commands::lookup(&s.name).is_none()) {
+                if let Some(bad) = stages.iter().find(|s| !crate::commands::exists(&s.name)) {
                     return Err(Error::runtime(format!("Workflow step {} pipeline references unknown command: {}", step.id, bad.name)));
                 }
                 lines.push(detail("pipeline", &text));

@@ -33,6 +33,7 @@ impl Format {
 struct Node {
     id: String,
     kind: &'static str,
+    gate: bool,
     detail: String,
 }
 
@@ -42,6 +43,7 @@ struct Edge {
     label: String,
 }
 
+/// Cuts to `max` characters, ending with `…` when shortened.
 fn truncate(s: &str, max: usize) -> String {
     let chars: Vec<char> = s.chars().collect();
     if chars.len() <= max { s.to_string() } else { chars[..max - 1].iter().collect::<String>() + "…" }
@@ -49,16 +51,21 @@ fn truncate(s: &str, max: usize) -> String {
 
 fn node_for(step: &Step, args: &Object) -> Node {
     let (kind, detail) = match &step.exec {
-        Exec::Shell(c) => ("run", resolve_args(c, args)),
-        Exec::Pipeline(p) => ("pipeline", resolve_args(p, args)),
-        Exec::Workflow { path, .. } => ("workflow", resolve_args(path, args)),
-        Exec::Parallel(p) => ("parallel", p.branches.iter().map(|b| b.id.as_str()).collect::<Vec<_>>().join(", ")),
-        Exec::ForEach(fe) => ("for_each", fe.steps.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", ")),
-        Exec::None if step.input.is_some() => ("input", step.input.as_ref().map(|i| i.prompt.clone()).unwrap_or_default()),
-        Exec::None => ("approval", step.approval.as_ref().and_then(|a| a.prompt.clone()).unwrap_or_default()),
+        Exec::Shell(c) => ("run", format!("run: {}", resolve_args(c, args))),
+        Exec::Pipeline(p) => ("pipeline", format!("pipeline: {}", resolve_args(p, args))),
+        Exec::Workflow { path, .. } => ("workflow", format!("workflow: {}", resolve_args(path, args))),
+        Exec::Parallel(p) => ("parallel", format!("parallel ({})", if p.wait_any { "any" } else { "all" })),
+        Exec::ForEach(fe) => {
+            let over = match &fe.over {
+                Value::String(s) => s.clone(),
+                other => other.to_json(),
+            };
+            ("for_each", format!("for_each: {over}"))
+        }
+        Exec::None if step.input.is_some() => ("input", "input request".to_string()),
+        Exec::None => ("approval", "approval gate".to_string()),
     };
-    let kind = if step.approval.is_some() { "approval" } else { kind };
-    Node { id: step.id.clone(), kind, detail: truncate(&detail, 80) }
+    Node { id: step.id.clone(), kind, gate: step.approval.is_some(), detail: truncate(&detail, 80) }
 }
 
 /// Step ids referenced as `$id.…` in `text`.
@@ -106,7 +113,7 @@ fn build(workflow: &Workflow, provided: &Value) -> (Vec<Node>, Vec<Edge>) {
         }
         if let Some(Value::String(cond)) = &step.when {
             for r in refs_in(cond) {
-                push(r, step.id.clone(), format!("when: {}", truncate(cond.trim(), 70)));
+                push(r, step.id.clone(), truncate(&format!("when: {}", cond.trim()), 70));
             }
         }
     }
@@ -124,44 +131,42 @@ fn html_escape(s: &str) -> String {
 /// Renders the graph.
 pub fn render(workflow: &Workflow, provided: &Value, format: Format) -> String {
     let (nodes, edges) = build(workflow, provided);
+    // Labels carry a literal `\n` between id and detail.
+    let label = |n: &Node| format!("{}\\n{}", n.id, n.detail);
     let mut out = String::new();
     match format {
         Format::Mermaid => {
             out.push_str("flowchart TD\n");
             for n in &nodes {
-                let label = html_escape(&format!("{}\n{}: {}", n.id, n.kind, n.detail)).replace('\n', "<br/>");
-                let (open, close) = if n.kind == "approval" { ("{\"", "\"}") } else { ("[\"", "\"]") };
-                out.push_str(&format!("  {}{open}{label}{close}\n", mermaid_id(&n.id)));
+                let (open, close) = if n.gate { ("{\"", "\"}") } else { ("[\"", "\"]") };
+                out.push_str(&format!("  {}{open}{}{close}\n", mermaid_id(&n.id), html_escape(&label(n))));
             }
+            out.push('\n');
             for e in &edges {
-                if e.label == "next" {
-                    out.push_str(&format!("  {} --> {}\n", mermaid_id(&e.from), mermaid_id(&e.to)));
-                } else {
-                    out.push_str(&format!("  {} -. \"{}\" .-> {}\n", mermaid_id(&e.from), html_escape(&e.label), mermaid_id(&e.to)));
-                }
+                out.push_str(&format!("  {} -->|{}| {}\n", mermaid_id(&e.from), html_escape(&e.label), mermaid_id(&e.to)));
             }
         }
         Format::Dot => {
-            out.push_str("digraph workflow {\n  rankdir=TB;\n");
             let q = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+            out.push_str("digraph workflow {\n  rankdir=TB;\n");
             for n in &nodes {
-                let shape = if n.kind == "approval" { "diamond" } else { "box" };
-                out.push_str(&format!("  \"{}\" [label=\"{}\", shape={shape}];\n", q(&n.id), q(&format!("{}\n{}: {}", n.id, n.kind, n.detail))));
+                let shape = if n.gate { "diamond" } else { "box" };
+                out.push_str(&format!("  \"{}\" [shape={shape},label=\"{}\"];\n", q(&n.id), q(&label(n))));
             }
+            out.push('\n');
             for e in &edges {
-                let style = if e.label == "next" { String::new() } else { format!(", style=dashed, label=\"{}\"", q(&e.label)) };
-                out.push_str(&format!("  \"{}\" -> \"{}\"[{}];\n", q(&e.from), q(&e.to), style.trim_start_matches(", ")).replace("[]", ""));
+                out.push_str(&format!("  \"{}\" -> \"{}\" [label=\"{}\"];\n", q(&e.from), q(&e.to), q(&e.label)));
             }
             out.push_str("}\n");
         }
         Format::Ascii => {
             out.push_str("Workflow Graph\n\nNodes:\n");
             for n in &nodes {
-                out.push_str(&format!("  - {} [{}] {}\n", n.id, n.kind, n.detail));
+                out.push_str(&format!("- {} [{}] ({})\n", n.id, n.kind, n.detail));
             }
             out.push_str("\nEdges:\n");
             for e in &edges {
-                out.push_str(&format!("  - {} -> {} ({})\n", e.from, e.to, e.label));
+                out.push_str(&format!("- {} -> {} ({})\n", e.from, e.to, e.label));
             }
         }
     }
