@@ -25,8 +25,8 @@ pub struct Retry {
     pub exponential: bool,
     /// Base delay.
     pub delay_ms: f64,
-    /// Cap for exponential delays.
-    pub max_delay_ms: Option<f64>,
+    /// Cap for delays (default 30 s).
+    pub max_delay_ms: f64,
     /// ±10% random jitter.
     pub jitter: bool,
 }
@@ -182,8 +182,6 @@ pub struct Workflow {
     pub steps: Vec<Step>,
 }
 
-const EXEC_KEYS: [&str; 6] = ["run", "command", "pipeline", "workflow", "parallel", "for_each"];
-
 /// Reads and validates a workflow file.
 pub fn load(path: &Path) -> Result<Workflow> {
     let text = std::fs::read_to_string(path).map_err(|e| {
@@ -199,7 +197,7 @@ pub fn load(path: &Path) -> Result<Workflow> {
 
 /// Parses YAML 1.2 text into a value (`null` for an empty document).
 pub fn parse_yaml(text: &str) -> Result<Value> {
-    if text.trim().is_empty() || text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+    if text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
         return Ok(Value::Null);
     }
     // YAML 1.2 core schema, as the `yaml` package Lobster uses: only
@@ -211,30 +209,104 @@ pub fn parse_yaml(text: &str) -> Result<Value> {
     serde_saphyr::from_str_with_options::<Value>(text, options).map_err(|e| Error::runtime(e.to_string()))
 }
 
-fn get<'a>(obj: &'a Object, snake: &str, camel: &str) -> Option<&'a Value> {
-    obj.get(snake).or_else(|| obj.get(camel)).filter(|v| !matches!(v, Value::Null))
+/// JavaScript truthiness of an optional property.
+fn truthy(v: Option<&Value>) -> bool {
+    v.is_some_and(Value::truthy)
 }
 
-/// Validates a parsed document as a workflow.
+/// `typeof v === "string"`.
+fn is_string(v: Option<&Value>) -> bool {
+    matches!(v, Some(Value::String(_)))
+}
+
+/// A string property that is non-blank after trimming.
+fn non_blank(v: Option<&Value>) -> Option<String> {
+    v.and_then(Value::as_str).filter(|s| !s.trim().is_empty()).map(str::to_string)
+}
+
+/// Lobster's `isApprovalStep`: `true`, a non-blank string, or an object.
+fn is_approval(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => !s.trim().is_empty(),
+        Some(Value::Object(_)) => true,
+        _ => false,
+    }
+}
+
+/// Lobster's `isInputStep`: a plain object.
+fn is_input(v: Option<&Value>) -> bool {
+    matches!(v, Some(Value::Object(_)))
+}
+
+/// `run` if it is a string, else `command` (whatever it is).
+fn shell_field(step: &Object) -> Option<&Value> {
+    match step.get("run") {
+        Some(v @ Value::String(_)) => Some(v),
+        _ => step.get("command"),
+    }
+}
+
+fn positive_int_ms(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) if n.fract() == 0.0 && *n >= 1.0 && *n <= 2_147_483_647.0 => Some(*n as u64),
+        _ => None,
+    }
+}
+
+/// What a step runs, by Lobster's priority: parallel, workflow, pipeline, shell.
+fn execution(step: &Object, parallel: Option<Parallel>) -> Exec {
+    if let Some(p) = parallel {
+        return Exec::Parallel(p);
+    }
+    if let Some(path) = non_blank(step.get("workflow")) {
+        let args = step.get("workflow_args").filter(|v| !matches!(v, Value::Null)).cloned();
+        return Exec::Workflow { path, args };
+    }
+    if let Some(p) = non_blank(step.get("pipeline")) {
+        return Exec::Pipeline(p);
+    }
+    if let Some(cmd) = non_blank(shell_field(step)) {
+        return Exec::Shell(cmd);
+    }
+    Exec::None
+}
+
+/// Validates a parsed document as a workflow, with Lobster's checks, order
+/// and messages.
 pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
     let obj = match doc {
         Value::Object(o) => o.clone(),
         Value::Array(_) => Object::new(),
         _ => return Err(Error::runtime("Workflow file must be a JSON/YAML object")),
     };
-    let steps = match obj.get("steps") {
+    let raw_steps = match obj.get("steps") {
         Some(Value::Array(s)) if !s.is_empty() => s.clone(),
         _ => return Err(Error::runtime("Workflow file requires a non-empty steps array")),
     };
-    let mut seen = Vec::new();
-    let steps = parse_steps(&steps, &mut seen, false)?;
+    if let Some(limit) = obj.get("cost_limit") {
+        let Value::Object(l) = limit else {
+            return Err(Error::runtime("Workflow cost_limit must be an object"));
+        };
+        let max = l.get("max_usd").map_or(f64::NAN, Value::to_number);
+        if !max.is_finite() || max < 0.0 {
+            return Err(Error::runtime("Workflow cost_limit.max_usd must be a non-negative number"));
+        }
+        if let Some(action) = l.get("action")
+            && !matches!(action.as_str(), Some("warn" | "stop"))
+        {
+            return Err(Error::runtime("Workflow cost_limit.action must be \"warn\" or \"stop\""));
+        }
+    }
+    let mut seen: Vec<String> = Vec::new();
+    let mut steps = Vec::with_capacity(raw_steps.len());
+    for raw in &raw_steps {
+        steps.push(validate_step(raw, &mut seen)?);
+    }
     let args = match obj.get("args") {
         Some(Value::Object(defs)) => defs
             .iter()
-            .map(|(k, def)| {
-                let default = def.as_object().and_then(|d| d.get("default")).cloned();
-                (k.to_string(), default)
-            })
+            .map(|(k, def)| (k.to_string(), def.as_object().and_then(|d| d.get("default")).cloned()))
             .collect(),
         _ => Vec::new(),
     };
@@ -248,281 +320,354 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
     })
 }
 
-fn parse_steps(raw: &[Value], seen: &mut Vec<String>, in_loop: bool) -> Result<Vec<Step>> {
-    raw.iter().map(|s| parse_step(s, seen, in_loop)).collect()
-}
-
-fn string_field(step: &Object, key: &str, id: &str) -> Result<Option<String>> {
-    match step.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(Error::runtime(format!("Workflow step {id} {key} must be a string"))),
+fn validate_parallel(step: &Object, id: &str, seen: &[String]) -> Result<Option<Parallel>> {
+    let Some(raw) = step.get("parallel") else { return Ok(None) };
+    let Value::Object(p) = raw else {
+        return Err(Error::runtime(format!("Workflow step {id} parallel must be an object")));
+    };
+    let branches = match p.get("branches") {
+        Some(Value::Array(b)) if !b.is_empty() => b,
+        _ => return Err(Error::runtime(format!("Workflow step {id} parallel requires a non-empty branches array"))),
+    };
+    let wait_any = match p.get("wait") {
+        None => false,
+        Some(Value::String(s)) if s == "all" => false,
+        Some(Value::String(s)) if s == "any" => true,
+        Some(_) => return Err(Error::runtime(format!("Workflow step {id} parallel wait must be \"all\" or \"any\""))),
+    };
+    let timeout_ms = match p.get("timeout_ms") {
+        None => None,
+        Some(v) => Some(positive_int_ms(v).ok_or_else(|| {
+            Error::runtime(format!("Workflow step {id} parallel timeout_ms must be a positive integer between 1 and 2147483647"))
+        })?),
+    };
+    let mut ids: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for b in branches {
+        let Value::Object(bo) = b else {
+            return Err(Error::runtime(format!("Workflow step {id} parallel branches must be objects")));
+        };
+        let bid = match bo.get("id") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            _ => return Err(Error::runtime(format!("Workflow step {id} parallel branch requires an id"))),
+        };
+        if bid == id {
+            return Err(Error::runtime(format!("Workflow step {id} parallel branch id cannot match the step id")));
+        }
+        if ids.contains(&bid) {
+            return Err(Error::runtime(format!("Workflow step {id} duplicate parallel branch id: {bid}")));
+        }
+        if seen.contains(&bid) {
+            return Err(Error::runtime(format!("Duplicate workflow id across steps/parallel branches: {bid}")));
+        }
+        ids.push(bid.clone());
+        let count = usize::from(truthy(shell_field(bo))) + usize::from(is_string(bo.get("pipeline")) && truthy(bo.get("pipeline")));
+        if count == 0 {
+            return Err(Error::runtime(format!("Workflow step {id} parallel branch {bid} requires run, command, or pipeline")));
+        }
+        if count > 1 {
+            return Err(Error::runtime(format!(
+                "Workflow step {id} parallel branch {bid} can only define one of run, command, or pipeline"
+            )));
+        }
+        for key in ["run", "command", "pipeline"] {
+            if bo.get(key).is_some_and(|v| !matches!(v, Value::String(_))) {
+                return Err(Error::runtime(format!("Workflow step {id} parallel branch {bid} {key} must be a string")));
+            }
+        }
+        let exec = match (non_blank(bo.get("pipeline")), non_blank(shell_field(bo))) {
+            (Some(p), _) => Exec::Pipeline(p),
+            (None, Some(c)) => Exec::Shell(c),
+            _ => Exec::None,
+        };
+        out.push(Branch {
+            id: bid,
+            exec,
+            env: bo.get("env").and_then(Value::as_object).cloned(),
+            cwd: bo.get("cwd").and_then(Value::as_str).map(str::to_string),
+            stdin: bo.get("stdin").filter(|v| !matches!(v, Value::Null)).cloned(),
+        });
     }
+    Ok(Some(Parallel { wait_any, branches: out, timeout_ms }))
 }
 
-fn parse_step(raw: &Value, seen: &mut Vec<String>, in_loop: bool) -> Result<Step> {
+fn validate_for_each(step: &Object, id: &str) -> Result<Option<ForEach>> {
+    let over = match step.get("for_each") {
+        None => return Ok(None),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err(Error::runtime(format!("Workflow step {id} for_each must be a string (step reference expression)"))),
+    };
+    let err = |msg: &str| Error::runtime(format!("Workflow step {id} {msg}"));
+    let subs = match step.get("steps") {
+        Some(Value::Array(s)) if !s.is_empty() => s.clone(),
+        _ => return Err(err("for_each requires a non-empty steps array")),
+    };
+    let batch_size = match step.get("batch_size") {
+        None => None,
+        Some(Value::Number(n)) if n.fract() == 0.0 && *n >= 1.0 => Some(*n as u64),
+        Some(_) => return Err(err("batch_size must be a positive integer")),
+    };
+    let pause_ms = match step.get("pause_ms") {
+        None => None,
+        Some(Value::Number(n)) if n.is_finite() && *n >= 0.0 => Some(*n as u64),
+        Some(_) => return Err(err("pause_ms must be a finite non-negative number")),
+    };
+    if is_approval(step.get("approval")) {
+        return Err(err("for_each steps cannot define approval (use a separate step after the loop)"));
+    }
+    if is_input(step.get("input")) {
+        return Err(err("for_each steps cannot define input (use a separate step after the loop)"));
+    }
+    if step.get("stdin").is_some_and(|v| !matches!(v, Value::Null)) {
+        return Err(err("for_each steps cannot define stdin (loop input comes from the for_each expression)"));
+    }
+    let loop_pipeline = is_string(step.get("pipeline")) && truthy(step.get("pipeline"));
+    if truthy(shell_field(step)) || loop_pipeline || truthy(step.get("workflow")) || truthy(step.get("parallel")) {
+        return Err(err("for_each cannot also define run, command, pipeline, workflow, or parallel"));
+    }
+    let var = |key: &str, default: &str| -> Result<String> {
+        match step.get(key) {
+            None => Ok(default.to_string()),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(err(&format!("{key} must be a string"))),
+        }
+    };
+    let item_var = var("item_var", "item")?;
+    let index_var = var("index_var", "index")?;
+    if item_var == index_var {
+        return Err(err("item_var and index_var cannot be the same"));
+    }
+    let mut sub_ids: Vec<String> = Vec::new();
+    let mut steps = Vec::new();
+    for raw in &subs {
+        let sub = match raw {
+            Value::Object(o) if matches!(o.get("id"), Some(Value::String(s)) if !s.is_empty()) => o,
+            _ => return Err(err("for_each sub-step requires an id")),
+        };
+        let sid = sub.get("id").map(Value::to_js_string).unwrap_or_default();
+        if sid == item_var || sid == index_var {
+            return Err(err(&format!("for_each sub-step id '{sid}' conflicts with loop variable")));
+        }
+        if sub_ids.contains(&sid) {
+            return Err(err(&format!("duplicate for_each sub-step id: {sid}")));
+        }
+        sub_ids.push(sid.clone());
+        if is_approval(sub.get("approval")) || is_input(sub.get("input")) {
+            return Err(err("for_each sub-steps cannot contain approval or input steps"));
+        }
+        for key in ["run", "command", "pipeline"] {
+            if sub.get(key).is_some_and(|v| !matches!(v, Value::String(_))) {
+                return Err(err(&format!("for_each sub-step {sid} {key} must be a string")));
+            }
+        }
+        if truthy(sub.get("workflow")) || truthy(sub.get("parallel")) || truthy(sub.get("for_each")) {
+            return Err(err(&format!("for_each sub-step {sid} cannot define workflow, parallel, or for_each")));
+        }
+        let shell = non_blank(sub.get("run")).or_else(|| non_blank(sub.get("command")));
+        let pipeline = non_blank(sub.get("pipeline"));
+        let exec = match (&shell, &pipeline) {
+            (None, None) => return Err(err(&format!("for_each sub-step {sid} requires run, command, or pipeline"))),
+            (Some(_), Some(_)) => {
+                return Err(err(&format!("for_each sub-step {sid} can only define one of run, command, or pipeline")));
+            }
+            (Some(c), None) => Exec::Shell(c.clone()),
+            (None, Some(p)) => Exec::Pipeline(p.clone()),
+        };
+        steps.push(Step {
+            id: sid,
+            exec,
+            approval: None,
+            input: None,
+            stdin: sub.get("stdin").filter(|v| !matches!(v, Value::Null)).cloned(),
+            env: sub.get("env").and_then(Value::as_object).cloned(),
+            cwd: sub.get("cwd").and_then(Value::as_str).map(str::to_string),
+            when: condition_of(sub),
+            timeout_ms: None,
+            retry: None,
+            on_error: OnError::Stop,
+        });
+    }
+    Ok(Some(ForEach { over: Value::String(over), steps, item_var, index_var, batch_size, pause_ms }))
+}
+
+/// `when ?? condition`.
+fn condition_of(step: &Object) -> Option<Value> {
+    step.get("when")
+        .filter(|v| !matches!(v, Value::Null))
+        .or_else(|| step.get("condition"))
+        .filter(|v| !matches!(v, Value::Null))
+        .cloned()
+}
+
+fn validate_step(raw: &Value, seen: &mut Vec<String>) -> Result<Step> {
     let Value::Object(step) = raw else {
-        return Err(Error::runtime("Workflow step requires an id"));
+        return Err(Error::runtime("Workflow step must be an object"));
     };
     let id = match step.get("id") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         _ => return Err(Error::runtime("Workflow step requires an id")),
     };
-    if seen.contains(&id) {
-        return Err(Error::runtime(format!("Duplicate workflow step id: {id}")));
+    let err = |msg: &str| Error::runtime(format!("Workflow step {id} {msg}"));
+    match step.get("workflow") {
+        Some(Value::String(s)) if s.trim().is_empty() => return Err(err("workflow path cannot be blank")),
+        Some(Value::String(_)) | None => {}
+        Some(_) => return Err(err("workflow must be a string (file path)")),
     }
-    seen.push(id.clone());
+    if step.get("workflow_args").is_some_and(|v| !matches!(v, Value::Object(_))) {
+        return Err(err("workflow_args must be a plain object"));
+    }
+    let parallel = validate_parallel(step, &id, seen)?;
+    let for_each = validate_for_each(step, &id)?;
 
-    let present: Vec<&str> = EXEC_KEYS.iter().copied().filter(|k| step.get(k).is_some_and(|v| !matches!(v, Value::Null))).collect();
-    let approval = parse_approval(step.get("approval"), &id)?;
-    let input = parse_input(step.get("input"), &id)?;
-    if present.len() > 1 {
-        return Err(Error::runtime(format!(
-            "Workflow step {id} can only define one of run, command, pipeline, workflow, parallel, or for_each"
-        )));
+    let approval_present = is_approval(step.get("approval"));
+    let input_present = is_input(step.get("input"));
+    let count = usize::from(truthy(shell_field(step)))
+        + usize::from(is_string(step.get("pipeline")) && truthy(step.get("pipeline")))
+        + usize::from(non_blank(step.get("workflow")).is_some())
+        + usize::from(parallel.is_some())
+        + usize::from(for_each.is_some());
+    if count == 0 && !approval_present && !input_present {
+        return Err(err("requires run, command, pipeline, workflow, parallel, for_each, approval, or input"));
     }
-    if input.is_some() && !present.is_empty() {
-        return Err(Error::runtime(format!(
-            "Workflow step {id} input steps cannot define run, command, pipeline, workflow, parallel, or for_each"
-        )));
+    if count > 1 {
+        return Err(err("can only define one of run, command, pipeline, workflow, parallel, or for_each"));
     }
-    if present.is_empty() && approval.is_none() && input.is_none() {
-        return Err(Error::runtime(format!(
-            "Workflow step {id} requires run, command, pipeline, workflow, parallel, for_each, approval, or input"
-        )));
+    if count > 0 && input_present {
+        return Err(err("input steps cannot define run, command, pipeline, workflow, parallel, or for_each"));
     }
-    let exec = match present.first().copied() {
-        Some("run") | Some("command") => {
-            let key = present[0];
-            Exec::Shell(string_field(step, key, &id)?.unwrap_or_default())
+    if approval_present && input_present {
+        return Err(err("cannot define both approval and input"));
+    }
+    for key in ["run", "command", "pipeline"] {
+        if step.get(key).is_some_and(|v| !matches!(v, Value::String(_))) {
+            return Err(err(&format!("{key} must be a string")));
         }
-        Some("pipeline") => Exec::Pipeline(string_field(step, "pipeline", &id)?.unwrap_or_default()),
-        Some("workflow") => Exec::Workflow {
-            path: string_field(step, "workflow", &id)?.unwrap_or_default(),
-            args: get(step, "workflow_args", "workflowArgs").cloned(),
-        },
-        Some("parallel") => Exec::Parallel(parse_parallel(step.get("parallel"), &id, seen)?),
-        Some("for_each") => Exec::ForEach(parse_for_each(step, &id, seen)?),
-        _ => Exec::None,
-    };
-    if in_loop && (approval.is_some() || input.is_some()) {
-        return Err(Error::runtime(format!("Workflow step {id} inside for_each cannot define approval or input")));
     }
-
+    let input = validate_input(step, &id)?;
+    let approval = validate_approval(step, &id)?;
     let timeout_ms = match step.get("timeout_ms") {
-        None | Some(Value::Null) => None,
-        Some(Value::Number(n)) if n.fract() == 0.0 && *n >= 1.0 && *n <= 2_147_483_647.0 => Some(*n as u64),
-        Some(_) => {
-            return Err(Error::runtime(format!("Workflow step {id} timeout_ms must be a positive integer between 1 and 2147483647")));
-        }
+        None => None,
+        Some(v) => Some(positive_int_ms(v).ok_or_else(|| err("timeout_ms must be a positive integer between 1 and 2147483647"))?),
     };
     let on_error = match step.get("on_error") {
-        None | Some(Value::Null) => OnError::Stop,
+        None => OnError::Stop,
         Some(Value::String(s)) if s == "stop" => OnError::Stop,
         Some(Value::String(s)) if s == "continue" => OnError::Continue,
         Some(Value::String(s)) if s == "skip_rest" => OnError::SkipRest,
-        Some(_) => {
-            return Err(Error::runtime(format!("Workflow step {id} on_error must be \"stop\", \"continue\", or \"skip_rest\"")));
-        }
+        Some(_) => return Err(err("on_error must be \"stop\", \"continue\", or \"skip_rest\"")),
     };
-    let retry = parse_retry(step.get("retry"), &id)?;
-    let when = step.get("when").filter(|v| !matches!(v, Value::Null)).or_else(|| step.get("condition")).cloned();
-    let when = when.filter(|v| !matches!(v, Value::Null));
+    let retry = validate_retry(step.get("retry"), &id)?;
+    if seen.contains(&id) {
+        return Err(Error::runtime(format!("Duplicate workflow step id: {id}")));
+    }
+    if let Some(p) = &parallel {
+        seen.extend(p.branches.iter().map(|b| b.id.clone()));
+    }
+    seen.push(id.clone());
+    let exec = match for_each {
+        Some(fe) => Exec::ForEach(fe),
+        None => execution(step, parallel),
+    };
     Ok(Step {
-        id: id.clone(),
+        id,
         exec,
         approval,
         input,
         stdin: step.get("stdin").filter(|v| !matches!(v, Value::Null)).cloned(),
         env: step.get("env").and_then(Value::as_object).cloned(),
-        cwd: string_field(step, "cwd", &id)?,
-        when,
+        cwd: step.get("cwd").and_then(Value::as_str).map(str::to_string),
+        when: condition_of(step),
         timeout_ms,
         retry,
         on_error,
     })
 }
 
-fn parse_retry(raw: Option<&Value>, id: &str) -> Result<Option<Retry>> {
-    let Some(raw) = raw.filter(|v| !matches!(v, Value::Null)) else {
-        return Ok(None);
+fn validate_input(step: &Object, id: &str) -> Result<Option<InputSpec>> {
+    let err = |msg: &str| Error::runtime(format!("Workflow step {id} {msg}"));
+    let raw = match step.get("input") {
+        None => return Ok(None),
+        Some(Value::Object(o)) => o,
+        Some(_) => return Err(err("input must be an object")),
     };
+    let Some(Value::String(prompt)) = raw.get("prompt") else {
+        return Err(err("input.prompt must be a string"));
+    };
+    let schema = match raw.get("responseSchema") {
+        Some(s @ (Value::Object(_) | Value::Array(_) | Value::Null)) => s.clone(),
+        _ => return Err(err("input.responseSchema must be an object")),
+    };
+    crate::schema::Schema::compile(&schema).map_err(|e| err(&format!("input.responseSchema is invalid: {e}")))?;
+    Ok(Some(InputSpec { prompt: prompt.clone(), response_schema: schema, defaults: raw.get("defaults").cloned() }))
+}
+
+fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
+    let raw = step.get("approval");
+    if !is_approval(raw) {
+        return Ok(None);
+    }
+    let Some(Value::Object(o)) = raw else {
+        // `true`, "required", or a prompt string.
+        let prompt = raw.and_then(Value::as_str).filter(|s| *s != "required").map(str::to_string);
+        return Ok(Some(Approval { prompt, ..Approval::default() }));
+    };
+    for key in ["initiated_by", "initiatedBy", "required_approver", "requiredApprover"] {
+        if o.get(key).is_some_and(|v| !matches!(v, Value::String(_))) {
+            return Err(Error::runtime(format!("Workflow step {id} approval.{key} must be a string")));
+        }
+    }
+    for key in ["require_different_approver", "requireDifferentApprover"] {
+        if o.get(key).is_some_and(|v| !matches!(v, Value::Bool(_))) {
+            return Err(Error::runtime(format!("Workflow step {id} approval.{key} must be a boolean")));
+        }
+    }
+    let text = |camel: &str, snake: &str| o.get(camel).or_else(|| o.get(snake)).and_then(Value::as_str).map(str::to_string);
+    Ok(Some(Approval {
+        prompt: o.get("prompt").and_then(Value::as_str).map(str::to_string),
+        items: o.get("items").filter(|v| matches!(v, Value::Array(_))).cloned(),
+        preview: o.get("preview").and_then(Value::as_str).map(str::to_string),
+        initiated_by: text("initiatedBy", "initiated_by"),
+        required_approver: text("requiredApprover", "required_approver"),
+        require_different_approver: o
+            .get("requireDifferentApprover")
+            .or_else(|| o.get("require_different_approver"))
+            .and_then(|v| match v {
+                Value::Bool(b) => Some(*b),
+                _ => None,
+            }),
+    }))
+}
+
+fn validate_retry(raw: Option<&Value>, id: &str) -> Result<Option<Retry>> {
+    let Some(raw) = raw else { return Ok(None) };
+    let err = |msg: &str| Error::runtime(format!("Workflow step {id} {msg}"));
     let Value::Object(r) = raw else {
-        return Err(Error::runtime(format!("Workflow step {id} retry must be an object")));
+        return Err(err("retry must be an object"));
     };
     let max = match r.get("max") {
-        None | Some(Value::Null) => 1,
-        Some(Value::Number(n)) if n.fract() == 0.0 && *n >= 1.0 && *n <= u32::MAX as f64 => *n as u32,
-        Some(_) => return Err(Error::runtime(format!("Workflow step {id} retry.max must be a positive integer"))),
+        None => 1,
+        Some(Value::Number(n)) if n.fract() == 0.0 && *n >= 1.0 => n.min(u32::MAX as f64) as u32,
+        Some(_) => return Err(err("retry.max must be a positive integer")),
     };
     let exponential = match r.get("backoff") {
-        None | Some(Value::Null) => false,
+        None => false,
         Some(Value::String(s)) if s == "fixed" => false,
         Some(Value::String(s)) if s == "exponential" => true,
-        Some(_) => return Err(Error::runtime(format!("Workflow step {id} retry.backoff must be \"fixed\" or \"exponential\""))),
+        Some(_) => return Err(err("retry.backoff must be \"fixed\" or \"exponential\"")),
     };
     let ms = |key: &str| -> Result<Option<f64>> {
         match r.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) if *n >= 0.0 && n.is_finite() => Ok(Some(*n)),
-            Some(_) => Err(Error::runtime(format!("Workflow step {id} retry.{key} must be a non-negative number"))),
+            None => Ok(None),
+            Some(Value::Number(n)) if n.is_finite() && *n >= 0.0 => Ok(Some(*n)),
+            Some(_) => Err(err(&format!("retry.{key} must be a finite non-negative number"))),
         }
     };
     let delay_ms = ms("delay_ms")?.unwrap_or(1000.0);
-    let max_delay_ms = ms("max_delay_ms")?;
+    let max_delay_ms = ms("max_delay_ms")?.unwrap_or(30_000.0);
     let jitter = match r.get("jitter") {
-        None | Some(Value::Null) => false,
+        None => false,
         Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(Error::runtime(format!("Workflow step {id} retry.jitter must be a boolean"))),
+        Some(_) => return Err(err("retry.jitter must be a boolean")),
     };
     Ok(Some(Retry { max, exponential, delay_ms, max_delay_ms, jitter }))
-}
-
-fn parse_approval(raw: Option<&Value>, id: &str) -> Result<Option<Approval>> {
-    match raw {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => Ok(None),
-        Some(Value::Bool(true)) => Ok(Some(Approval::default())),
-        Some(Value::String(s)) if s.eq_ignore_ascii_case("required") => Ok(Some(Approval::default())),
-        Some(Value::String(s)) => Ok(Some(Approval { prompt: Some(s.clone()), ..Approval::default() })),
-        Some(Value::Object(o)) => {
-            let text = |snake: &str, camel: &str| -> Result<Option<String>> {
-                match get(o, snake, camel) {
-                    None => Ok(None),
-                    Some(Value::String(s)) => Ok(Some(s.clone())),
-                    Some(_) => Err(Error::runtime(format!("Workflow step {id} approval.{snake} must be a string"))),
-                }
-            };
-            let different = match get(o, "require_different_approver", "requireDifferentApprover") {
-                None => None,
-                Some(Value::Bool(b)) => Some(*b),
-                Some(_) => {
-                    return Err(Error::runtime(format!("Workflow step {id} approval.require_different_approver must be a boolean")));
-                }
-            };
-            Ok(Some(Approval {
-                prompt: text("prompt", "prompt")?,
-                items: o.get("items").filter(|v| !matches!(v, Value::Null)).cloned(),
-                preview: text("preview", "preview")?,
-                initiated_by: text("initiated_by", "initiatedBy")?,
-                required_approver: text("required_approver", "requiredApprover")?,
-                require_different_approver: different,
-            }))
-        }
-        Some(_) => Err(Error::runtime(format!("Workflow step {id} approval must be a boolean, \"required\", a prompt string, or an object"))),
-    }
-}
-
-fn parse_input(raw: Option<&Value>, id: &str) -> Result<Option<InputSpec>> {
-    let Some(raw) = raw.filter(|v| !matches!(v, Value::Null)) else {
-        return Ok(None);
-    };
-    let Value::Object(o) = raw else {
-        return Err(Error::runtime(format!("Workflow step {id} input must be an object")));
-    };
-    let Some(Value::String(prompt)) = o.get("prompt") else {
-        return Err(Error::runtime(format!("Workflow step {id} input.prompt must be a string")));
-    };
-    let schema = get(o, "responseSchema", "response_schema");
-    let Some(schema @ Value::Object(_)) = schema else {
-        return Err(Error::runtime(format!("Workflow step {id} input.responseSchema must be an object")));
-    };
-    crate::schema::Schema::compile(schema)
-        .map_err(|e| Error::runtime(format!("Workflow step {id} input.responseSchema is invalid: {e}")))?;
-    Ok(Some(InputSpec { prompt: prompt.clone(), response_schema: schema.clone(), defaults: o.get("defaults").filter(|v| !matches!(v, Value::Null)).cloned() }))
-}
-
-fn parse_parallel(raw: Option<&Value>, id: &str, seen: &mut Vec<String>) -> Result<Parallel> {
-    let Some(Value::Object(p)) = raw else {
-        return Err(Error::runtime(format!("Workflow step {id} parallel must be an object")));
-    };
-    let wait_any = match p.get("wait") {
-        None | Some(Value::Null) => false,
-        Some(Value::String(s)) if s == "all" => false,
-        Some(Value::String(s)) if s == "any" => true,
-        Some(_) => return Err(Error::runtime(format!("Workflow step {id} parallel.wait must be \"all\" or \"any\""))),
-    };
-    let branches = match p.get("branches") {
-        Some(Value::Array(b)) if !b.is_empty() => b,
-        _ => return Err(Error::runtime(format!("Workflow step {id} parallel.branches must be a non-empty array"))),
-    };
-    let mut out = Vec::new();
-    for b in branches {
-        let Value::Object(bo) = b else {
-            return Err(Error::runtime(format!("Workflow step {id} parallel branch requires an id")));
-        };
-        let bid = match bo.get("id") {
-            Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            _ => return Err(Error::runtime(format!("Workflow step {id} parallel branch requires an id"))),
-        };
-        if seen.contains(&bid) {
-            return Err(Error::runtime(format!("Duplicate workflow step id: {bid}")));
-        }
-        seen.push(bid.clone());
-        let keys: Vec<&str> = ["run", "command", "pipeline"].into_iter().filter(|k| bo.get(k).is_some_and(|v| !matches!(v, Value::Null))).collect();
-        if keys.len() != 1 {
-            return Err(Error::runtime(format!("Parallel branch {bid} requires exactly one of run, command, or pipeline")));
-        }
-        if bo.get("approval").is_some() || bo.get("input").is_some() {
-            return Err(Error::runtime(format!("Parallel branch {bid} cannot define approval or input")));
-        }
-        let text = string_field(bo, keys[0], &bid)?.unwrap_or_default();
-        out.push(Branch {
-            id: bid.clone(),
-            exec: if keys[0] == "pipeline" { Exec::Pipeline(text) } else { Exec::Shell(text) },
-            env: bo.get("env").and_then(Value::as_object).cloned(),
-            cwd: string_field(bo, "cwd", &bid)?,
-            stdin: bo.get("stdin").filter(|v| !matches!(v, Value::Null)).cloned(),
-        });
-    }
-    let timeout_ms = match p.get("timeout_ms") {
-        None | Some(Value::Null) => None,
-        Some(Value::Number(n)) if n.fract() == 0.0 && *n >= 1.0 && *n <= 2_147_483_647.0 => Some(*n as u64),
-        Some(_) => {
-            return Err(Error::runtime(format!("Workflow step {id} parallel.timeout_ms must be a positive integer between 1 and 2147483647")));
-        }
-    };
-    Ok(Parallel { wait_any, branches: out, timeout_ms })
-}
-
-fn parse_for_each(step: &Object, id: &str, seen: &mut Vec<String>) -> Result<ForEach> {
-    let over = step.get("for_each").cloned().unwrap_or(Value::Null);
-    let steps = match step.get("steps") {
-        Some(Value::Array(s)) if !s.is_empty() => s.clone(),
-        _ => return Err(Error::runtime(format!("Workflow step {id} for_each requires a non-empty steps array"))),
-    };
-    if step.get("approval").is_some_and(|v| !matches!(v, Value::Null | Value::Bool(false)))
-        || step.get("input").is_some_and(|v| !matches!(v, Value::Null))
-    {
-        return Err(Error::runtime(format!("Workflow step {id} for_each cannot define approval or input")));
-    }
-    let var = |key: &str, default: &str| -> Result<String> {
-        match step.get(key) {
-            None | Some(Value::Null) => Ok(default.to_string()),
-            Some(Value::String(s)) if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') => {
-                Ok(s.clone())
-            }
-            Some(_) => Err(Error::runtime(format!("Workflow step {id} {key} must be a non-empty identifier"))),
-        }
-    };
-    let item_var = var("item_var", "item")?;
-    let index_var = var("index_var", "index")?;
-    if item_var == index_var {
-        return Err(Error::runtime(format!("Workflow step {id} item_var and index_var must differ")));
-    }
-    let count = |key: &str| -> Result<Option<u64>> {
-        match step.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) if n.fract() == 0.0 && *n >= 0.0 => Ok(Some(*n as u64)),
-            Some(_) => Err(Error::runtime(format!("Workflow step {id} {key} must be a non-negative integer"))),
-        }
-    };
-    let mut sub_seen = Vec::new();
-    let sub = parse_steps(&steps, &mut sub_seen, true)?;
-    for s in &sub_seen {
-        if *s == item_var || *s == index_var {
-            return Err(Error::runtime(format!("Workflow step {id} sub-step id {s} clashes with the loop variables")));
-        }
-    }
-    let _ = seen;
-    Ok(ForEach { over, steps: sub, item_var, index_var, batch_size: count("batch_size")?.filter(|n| *n > 0), pause_ms: count("pause_ms")? })
 }

@@ -361,7 +361,7 @@ impl Run<'_> {
                             "[RETRY] Step '{}' failed (attempt {attempt}/{max}): {}. Retrying in {}ms...\n",
                             step.id,
                             e.message,
-                            crate::value::format_number(delay.round())
+                            crate::value::format_number(delay)
                         );
                         tokio::time::sleep(Duration::from_millis(delay.max(0.0) as u64)).await;
                         attempt += 1;
@@ -611,19 +611,15 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Delay before retrying after failed attempt `attempt` (1-based), in whole ms.
 fn retry_delay(step: &Step, attempt: u32) -> f64 {
     let Some(r) = &step.retry else { return 0.0 };
-    let mut d = if r.exponential {
-        let raw = r.delay_ms * 2f64.powi(attempt as i32 - 1);
-        r.max_delay_ms.map_or(raw, |cap| raw.min(cap))
-    } else {
-        r.delay_ms
-    };
+    let mut d = if r.exponential { (r.delay_ms * 2f64.powi(attempt as i32 - 1)).min(r.max_delay_ms) } else { r.delay_ms };
     if r.jitter {
         let unit = f64::from(uuid::Uuid::new_v4().as_bytes()[0]) / 255.0;
-        d *= 0.9 + 0.2 * unit;
+        d = (d + (unit * 2.0 - 1.0) * d * 0.1).min(r.max_delay_ms);
     }
-    d
+    d.round().max(0.0)
 }
 
 async fn run_shell_step(id: &str, command: &str, p: &Prepared, _ctx: &Ctx) -> Result<Object> {
