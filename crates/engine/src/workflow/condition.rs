@@ -33,7 +33,7 @@ fn tokenize(expr: &str, unsupported: &dyn Fn() -> Error) -> Result<Vec<Tok>> {
     while i < chars.len() {
         let c = chars[i];
         let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
-        if c.is_whitespace() {
+        if crate::value::is_js_space(c) {
             i += 1;
         } else if two == "||" {
             toks.push(Tok::Or);
@@ -98,9 +98,9 @@ fn tokenize(expr: &str, unsupported: &dyn Fn() -> Error) -> Result<Vec<Tok>> {
             }
             let text: String = chars[start..i].iter().collect();
             toks.push(Tok::Num(string_to_number(&text)));
-        } else if c.is_alphanumeric() || c == '_' {
+        } else if c.is_ascii_alphabetic() || c == '_' {
             let start = i;
-            while chars.get(i).is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.')) {
+            while chars.get(i).is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')) {
                 i += 1;
             }
             toks.push(Tok::Word(chars[start..i].iter().collect()));
@@ -236,6 +236,7 @@ pub fn evaluate(condition: Option<&Value>, results: &Object) -> Result<bool> {
         "false" => return Ok(false),
         _ => {}
     }
+    let text = text.trim();
     let unsupported = || Error::runtime(format!("Unsupported condition: {text}"));
     let toks = tokenize(text, &unsupported)?;
     let mut p = Parser { toks, pos: 0, results, unsupported: &unsupported };

@@ -1,100 +1,251 @@
 //! `lobster run --dry-run` for workflow files: evaluate conditions (gates
-//! assumed granted), validate pipelines and strict references, and describe
-//! the plan without running anything.
+//! assumed granted, inputs pending), validate pipelines and strict stdin
+//! references, and describe the plan without running anything.
 
 use crate::error::{Error, Result};
 use crate::parser::parse_pipeline;
 use crate::value::{Object, Value, format_number};
 
 use super::condition;
-use super::file::{Exec, OnError, Workflow};
+use super::file::{Exec, OnError, Retry, Step, Workflow};
 use super::run::resolve_workflow_args;
-use super::template::{resolve_args, whole_ref};
+use super::template::{resolve_args, scan_ref, strict_lookup, whole_ref};
+
+const DEFERRED_NOTE: &str = "[contains step output refs — unknown at plan time]";
+
+/// Whether `text` mentions `$id.stdout` or `$id.json`.
+fn has_output_ref(text: &str) -> bool {
+    let mut i = 0;
+    while let Some(pos) = text[i..].find('$') {
+        let at = i + pos;
+        if let Some((_, path, _)) = scan_ref(&text[at..]) {
+            let field = path.split('.').next().unwrap_or_default();
+            if field == "stdout" || field == "json" {
+                return true;
+            }
+        }
+        i = at + 1;
+    }
+    false
+}
+
+/// `text` plus the deferred-output note when it needs one.
+fn noted(text: &str) -> String {
+    if has_output_ref(text) { format!("{text}  {DEFERRED_NOTE}") } else { text.to_string() }
+}
+
+/// Args substituted; `$id.approved` resolved for steps already planned.
+fn plan_template(input: &str, args: &Object, results: &Object) -> String {
+    let with_args = resolve_args(input, args);
+    let mut out = String::with_capacity(with_args.len());
+    let mut i = 0;
+    while let Some(pos) = with_args[i..].find('$') {
+        let at = i + pos;
+        out.push_str(&with_args[i..at]);
+        match scan_ref(&with_args[at..]) {
+            Some((id, "approved", len)) if results.contains_key(id) => {
+                let approved = results.get(id).and_then(|r| r.get_key("approved")) == Some(&Value::Bool(true));
+                out.push_str(if approved { "true" } else { "false" });
+                i = at + len;
+            }
+            _ => {
+                out.push('$');
+                i = at + 1;
+            }
+        }
+    }
+    out.push_str(&with_args[i..]);
+    out
+}
+
+/// Checks every stage of a pipeline exists (stage names that depend on step
+/// output are deferred); `Ok(true)` when some were deferred.
+fn check_stages(text: &str, unknown: impl Fn(&str) -> String) -> Result<bool> {
+    let stages = parse_pipeline(text)?;
+    let mut deferred = false;
+    for stage in &stages {
+        if has_output_ref(&stage.name) {
+            deferred = true;
+        } else if !crate::commands::exists(&stage.name) {
+            return Err(Error::runtime(unknown(&stage.name)));
+        }
+    }
+    Ok(deferred)
+}
+
+/// The stdin line: only step-output references are noted.
+fn stdin_note(stdin: Option<&Value>) -> Option<String> {
+    let Some(Value::String(s)) = stdin else { return None };
+    let trimmed = s.trim();
+    if whole_ref(trimmed).is_some_and(|(_, path)| path == "stdout" || path == "json") {
+        Some(format!("{trimmed}  [output unknown at plan time]"))
+    } else if has_output_ref(trimmed) {
+        Some(format!("{trimmed}  {DEFERRED_NOTE}"))
+    } else {
+        None
+    }
+}
+
+/// Lobster's `resolveInputValue` in strict mode, for validation only.
+fn check_input(stdin: Option<&Value>, results: &Object) -> Result<()> {
+    if let Some(Value::String(s)) = stdin
+        && let Some((id, path)) = whole_ref(s)
+    {
+        strict_lookup(results, &id, &path)?;
+    }
+    Ok(())
+}
+
+fn policy_lines(step: &Step, lines: &mut Vec<String>) {
+    if let Some(ms) = step.timeout_ms {
+        lines.push(format!("     timeout: {ms}ms"));
+    }
+    match step.on_error {
+        OnError::Stop => {}
+        OnError::Continue => lines.push("     on_error: continue".into()),
+        OnError::SkipRest => lines.push("     on_error: skip_rest".into()),
+    }
+    if let Some(Retry { max, exponential, delay_ms, jitter, .. }) = &step.retry
+        && *max > 1
+    {
+        lines.push(format!(
+            "     retry: up to {max} attempts, {} backoff (base: {}ms{})",
+            if *exponential { "exponential" } else { "fixed" },
+            format_number(*delay_ms),
+            if *jitter { ", jitter" } else { "" }
+        ));
+    }
+}
 
 /// The plan text written to stderr.
 pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
     let args = resolve_workflow_args(workflow, provided);
     let mut results = Object::new();
     let n = workflow.steps.len();
-    let mut lines = vec![format!("[DRY RUN] Would execute {n} step{}:", if n == 1 { "" } else { "s" }), String::new()];
+    let mut lines = vec![format!("[DRY RUN] Would execute {n} step{}:\n", if n == 1 { "" } else { "s" })];
     for (i, step) in workflow.steps.iter().enumerate() {
         let num = i + 1;
-        let mut r = Object::from_iter([("id", Value::from(step.id.as_str()))]);
+        let id = step.id.as_str();
+        let mut r = Object::from_iter([("id", Value::from(id))]);
         if !condition::evaluate(step.when.as_ref(), &results)? {
-            lines.push(format!("  {num}. {}  [skipped — condition: false]", step.id));
+            lines.push(format!("  {num}. {id}  [skipped — condition: false]"));
             r.insert("skipped", Value::Bool(true));
-            results.insert(step.id.clone(), Value::Object(r));
+            results.insert(id, Value::Object(r));
             continue;
         }
-        let kind = if step.input.is_some() { "input" } else { step.exec.kind() };
-        lines.push(format!("  {num}. {}  [{kind}]", step.id));
-        let detail = |label: &str, text: &str| format!("     {label}: {text}");
-        match &step.exec {
-            Exec::Shell(cmd) => lines.push(detail("run", &resolve_args(cmd, &args))),
-            Exec::Pipeline(text) => {
-                let text = resolve_args(text, &args);
-                let stages = parse_pipeline(&text)
-                    .map_err(|e| Error::runtime(format!("Workflow step {} pipeline parse failed: {}", step.id, e.message)))?;
-                if let Some(bad) = stages.iter().find(|s| !crate::commands::exists(&s.name)) {
-                    return Err(Error::runtime(format!("Workflow step {} pipeline references unknown command: {}", step.id, bad.name)));
-                }
-                lines.push(detail("pipeline", &text));
-            }
-            Exec::Workflow { path, .. } => lines.push(detail("workflow", &resolve_args(path, &args))),
-            Exec::Parallel(p) => {
-                let ids: Vec<&str> = p.branches.iter().map(|b| b.id.as_str()).collect();
-                lines.push(detail("branches", &format!("{} (wait: {})", ids.join(", "), if p.wait_any { "any" } else { "all" })));
-            }
-            Exec::ForEach(fe) => {
-                let over = match &fe.over {
-                    Value::String(s) => s.clone(),
-                    other => other.to_json(),
-                };
-                lines.push(detail("for_each", &over));
-            }
-            Exec::None => {}
-        }
         if let Some(input) = &step.input {
-            lines.push(detail("input", &input.prompt));
+            lines.push(format!("  {num}. {id}  [input]"));
+            lines.push(format!("     prompt: {}", input.prompt));
+            lines.push("     [input required]".into());
+            r.insert("response", Value::Object(Object::from_iter([("pending", Value::Bool(true))])));
+            results.insert(id, Value::Object(r));
+            continue;
         }
-        match &step.stdin {
-            None => {}
-            Some(Value::String(s)) => match whole_ref(s) {
-                Some((id, path)) => {
-                    if !results.contains_key(&id) {
-                        return Err(Error::runtime(format!("Workflow step {} stdin: Unknown step reference: {id}.{path}", step.id)));
-                    }
-                    lines.push(format!("     stdin: {}  [output unknown at plan time]", s.trim()));
+        if let Exec::ForEach(fe) = &step.exec {
+            let over = fe.over.as_str().unwrap_or_default();
+            lines.push(format!("  {num}. {id}  [for_each]"));
+            lines.push(format!("     for_each: {}", noted(over)));
+            if over.trim().starts_with('$') {
+                check_input(Some(&fe.over), &results)
+                    .map_err(|e| Error::runtime(format!("Workflow step {id} for_each: {}", e.message)))?;
+            }
+            lines.push(format!("     item_var: {}, index_var: {}", fe.item_var, fe.index_var));
+            if let Some(b) = fe.batch_size {
+                lines.push(format!("     batch_size: {b}"));
+            }
+            if let Some(p) = fe.pause_ms.filter(|p| *p > 0) {
+                lines.push(format!("     pause_ms: {p}"));
+            }
+            lines.push(format!("     sub-steps: {}", fe.steps.len()));
+            let mut scoped = results.clone();
+            scoped.insert(fe.item_var.as_str(), crate::jv!({"id": "item", "json": {"_placeholder": true}}));
+            scoped.insert(fe.index_var.as_str(), crate::jv!({"id": "index", "json": 0}));
+            for (j, sub) in fe.steps.iter().enumerate() {
+                let sn = j + 1;
+                if !condition::evaluate(sub.when.as_ref(), &scoped)? {
+                    lines.push(format!("       {sn}. {}  [skipped — condition: false]", sub.id));
+                    scoped.insert(sub.id.as_str(), crate::jv!({"skipped": true}));
+                    continue;
                 }
-                None => lines.push(detail("stdin", &resolve_args(s, &args))),
-            },
-            Some(other) => lines.push(detail("stdin", &other.to_json())),
+                check_input(sub.stdin.as_ref(), &scoped).map_err(|e| {
+                    Error::runtime(format!("Workflow step {id} for_each sub-step {} stdin: {}", sub.id, e.message))
+                })?;
+                match &sub.exec {
+                    Exec::Shell(cmd) => {
+                        lines.push(format!("       {sn}. {}  [shell] run: {}", sub.id, plan_template(cmd, &args, &scoped)));
+                    }
+                    Exec::Pipeline(text) => {
+                        let text = plan_template(text, &args, &scoped);
+                        check_stages(&text, |name| {
+                            format!("Workflow step {id} for_each sub-step {} pipeline: unknown command: {name}", sub.id)
+                        })?;
+                        lines.push(format!("       {sn}. {}  [pipeline] pipeline: {text}", sub.id));
+                    }
+                    _ => lines.push(format!("       {sn}. {}  [no-op]", sub.id)),
+                }
+                scoped.insert(sub.id.as_str(), Value::Object(Object::from_iter([("id", Value::from(sub.id.as_str()))])));
+            }
+            policy_lines(step, &mut lines);
+            results.insert(id, Value::Object(r));
+            continue;
         }
-        if let Some(ms) = step.timeout_ms {
-            lines.push(format!("     timeout: {ms}ms"));
+        check_input(step.stdin.as_ref(), &results).map_err(|e| Error::runtime(format!("Workflow step {id} stdin: {}", e.message)))?;
+        match &step.exec {
+            Exec::Parallel(p) => {
+                lines.push(format!("  {num}. {id}  [parallel]"));
+                lines.push(format!("     wait: {}", if p.wait_any { "any" } else { "all" }));
+                if let Some(ms) = p.timeout_ms {
+                    lines.push(format!("     timeout: {ms}ms"));
+                }
+                for b in &p.branches {
+                    match &b.exec {
+                        Exec::Pipeline(text) => {
+                            let text = plan_template(text, &args, &results);
+                            check_stages(&text, |name| format!("Parallel branch {} pipeline references unknown command: {name}", b.id))?;
+                            lines.push(format!("     branch {}: [pipeline] {}", b.id, noted(&text)));
+                        }
+                        Exec::Shell(cmd) => {
+                            lines.push(format!("     branch {}: [shell] {}", b.id, noted(&plan_template(cmd, &args, &results))));
+                        }
+                        _ => lines.push(format!("     branch {}: [no-op]", b.id)),
+                    }
+                    results.insert(b.id.as_str(), Value::Object(Object::from_iter([("id", Value::from(b.id.as_str()))])));
+                }
+            }
+            Exec::Workflow { path, args: wf_args } => {
+                lines.push(format!("  {num}. {id}  [workflow]"));
+                lines.push(format!("     workflow: {}", noted(&plan_template(path, &args, &results))));
+                if let Some(Value::Object(a)) = wf_args
+                    && !a.is_empty()
+                {
+                    lines.push(format!("     args: {}", a.keys().collect::<Vec<_>>().join(", ")));
+                }
+            }
+            Exec::Shell(cmd) => {
+                lines.push(format!("  {num}. {id}  [shell]"));
+                lines.push(format!("     run: {}", noted(&plan_template(cmd, &args, &results))));
+            }
+            Exec::Pipeline(text) => {
+                let text = plan_template(text, &args, &results);
+                let deferred = check_stages(&text, |name| format!("Workflow step {id} pipeline references unknown command: {name}"))?;
+                lines.push(format!("  {num}. {id}  [pipeline]"));
+                lines.push(format!("     pipeline: {}", noted(&text)));
+                if deferred {
+                    lines.push("     [command validation deferred — stage name depends on step output]".into());
+                }
+            }
+            _ => lines.push(format!("  {num}. {id}  [no-op]")),
         }
-        if let Some(retry) = &step.retry {
-            lines.push(format!(
-                "     retry: up to {} attempts, {} backoff (base: {}ms{})",
-                retry.max,
-                if retry.exponential { "exponential" } else { "fixed" },
-                format_number(retry.delay_ms),
-                if retry.jitter { ", jitter" } else { "" }
-            ));
+        if let Some(note) = stdin_note(step.stdin.as_ref()) {
+            lines.push(format!("     stdin: {note}"));
         }
-        match step.on_error {
-            OnError::Stop => {}
-            OnError::Continue => lines.push("     on_error: continue".into()),
-            OnError::SkipRest => lines.push("     on_error: skip_rest".into()),
-        }
+        policy_lines(step, &mut lines);
         if step.approval.is_some() {
             lines.push("     [approval required]".into());
             r.insert("approved", Value::Bool(true));
         }
-        if step.input.is_some() {
-            r.insert("response", Value::Object(Object::from_iter([("pending", Value::Bool(true))])));
-        }
-        results.insert(step.id.clone(), Value::Object(r));
+        results.insert(id, Value::Object(r));
     }
-    Ok(lines.join("\n") + "\n")
+    lines.push(String::new());
+    Ok(lines.join("\n"))
 }

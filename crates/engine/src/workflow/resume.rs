@@ -16,7 +16,7 @@ use super::run::{Run, resolve_workflow_args};
 const NOT_FOUND: &str = "Workflow resume state not found";
 
 /// Checks `LOBSTER_APPROVAL_APPROVED_BY` against the gate's identity rules.
-fn check_identity(step_id: &str, identity: Option<&Value>, approved_by: Option<&str>) -> Result<()> {
+pub(crate) fn check_identity(step_id: &str, identity: Option<&Value>, approved_by: Option<&str>) -> Result<()> {
     let get = |k: &str| identity.and_then(|i| i.get_key(k));
     let required = get("requiredApprover").and_then(Value::as_str);
     let different = get("requireDifferentApprover").is_some_and(Value::truthy);
@@ -57,9 +57,6 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
                 if let Some(by) = approved_by {
                     r.insert("approvedBy", Value::from(by));
                 }
-                if let Some(init) = identity.and_then(|i| i.get_key("initiatedBy")) {
-                    r.insert("initiatedBy", init.clone());
-                }
                 results.insert(step_id.to_string(), Value::Object(r));
             }
             _ => {}
@@ -77,11 +74,12 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
                         ))
                     })?;
                 }
-                let mut r = Object::from_iter([("id", Value::from(step_id))]);
-                if let Some(subject) = state.get_key("inputSubject") {
-                    r.insert("subject", subject.clone());
-                }
+                let mut r = results.get(step_id).and_then(Value::as_object).cloned().unwrap_or_else(|| {
+                    Object::from_iter([("id", Value::from(step_id))])
+                });
+                r.insert("subject", state.get_key("inputSubject").cloned().unwrap_or_default());
                 r.insert("response", response.clone());
+                r.remove("skipped");
                 results.insert(step_id.to_string(), Value::Object(r));
             }
             _ => {}
@@ -98,7 +96,7 @@ async fn continue_run(state: &Value, results: Object, ctx: &Ctx) -> Result<(Enve
     let args = resolve_workflow_args(&workflow, &provided);
     let gate_step = state.get_key("approvalStepId").or_else(|| state.get_key("inputStepId")).map(Value::to_js_string);
     let start = state.get_key("resumeAtIndex").map_or(0.0, Value::to_number).max(0.0) as usize;
-    let mut run = Run { workflow: &workflow, args, results, last: gate_step, stack: vec![workflow.path.clone()], nested: false };
+    let mut run = Run { workflow: &workflow, args, results, last: gate_step, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())] };
     let outcome = run.run_from(start, ctx).await?;
     match pause_for(&workflow, &run, outcome) {
         Ok(envelope) => Ok((envelope, None)),

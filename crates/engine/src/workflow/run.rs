@@ -74,8 +74,6 @@ pub struct Run<'a> {
     pub last: Option<String>,
     /// Files being executed (cycle detection for sub-workflows).
     pub stack: Vec<PathBuf>,
-    /// Whether this is a sub-workflow (gates are errors there).
-    pub nested: bool,
 }
 
 /// `defaults ← Object.entries(provided)`.
@@ -154,45 +152,66 @@ pub fn output_items(result: Option<&Value>) -> Vec<Value> {
     }
 }
 
-/// A resolved step input: absent, text, or a value.
-#[derive(Clone, Debug)]
-enum StdinValue {
-    None,
-    Text(String),
-    Value(Value),
-}
-
-impl StdinValue {
-    /// Bytes for a shell command's stdin.
-    fn shell_bytes(&self) -> Option<Vec<u8>> {
-        match self {
-            StdinValue::None | StdinValue::Value(Value::Null) => None,
-            StdinValue::Text(s) | StdinValue::Value(Value::String(s)) => Some(s.clone().into_bytes()),
-            StdinValue::Value(v) => Some(v.to_json().into_bytes()),
-        }
-    }
-
-    /// Items for a pipeline step.
-    fn items(&self) -> Vec<Value> {
-        match self {
-            StdinValue::None | StdinValue::Value(Value::Null) => Vec::new(),
-            StdinValue::Text(s) => vec![Value::String(s.clone())],
-            StdinValue::Value(Value::Array(a)) => a.clone(),
-            StdinValue::Value(v) => vec![v.clone()],
-        }
+/// Bytes for a shell command's stdin: strings verbatim, other values as JSON.
+fn shell_input(value: Option<&Value>) -> Option<Vec<u8>> {
+    match value {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone().into_bytes()),
+        Some(v) => Some(v.to_json().into_bytes()),
     }
 }
 
-/// The step environment, working directory and inputs, resolved.
+/// Items for a pipeline step: arrays are spread, null means none.
+fn pipeline_items(value: Option<&Value>) -> Vec<Value> {
+    match value {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a.clone(),
+        Some(v) => vec![v.clone()],
+    }
+}
+
+/// `String` of a value for stdout (null → "").
+fn serialize_for_stdout(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_json(),
+    }
+}
+
+/// A result built from a step's input alone (approval-only and no-op steps).
+fn synthetic_result(id: &str, value: Option<Value>) -> Object {
+    let mut r = result(id);
+    match value {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) => {
+            if let Some(j) = parse_json_stdout(&s) {
+                r.insert("json", j);
+            }
+            r.insert("stdout", Value::String(s));
+        }
+        Some(v) => {
+            r.insert("stdout", Value::String(serialize_for_stdout(&v)));
+            r.insert("json", v);
+        }
+    }
+    r
+}
+
+/// The step environment and working directory, resolved.
 struct Prepared {
     env: Arc<Env>,
     cwd: PathBuf,
-    stdin: StdinValue,
+}
+
+/// Whether an error must bypass `on_error` and retries.
+fn is_pipeline_halt(e: &Error) -> bool {
+    e.message.contains(" halted for approval inside pipeline") || e.message.contains(" halted before completion at pipeline")
 }
 
 impl Run<'_> {
-    fn env_for(&self, ctx: &Ctx, layers: &[Option<&Object>]) -> Arc<Env> {
-        let mut env = (*ctx.env).clone();
+    fn env_for(&self, base: &Env, layers: &[Option<&Object>], results: &Object) -> Arc<Env> {
+        let mut env = base.clone();
         env.insert("LOBSTER_ARGS_JSON".into(), Value::Object(self.args.clone()).to_json());
         for (k, v) in self.args.iter() {
             if let Some(key) = arg_env_key(k) {
@@ -202,37 +221,38 @@ impl Run<'_> {
         for layer in layers.iter().flatten() {
             for (k, v) in layer.iter() {
                 if let Value::String(s) = v {
-                    env.insert(k.to_string(), resolve(s, &self.args, &self.results));
+                    env.insert(k.to_string(), resolve(s, &self.args, results));
                 }
             }
         }
         Arc::new(env)
     }
 
-    fn cwd_for(&self, ctx: &Ctx, cwd: Option<&str>) -> PathBuf {
-        match cwd.or(self.workflow.cwd.as_deref()) {
+    fn cwd_for(&self, ctx: &Ctx, cwds: &[Option<&str>]) -> PathBuf {
+        match cwds.iter().flatten().copied().chain(self.workflow.cwd.as_deref()).next() {
             Some(c) if !c.is_empty() => ctx.cwd.join(resolve_args(c, &self.args)),
             _ => ctx.cwd.clone(),
         }
     }
 
-    fn stdin_for(&self, stdin: Option<&Value>) -> Result<StdinValue> {
+    /// Lobster's `resolveInputValue`: a lone `$step.path` is a strict lookup
+    /// (may be undefined), other strings are templates, values pass through.
+    fn input_value(&self, stdin: Option<&Value>, results: &Object) -> Result<Option<Value>> {
         match stdin {
-            None | Some(Value::Null) => Ok(StdinValue::None),
+            None | Some(Value::Null) => Ok(Some(Value::Null)),
             Some(Value::String(s)) => match whole_ref(s) {
-                Some((id, path)) => Ok(strict_lookup(&self.results, &id, &path)?.map_or(StdinValue::None, StdinValue::Value)),
-                None => Ok(StdinValue::Text(resolve(s, &self.args, &self.results))),
+                Some((id, path)) => strict_lookup(results, &id, &path),
+                None => Ok(Some(Value::String(resolve(s, &self.args, results)))),
             },
-            Some(other) => Ok(StdinValue::Value(other.clone())),
+            Some(other) => Ok(Some(other.clone())),
         }
     }
 
-    fn prepare(&self, ctx: &Ctx, env: Option<&Object>, cwd: Option<&str>, stdin: Option<&Value>) -> Result<Prepared> {
-        Ok(Prepared {
-            env: self.env_for(ctx, &[self.workflow.env.as_ref(), env]),
-            cwd: self.cwd_for(ctx, cwd),
-            stdin: self.stdin_for(stdin)?,
-        })
+    fn prepare(&self, ctx: &Ctx, env: Option<&Object>, cwd: Option<&str>) -> Prepared {
+        Prepared {
+            env: self.env_for(&ctx.env, &[self.workflow.env.as_ref(), env], &self.results),
+            cwd: self.cwd_for(ctx, &[cwd]),
+        }
     }
 
     /// Runs the steps from `start`, returning the outcome.
@@ -248,18 +268,16 @@ impl Run<'_> {
                     continue;
                 }
                 if let Some(input) = &step.input {
-                    if self.nested {
-                        return Err(Error::runtime(format!("Workflow step {} requested input inside a sub-workflow", step.id)));
-                    }
                     let subject = match &step.stdin {
-                        Some(_) => match self.stdin_for(step.stdin.as_ref())? {
-                            StdinValue::None => None,
-                            StdinValue::Text(t) => Some(Value::String(t)),
-                            StdinValue::Value(v) => Some(v),
-                        },
-                        None => self.last.as_ref().and_then(|l| self.results.get(l)).and_then(|r| {
-                            r.get_key("json").or_else(|| r.get_key("response")).or_else(|| r.get_key("stdout")).cloned()
-                        }),
+                        Some(_) => self.input_value(step.stdin.as_ref(), &self.results)?,
+                        None => Some(
+                            self.last
+                                .as_ref()
+                                .and_then(|l| self.results.get(l))
+                                .and_then(|r| r.get_key("json").or_else(|| r.get_key("response")).or_else(|| r.get_key("stdout")))
+                                .cloned()
+                                .unwrap_or(Value::Null),
+                        ),
                     };
                     let mut request = Object::new();
                     request.insert("type", Value::from("input_request"));
@@ -268,11 +286,8 @@ impl Run<'_> {
                     if let Some(d) = &input.defaults {
                         request.insert("defaults", d.clone());
                     }
-                    if let Some(s) = &subject {
-                        request.insert("subject", s.clone());
-                    }
                     if ctx.mode == Mode::Human && ctx.stdin_is_tty {
-                        let response = prompt_input(&input.prompt, &input.response_schema, &step.id).await?;
+                        let response = prompt_input(&input.prompt, &input.response_schema, &step.id, ctx).await?;
                         let mut r = result(&step.id);
                         if let Some(s) = subject {
                             r.insert("subject", s);
@@ -282,6 +297,7 @@ impl Run<'_> {
                         self.last = Some(step.id.clone());
                         continue;
                     }
+                    let request = fit_input_request(request, subject.clone(), &step.id, ctx)?;
                     return Ok(Outcome::Paused {
                         gate: Gate::Input { step_id: step.id.clone(), request, subject },
                         resume_at: idx + 1,
@@ -294,6 +310,7 @@ impl Run<'_> {
                         store_result(&mut self.results, &step.id, r);
                         self.last = Some(step.id.clone());
                     }
+                    Err(e) if is_pipeline_halt(&e) => return Err(e),
                     Err(e) => match step.on_error {
                         OnError::Stop => return Err(e),
                         OnError::Continue | OnError::SkipRest => {
@@ -310,11 +327,13 @@ impl Run<'_> {
                 }
 
                 if let Some(approval) = &step.approval {
-                    if self.nested {
-                        return Err(Error::runtime(format!("Workflow step {} requested approval inside a sub-workflow", step.id)));
-                    }
                     let step_result = self.results.get(&step.id).cloned().unwrap_or_default();
                     let (request, identity) = approval_request(step, approval, &step_result, ctx);
+                    if let (Some(init), Some(Value::Object(r))) = (identity.get("initiatedBy"), self.results.get(&step.id)) {
+                        let mut r = r.clone();
+                        r.insert("initiatedBy", init.clone());
+                        self.results.insert(step.id.clone(), Value::Object(r));
+                    }
                     if ctx.mode == Mode::Human && ctx.stdin_is_tty {
                         let prompt = request.get("prompt").map(Value::to_js_string).unwrap_or_default();
                         ctx.stdout.write(&format!("{prompt} [y/N] "));
@@ -323,9 +342,14 @@ impl Run<'_> {
                         if answer != "y" && answer != "yes" {
                             return Err(Error::runtime("Not approved"));
                         }
+                        let approved_by = ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY").map(|s| s.trim().to_string());
+                        super::resume::check_identity(&step.id, Some(&Value::Object(identity)), approved_by.as_deref())?;
                         if let Some(Value::Object(r)) = self.results.get(&step.id).cloned() {
                             let mut r = r;
                             r.insert("approved", Value::Bool(true));
+                            if let Some(by) = approved_by {
+                                r.insert("approvedBy", Value::from(by));
+                            }
                             self.results.insert(step.id.clone(), Value::Object(r));
                         }
                         continue;
@@ -355,7 +379,7 @@ impl Run<'_> {
                 };
                 match outcome {
                     Ok(r) => return Ok(r),
-                    Err(e) if attempt < max => {
+                    Err(e) if attempt < max && !is_pipeline_halt(&e) => {
                         let delay = retry_delay(step, attempt);
                         eprint!(
                             "[RETRY] Step '{}' failed (attempt {attempt}/{max}): {}. Retrying in {}ms...\n",
@@ -376,36 +400,25 @@ impl Run<'_> {
     fn execute<'s>(&'s self, step: &'s Step, ctx: &'s Ctx) -> BoxFuture<'s, Result<Object>> {
         Box::pin(async move {
             match &step.exec {
-                Exec::Shell(cmd) => {
-                    let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref(), step.stdin.as_ref())?;
-                    let command = resolve(cmd, &self.args, &self.results);
-                    run_shell_step(&step.id, &command, &p, ctx).await
-                }
-                Exec::Pipeline(text) => {
-                    let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref(), step.stdin.as_ref())?;
-                    let text = resolve(text, &self.args, &self.results);
-                    run_pipeline_step(&step.id, &text, &p, ctx).await
-                }
+                Exec::ForEach(fe) => self.run_for_each(step, fe, ctx).await,
+                Exec::Parallel(par) => self.run_parallel(step, par, ctx).await,
                 Exec::Workflow { path, args } => {
-                    let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref(), step.stdin.as_ref())?;
+                    let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
                     self.run_sub_workflow(step, path, args.as_ref(), &p, ctx).await
                 }
-                Exec::Parallel(par) => self.run_parallel(step, par, ctx).await,
-                Exec::ForEach(fe) => self.run_for_each(step, fe, ctx).await,
-                Exec::None => {
-                    let mut r = result(&step.id);
-                    match self.stdin_for(step.stdin.as_ref())? {
-                        StdinValue::None => {}
-                        StdinValue::Text(t) | StdinValue::Value(Value::String(t)) => {
-                            if let Some(j) = parse_json_stdout(&t) {
-                                r.insert("json", j);
-                            }
-                            r.insert("stdout", Value::String(t));
-                        }
-                        StdinValue::Value(v) => r.insert("json", v),
-                    }
-                    Ok(r)
+                Exec::Shell(cmd) => {
+                    let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
+                    let command = resolve(cmd, &self.args, &self.results);
+                    let input = self.input_value(step.stdin.as_ref(), &self.results)?;
+                    run_shell_step(&step.id, &command, input.as_ref(), &p).await
                 }
+                Exec::Pipeline(text) => {
+                    let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
+                    let text = resolve(text, &self.args, &self.results);
+                    let input = self.input_value(step.stdin.as_ref(), &self.results)?;
+                    run_pipeline_step(&step.id, &text, input.as_ref(), &p, ctx).await
+                }
+                Exec::None => Ok(synthetic_result(&step.id, self.input_value(step.stdin.as_ref(), &self.results)?)),
             }
         })
     }
@@ -413,68 +426,83 @@ impl Run<'_> {
     async fn run_sub_workflow(&self, step: &Step, path: &str, args: Option<&Value>, p: &Prepared, ctx: &Ctx) -> Result<Object> {
         let rel = resolve(path, &self.args, &self.results);
         let base = self.workflow.path.parent().unwrap_or(Path::new("."));
-        let abs = normalize(&base.join(rel));
-        if self.stack.contains(&abs) {
+        let resolved = base.join(&rel);
+        let canonical = std::fs::canonicalize(&resolved).map_err(|_| {
+            Error::runtime(format!("Workflow step {} workflow file not found: {}", step.id, normalize(&resolved).display()))
+        })?;
+        if self.stack.contains(&canonical) {
             return Err(Error::runtime(format!(
                 "Workflow step {} creates a cycle: {} is already being executed",
                 step.id,
-                abs.display()
+                canonical.display()
             )));
         }
-        if !abs.is_file() {
-            return Err(Error::runtime(format!("Workflow step {} workflow file not found: {}", step.id, abs.display())));
+        let wf = file::load(&resolved)?;
+        let mut provided = Object::new();
+        if let Some(Value::Object(o)) = args {
+            for (k, v) in o.iter() {
+                let v = match v {
+                    Value::String(s) => Value::String(resolve(s, &self.args, &self.results)),
+                    other => other.clone(),
+                };
+                provided.insert(k, v);
+            }
         }
-        let wf = file::load(&abs)?;
-        let provided = match args {
-            Some(Value::Object(o)) => Value::Object(
-                o.iter()
-                    .map(|(k, v)| {
-                        let v = match v {
-                            Value::String(s) => Value::String(resolve(s, &self.args, &self.results)),
-                            other => other.clone(),
-                        };
-                        (k, v)
-                    })
-                    .collect(),
-            ),
-            Some(other) => other.clone(),
-            None => Value::Object(Object::new()),
-        };
         let mut stack = self.stack.clone();
-        stack.push(abs);
-        let sub_ctx = Ctx { env: p.env.clone(), cwd: ctx.cwd.clone(), ..ctx.clone() };
-        let mut sub = Run { workflow: &wf, args: resolve_workflow_args(&wf, &provided), results: Object::new(), last: None, stack, nested: true };
+        stack.push(canonical);
+        let sub_ctx = Ctx { env: p.env.clone(), cwd: p.cwd.clone(), ..ctx.clone() };
+        let mut sub = Run {
+            workflow: &wf,
+            args: resolve_workflow_args(&wf, &Value::Object(provided)),
+            results: Object::new(),
+            last: None,
+            stack,
+        };
         let output = match sub.run_from(0, &sub_ctx).await? {
             Outcome::Done(items) => items,
-            Outcome::Paused { .. } => {
-                return Err(Error::runtime(format!("Workflow step {} sub-workflow paused at a gate", step.id)));
+            Outcome::Paused { gate, .. } => {
+                let kind = if matches!(gate, Gate::Approval { .. }) { "approval" } else { "input" };
+                return Err(Error::runtime(format!(
+                    "Workflow step {} sub-workflow halted for {kind}. Sub-workflow approval/input gates are not supported in composition.",
+                    step.id
+                )));
             }
         };
-        let json = if output.len() == 1 { output.into_iter().next().unwrap_or_default() } else { Value::Array(output) };
         let mut r = result(&step.id);
-        r.insert("stdout", Value::String(json.to_json()));
+        let stdout_empty = output.is_empty();
+        let json = if output.len() == 1 { output.into_iter().next().unwrap_or_default() } else { Value::Array(output) };
+        r.insert("stdout", Value::String(if stdout_empty { String::new() } else { serialize_for_stdout(&json) }));
         r.insert("json", json);
         Ok(r)
     }
 
-    async fn run_branch(&self, branch: &Branch, ctx: &Ctx) -> Result<Object> {
-        let p = self.prepare(ctx, branch.env.as_ref(), branch.cwd.as_deref(), branch.stdin.as_ref())?;
+    async fn run_branch(&self, step: &Step, branch: &Branch, ctx: &Ctx) -> Result<Object> {
+        let mut env_layer = step.env.clone().unwrap_or_default();
+        for (k, v) in branch.env.iter().flat_map(Object::iter) {
+            env_layer.insert(k, v.clone());
+        }
+        let p = Prepared {
+            env: self.env_for(&ctx.env, &[self.workflow.env.as_ref(), Some(&env_layer)], &self.results),
+            cwd: self.cwd_for(ctx, &[branch.cwd.as_deref(), step.cwd.as_deref()]),
+        };
+        let input = self.input_value(branch.stdin.as_ref(), &self.results)?;
         match &branch.exec {
-            Exec::Pipeline(text) => run_pipeline_step(&branch.id, &resolve(text, &self.args, &self.results), &p, ctx).await,
-            Exec::Shell(cmd) => run_shell_step(&branch.id, &resolve(cmd, &self.args, &self.results), &p, ctx).await,
-            _ => Err(Error::runtime(format!("Parallel branch {} has nothing to run", branch.id))),
+            Exec::Pipeline(text) => {
+                run_pipeline_step(&branch.id, &resolve(text, &self.args, &self.results), input.as_ref(), &p, ctx).await
+            }
+            Exec::Shell(cmd) => run_shell_step(&branch.id, &resolve(cmd, &self.args, &self.results), input.as_ref(), &p).await,
+            _ => Ok(result(&branch.id)),
         }
     }
 
     fn run_parallel<'s>(&'s self, step: &'s Step, par: &'s Parallel, ctx: &'s Ctx) -> BoxFuture<'s, Result<Object>> {
         Box::pin(async move {
             let work = async {
-                let futures: Vec<_> = par.branches.iter().map(|b| Box::pin(self.run_branch(b, ctx))).collect();
+                let futures: Vec<_> = par.branches.iter().map(|b| Box::pin(self.run_branch(step, b, ctx))).collect();
                 if par.wait_any {
+                    // The first branch to settle decides, success or failure.
                     let (first, idx, _rest) = futures::future::select_all(futures).await;
-                    let branch = &par.branches[idx];
-                    let r = first.map_err(|e| Error::runtime(format!("Parallel branch failed: {}", e.message)))?;
-                    Ok(vec![(branch.id.clone(), r)])
+                    Ok(vec![(par.branches[idx].id.clone(), first?)])
                 } else {
                     let results = futures::future::join_all(futures).await;
                     let mut out = Vec::new();
@@ -491,17 +519,22 @@ impl Run<'_> {
                 None => work.await?,
             };
             let mut merged = Object::new();
-            let mut r = result(&step.id);
             let mut branch_results = Object::new();
-            for (id, br) in branches {
+            for (id, br) in &branches {
                 if let Some(j) = br.get("json") {
-                    merged.insert(id.clone(), j.clone());
+                    merged.insert(id, j.clone());
                 }
-                branch_results.insert(id, Value::Object(br));
+                branch_results.insert(id, Value::Object(br.clone()));
             }
             let json = Value::Object(merged);
-            r.insert("stdout", Value::String(json.to_json()));
+            let stdout = if par.wait_any {
+                branches.first().and_then(|(_, b)| b.get("stdout")).map(Value::to_js_string).unwrap_or_default()
+            } else {
+                json.to_json()
+            };
+            let mut r = result(&step.id);
             r.insert("json", json);
+            r.insert("stdout", Value::String(stdout));
             r.insert("branches", Value::Object(branch_results));
             Ok(r)
         })
@@ -509,77 +542,70 @@ impl Run<'_> {
 
     fn run_for_each<'s>(&'s self, step: &'s Step, fe: &'s ForEach, ctx: &'s Ctx) -> BoxFuture<'s, Result<Object>> {
         Box::pin(async move {
-            let collection = match &fe.over {
-                Value::String(s) => match whole_ref(s) {
-                    Some((id, path)) => strict_lookup(&self.results, &id, &path)?,
-                    None => Some(Value::String(resolve(s, &self.args, &self.results))),
-                },
-                other => Some(other.clone()),
-            };
-            let items = match collection {
+            let items = match self.input_value(Some(&fe.over), &self.results)? {
                 Some(Value::Array(items)) => items,
                 other => {
                     let type_name = other.as_ref().map_or("undefined", Value::type_of);
                     return Err(Error::runtime(format!("Workflow step {} for_each: expected array, got {type_name}", step.id)));
                 }
             };
+            let batch = fe.batch_size.unwrap_or(1).max(1);
             let mut iterations = Vec::with_capacity(items.len());
             for (i, item) in items.into_iter().enumerate() {
-                if let (Some(batch), Some(pause)) = (fe.batch_size, fe.pause_ms)
+                if let Some(pause) = fe.pause_ms.filter(|p| *p > 0)
                     && i > 0
                     && (i as u64) % batch == 0
                 {
                     tokio::time::sleep(Duration::from_millis(pause)).await;
                 }
-                let mut results = self.results.clone();
-                results.insert(fe.item_var.clone(), Value::Object(Object::from_iter([("json", item.clone())])));
-                results.insert(fe.index_var.clone(), Value::Object(Object::from_iter([("json", Value::from(i))])));
-                let mut inner = Run {
-                    workflow: self.workflow,
-                    args: self.args.clone(),
-                    results,
-                    last: None,
-                    stack: self.stack.clone(),
-                    nested: true,
+                let mut scoped = self.results.clone();
+                let mut item_result = result(&fe.item_var);
+                item_result.insert("json", item.clone());
+                let item_text = match &item {
+                    Value::String(s) => s.clone(),
+                    other => other.to_json(),
                 };
-                let mut row = Object::new();
-                row.insert(fe.item_var.clone(), item);
-                row.insert(fe.index_var.clone(), Value::from(i));
+                item_result.insert("stdout", Value::String(item_text));
+                scoped.insert(fe.item_var.as_str(), Value::Object(item_result));
+                let mut index_result = result(&fe.index_var);
+                index_result.insert("json", Value::from(i));
+                index_result.insert("stdout", Value::String(i.to_string()));
+                scoped.insert(fe.index_var.as_str(), Value::Object(index_result));
                 for sub in &fe.steps {
-                    if !condition::evaluate(sub.when.as_ref(), &inner.results)? {
+                    if !condition::evaluate(sub.when.as_ref(), &scoped)? {
                         let mut r = result(&sub.id);
                         r.insert("skipped", Value::Bool(true));
-                        inner.results.insert(sub.id.clone(), Value::Object(r));
+                        scoped.insert(sub.id.as_str(), Value::Object(r));
                         continue;
                     }
-                    match inner.execute_with_policies(sub, ctx).await {
-                        Ok(r) => {
-                            let value = r.get("json").or_else(|| r.get("stdout")).cloned();
-                            if let Some(v) = value {
-                                row.insert(sub.id.clone(), v);
-                            }
-                            store_result(&mut inner.results, &sub.id, r);
+                    let loop_env = self.env_for(&ctx.env, &[self.workflow.env.as_ref(), step.env.as_ref(), sub.env.as_ref()], &scoped);
+                    let p = Prepared { env: loop_env, cwd: self.cwd_for(ctx, &[sub.cwd.as_deref(), step.cwd.as_deref()]) };
+                    let input = self.input_value(sub.stdin.as_ref(), &scoped)?;
+                    let r = match &sub.exec {
+                        Exec::Shell(cmd) => run_shell_step(&sub.id, &resolve(cmd, &self.args, &scoped), input.as_ref(), &p).await?,
+                        Exec::Pipeline(text) => {
+                            run_pipeline_step(&sub.id, &resolve(text, &self.args, &scoped), input.as_ref(), &p, ctx).await?
                         }
-                        Err(e) => match sub.on_error {
-                            OnError::Stop => return Err(e),
-                            OnError::Continue | OnError::SkipRest => {
-                                let mut r = result(&sub.id);
-                                r.insert("error", Value::Bool(true));
-                                r.insert("errorMessage", Value::from(e.message));
-                                inner.results.insert(sub.id.clone(), Value::Object(r));
-                                if sub.on_error == OnError::SkipRest {
-                                    break;
-                                }
-                            }
-                        },
+                        _ => synthetic_result(&sub.id, input),
+                    };
+                    scoped.insert(sub.id.as_str(), Value::Object(r));
+                }
+                let mut row = Object::new();
+                row.insert(fe.item_var.as_str(), item);
+                row.insert(fe.index_var.as_str(), Value::from(i));
+                for sub in &fe.steps {
+                    if let Some(r) = scoped.get(&sub.id).filter(|r| r.get_key("skipped").is_none()) {
+                        if let Some(v) = r.get_key("json").or_else(|| r.get_key("stdout")) {
+                            row.insert(sub.id.as_str(), v.clone());
+                        }
                     }
                 }
                 iterations.push(Value::Object(row));
             }
             let json = Value::Array(iterations);
             let mut r = result(&step.id);
+            r.insert("json", json.clone());
             r.insert("stdout", Value::String(json.to_json()));
-            r.insert("json", json);
             Ok(r)
         })
     }
@@ -593,7 +619,7 @@ fn store_result(results: &mut Object, id: &str, mut r: Object) {
             results.insert(bid, br);
         }
     }
-    results.insert(id.to_string(), Value::Object(r));
+    results.insert(id, Value::Object(r));
 }
 
 /// Lexically normalises `a/./b/../c` (no symlink resolution).
@@ -622,9 +648,9 @@ fn retry_delay(step: &Step, attempt: u32) -> f64 {
     d.round().max(0.0)
 }
 
-async fn run_shell_step(id: &str, command: &str, p: &Prepared, _ctx: &Ctx) -> Result<Object> {
+async fn run_shell_step(id: &str, command: &str, input: Option<&Value>, p: &Prepared) -> Result<Object> {
     let (program, argv) = shell_command(command, &p.env);
-    let out = run_process(&program, &argv, &p.env, &p.cwd, p.stdin.shell_bytes()).await.map_err(|e| {
+    let out = run_process(&program, &argv, &p.env, &p.cwd, shell_input(input)).await.map_err(|e| {
         Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
             "workflow shell not found; check LOBSTER_SHELL".to_string()
         } else {
@@ -648,39 +674,84 @@ async fn run_shell_step(id: &str, command: &str, p: &Prepared, _ctx: &Ctx) -> Re
     Ok(r)
 }
 
-async fn run_pipeline_step(id: &str, text: &str, p: &Prepared, ctx: &Ctx) -> Result<Object> {
+/// `stdout` of a pipeline step that did not render: strings joined by
+/// newlines, one item as itself, several as a JSON array.
+fn serialize_items(items: &[Value]) -> String {
+    if items.is_empty() {
+        String::new()
+    } else if items.iter().all(|i| matches!(i, Value::String(_))) {
+        items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n")
+    } else if items.len() == 1 {
+        serialize_for_stdout(&items[0])
+    } else {
+        Value::Array(items.to_vec()).to_json()
+    }
+}
+
+async fn run_pipeline_step(id: &str, text: &str, input: Option<&Value>, p: &Prepared, ctx: &Ctx) -> Result<Object> {
     let stages = parse_pipeline(text).map_err(|e| Error::runtime(format!("Workflow step {id} pipeline parse failed: {}", e.message)))?;
     let sink = Sink::buffer();
     let pctx = Ctx { env: p.env.clone(), cwd: p.cwd.clone(), stdout: sink.clone(), resume_response: None, ..ctx.clone() };
-    let res = run_pipeline(&stages, Items::List(p.stdin.items()), &pctx).await?;
+    let res = run_pipeline(&stages, Items::List(pipeline_items(input)), &pctx).await?;
     if let Some((idx, _)) = res.halted {
-        return Err(Error::runtime(format!(
-            "Workflow step {id} halted for approval inside pipeline stage {}. Use a separate approval step in the workflow file.",
-            stages[idx].name
-        )));
+        let name = &stages[idx].name;
+        let approval = matches!(res.items.as_slice(), [Value::Object(o)] if o.get("type").and_then(Value::as_str) == Some("approval_request"));
+        return Err(Error::runtime(if approval {
+            format!("Workflow step {id} halted for approval inside pipeline stage {name}. Use a separate approval step in the workflow file.")
+        } else {
+            format!("Workflow step {id} halted before completion at pipeline stage {name}")
+        }));
     }
     let rendered = sink.captured();
     let mut r = result(id);
-    if res.rendered && res.items.is_empty() {
-        if let Some(j) = parse_json_stdout(&rendered) {
-            r.insert("json", j);
-        }
-        r.insert("stdout", Value::String(rendered));
-        return Ok(r);
-    }
-    let json = if res.items.len() == 1 { res.items[0].clone() } else { Value::Array(res.items.clone()) };
-    let stdout = if res.items.iter().all(|i| matches!(i, Value::String(_))) {
-        res.items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n")
-    } else {
-        json.to_json()
+    let stdout = if rendered.is_empty() { serialize_items(&res.items) } else { rendered.clone() };
+    let json = match res.items.len() {
+        0 => parse_json_stdout(&rendered),
+        1 => res.items.into_iter().next(),
+        _ => Some(Value::Array(res.items)),
     };
-    r.insert("stdout", Value::String(if res.rendered { rendered + &stdout } else { stdout }));
-    r.insert("json", json);
+    r.insert("stdout", Value::String(stdout));
+    if let Some(j) = json {
+        r.insert("json", j);
+    }
     Ok(r)
 }
 
-/// Builds the approval request and identity for a gate step.
+/// `{initiatedBy?, requiredApprover?, requireDifferentApprover?}` read from
+/// a step's output (`initiatedBy` or `initiated_by`, ...).
+fn identity_from(raw: &Object) -> Object {
+    let text = |a: &str, b: &str| {
+        raw.get(a).or_else(|| raw.get(b)).map(Value::to_js_string).map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    };
+    let mut out = Object::new();
+    if let Some(i) = text("initiatedBy", "initiated_by") {
+        out.insert("initiatedBy", Value::from(i));
+    }
+    if let Some(r) = text("requiredApprover", "required_approver") {
+        out.insert("requiredApprover", Value::from(r));
+    }
+    if raw.get("requireDifferentApprover").or_else(|| raw.get("require_different_approver")) == Some(&Value::Bool(true)) {
+        out.insert("requireDifferentApprover", Value::Bool(true));
+    }
+    out
+}
+
+/// Builds the approval request and the identity rules for a gate step.
 fn approval_request(step: &Step, cfg: &file::Approval, step_result: &Value, ctx: &Ctx) -> (Object, Object) {
+    let env_text = |name: &str| ctx.env_var(name).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let mut identity = Object::new();
+    if let Some(i) = cfg.initiated_by.clone().filter(|s| !s.trim().is_empty()).or_else(|| env_text("LOBSTER_APPROVAL_INITIATED_BY")) {
+        identity.insert("initiatedBy", Value::from(i.trim()));
+    }
+    if let Some(r) = cfg.required_approver.clone().filter(|s| !s.trim().is_empty()).or_else(|| env_text("LOBSTER_APPROVAL_REQUIRED_APPROVER")) {
+        identity.insert("requiredApprover", Value::from(r.trim()));
+    }
+    let env_different = env_text("LOBSTER_APPROVAL_REQUIRE_DIFFERENT_APPROVER")
+        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "y"));
+    if cfg.require_different_approver == Some(true) || env_different {
+        identity.insert("requireDifferentApprover", Value::Bool(true));
+    }
+
     let mut request = Object::new();
     request.insert("type", Value::from("approval_request"));
     let json = step_result.get_key("json");
@@ -689,51 +760,88 @@ fn approval_request(step: &Step, cfg: &file::Approval, step_result: &Value, ctx:
         nested.or_else(|| Some(o).filter(|o| o.get("prompt").is_some_and(Value::truthy)))
     });
     if let Some(src) = from_output {
+        for (k, v) in identity_from(src).iter() {
+            identity.insert(k, v.clone());
+        }
         request.insert("prompt", src.get("prompt").cloned().unwrap_or_default());
-        request.insert("items", src.get("items").cloned().unwrap_or(Value::Array(Vec::new())));
+        request.insert("items", src.get("items").filter(|v| !matches!(v, Value::Null)).cloned().unwrap_or(Value::Array(Vec::new())));
         if let Some(p) = src.get("preview").filter(|p| p.truthy()) {
             request.insert("preview", p.clone());
         }
     } else {
-        let prompt = cfg.prompt.clone().unwrap_or_else(|| format!("Approve {}?", step.id));
-        request.insert("prompt", Value::from(prompt));
+        request.insert("prompt", Value::from(cfg.prompt.clone().unwrap_or_else(|| format!("Approve {}?", step.id))));
         let items = cfg.items.clone().unwrap_or_else(|| match json {
+            None => Value::Array(Vec::new()),
             Some(Value::Array(a)) => Value::Array(a.clone()),
             Some(other) => Value::Array(vec![other.clone()]),
-            None => Value::Array(Vec::new()),
         });
         request.insert("items", items);
-        let stdout = step_result.get_key("stdout").and_then(Value::as_str).map(|s| s.trim_matches(is_js_space)).filter(|s| !s.is_empty());
-        let preview = cfg
-            .preview
-            .clone()
-            .or_else(|| stdout.map(|s| s.encode_utf16().take(2000).collect::<Vec<u16>>()).map(|u| String::from_utf16_lossy(&u)))
-            .or_else(|| json.map(Value::to_json));
-        if let Some(p) = preview {
+        let stdout = step_result.get_key("stdout").and_then(Value::as_str).filter(|s| !s.is_empty());
+        let from_result = stdout
+            .map(str::to_string)
+            .or_else(|| json.map(serialize_for_stdout))
+            .map(|s| s.trim_matches(is_js_space).encode_utf16().take(2000).collect::<Vec<u16>>())
+            .map(|u| String::from_utf16_lossy(&u));
+        if let Some(p) = cfg.preview.clone().or(from_result).filter(|p| !p.is_empty()) {
             request.insert("preview", Value::from(p));
         }
     }
-    let env_text = |name: &str| ctx.env_var(name).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-    let initiated_by = cfg.initiated_by.clone().or_else(|| env_text("LOBSTER_APPROVAL_INITIATED_BY"));
-    let required = cfg.required_approver.clone().or_else(|| env_text("LOBSTER_APPROVAL_REQUIRED_APPROVER"));
-    let different = cfg.require_different_approver.unwrap_or_else(|| {
-        env_text("LOBSTER_APPROVAL_REQUIRE_DIFFERENT_APPROVER")
-            .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "y"))
-    });
-    let mut identity = Object::new();
-    if let Some(i) = initiated_by {
-        request.insert("initiatedBy", Value::from(i.as_str()));
-        identity.insert("initiatedBy", Value::from(i));
-    }
-    if let Some(r) = required {
-        request.insert("requiredApprover", Value::from(r.as_str()));
-        identity.insert("requiredApprover", Value::from(r));
-    }
-    if different {
-        request.insert("requireDifferentApprover", Value::Bool(true));
-        identity.insert("requireDifferentApprover", Value::Bool(true));
+    for (k, v) in identity.iter() {
+        request.insert(k, v.clone());
     }
     (request, identity)
+}
+
+/// Default `LOBSTER_MAX_TOOL_ENVELOPE_BYTES`.
+const DEFAULT_ENVELOPE_MAX_BYTES: usize = 512_000;
+/// Subjects larger than this are replaced by a preview.
+const MAX_SUBJECT_BYTES: usize = 192_000;
+
+/// Keeps a `needs_input` envelope under the size limit by truncating, then
+/// omitting, the subject; fails when even that is too big.
+fn fit_input_request(mut request: Object, subject: Option<Value>, id: &str, ctx: &Ctx) -> Result<Object> {
+    let max = ctx
+        .env_var("LOBSTER_MAX_TOOL_ENVELOPE_BYTES")
+        .map(crate::value::string_to_number)
+        .filter(|n| n.is_finite() && *n >= 1024.0)
+        .map_or(DEFAULT_ENVELOPE_MAX_BYTES, |n| n.floor() as usize);
+    // The envelope around the request, with room for a resume token.
+    let fits = |req: &Object| {
+        let mut block = req.clone();
+        block.insert("resumeToken", Value::String("x".repeat(220)));
+        crate::envelope::Envelope::needs_input(Value::Object(block)).to_value().to_json().len() <= max
+    };
+    let with_subject = |req: &mut Object, s: Option<Value>| {
+        if let Some(s) = s {
+            req.insert("subject", s);
+        }
+    };
+    with_subject(&mut request, subject.clone());
+    if fits(&request) {
+        return Ok(request);
+    }
+    let serialized = subject.as_ref().map_or_else(|| "null".to_string(), Value::to_json);
+    let truncated = |preview: String, bytes: usize| {
+        Value::Object(Object::from_iter([
+            ("truncated", Value::Bool(true)),
+            ("bytes", Value::from(bytes)),
+            ("preview", Value::String(preview)),
+        ]))
+    };
+    if serialized.len() > MAX_SUBJECT_BYTES {
+        let units: Vec<u16> = serialized.encode_utf16().take(2000).collect();
+        request.insert("subject", truncated(String::from_utf16_lossy(&units), serialized.len()));
+        if fits(&request) {
+            return Ok(request);
+        }
+    }
+    request.insert("subject", truncated("[subject omitted: envelope size limit]".into(), serialized.len()));
+    if fits(&request) {
+        return Ok(request);
+    }
+    Err(Error::runtime(format!(
+        "Workflow input step {id} needs_input envelope exceeds {max} bytes even after subject truncation"
+    )))
 }
 
 async fn read_line() -> Result<String> {
@@ -746,13 +854,13 @@ async fn read_line() -> Result<String> {
     .map_err(|e| Error::runtime(e.to_string()))
 }
 
-async fn prompt_input(prompt: &str, schema: &Value, id: &str) -> Result<Value> {
-    eprint!("{prompt}\n> ");
+async fn prompt_input(prompt: &str, schema: &Value, id: &str, ctx: &Ctx) -> Result<Value> {
+    ctx.stdout.write(&format!("{prompt}\nEnter JSON response: "));
     let line = read_line().await?;
-    let value = Value::from_json(line.trim()).unwrap_or_else(|_| Value::String(line.trim().to_string()));
+    let value = Value::from_json(line.trim()).map_err(|_| Error::runtime("Input response must be valid JSON"))?;
     let compiled = crate::schema::Schema::compile(schema).map_err(Error::runtime)?;
     compiled.validate(&value).map_err(|e| {
-        Error::parse(format!("Workflow input step {id} response failed schema validation at {}: {}", e.path, e.message))
+        Error::runtime(format!("Workflow input step {id} response failed schema validation at {}: {}", e.path, e.message))
     })?;
     Ok(value)
 }

@@ -1,7 +1,6 @@
 //! Text substitution in workflow strings: `${arg}` and `$step.path`.
 
 use crate::error::{Error, Result};
-use crate::path::js_get;
 use crate::value::{Object, Value};
 
 fn is_arg_char(c: char) -> bool {
@@ -66,14 +65,15 @@ pub fn scan_ref(s: &str) -> Option<(&str, &str, usize)> {
 
 /// The value at `path` inside a step result (`json.list.1`); `None` is undefined.
 pub fn lookup(result: &Value, path: &str) -> Option<Value> {
-    let mut cur = result.clone();
+    let mut cur = result;
     for part in path.split('.') {
-        if matches!(cur, Value::Null) {
-            return None;
-        }
-        cur = js_get(&cur, part)?.into_owned();
+        cur = match cur {
+            Value::Array(items) => items.get(part.parse::<usize>().ok().filter(|_| !part.starts_with('+'))?)?,
+            Value::Object(o) => o.get(part)?,
+            _ => return None,
+        };
     }
-    Some(cur)
+    Some(cur.clone())
 }
 
 /// Renders a referenced value into text.
