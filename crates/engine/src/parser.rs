@@ -84,6 +84,17 @@ pub struct StageRecord {
     pub raw: String,
 }
 
+impl StageRecord {
+    /// The record as a JSON object.
+    pub fn to_value(&self) -> Value {
+        Value::Object(Object::from_iter([
+            ("name", Value::from(self.name.as_str())),
+            ("args", self.args.clone()),
+            ("raw", Value::from(self.raw.as_str())),
+        ]))
+    }
+}
+
 impl From<&Stage> for StageRecord {
     fn from(s: &Stage) -> Self {
         StageRecord { name: s.name.clone(), args: s.args.to_value(), raw: s.raw.clone() }

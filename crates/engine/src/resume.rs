@@ -113,7 +113,10 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
         (_, Some(raw_id)) => {
             let id: String = raw_id.chars().filter(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()).collect();
             let run = ctx.state.store().await?.get_run_by_approval_id(&id).await?;
-            let run = run.filter(|_| !id.is_empty());
+            // Like Lobster's approval index, an id dies with its run's decision.
+            let run = run.filter(|r| {
+                !id.is_empty() && matches!(r.status, clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running)
+            });
             let Some(run) = run else {
                 return Err(Error::parse(format!("Approval ID \"{raw_id}\" not found or expired")));
             };

@@ -682,11 +682,11 @@ impl serde::Serialize for Value {
     }
 }
 
-/// Builds a [`Value`] from JSON-like literal syntax (`json!` for this type).
+/// Parses a JSON literal known to be valid (key order is kept).
 #[macro_export]
 macro_rules! jv {
-    ($($json:tt)+) => {
-        $crate::value::Value::from_json(&::serde_json::json!($($json)+).to_string()).expect("valid literal")
+    ($json:literal) => {
+        $crate::value::Value::from_json($json).expect("valid JSON literal")
     };
 }
 

@@ -10,14 +10,9 @@ use crate::value::{Object, Value};
 
 /// The default `ask` response schema: a decision plus optional feedback.
 pub fn default_ask_schema() -> Value {
-    crate::jv!({
-        "type": "object",
-        "properties": {
-            "decision": {"type": "string", "enum": ["approve", "reject", "redraft"]},
-            "feedback": {"type": "string", "description": "Feedback for redraft"}
-        },
-        "required": ["decision"]
-    })
+    crate::jv!(
+        r#"{"type":"object","properties":{"decision":{"type":"string","enum":["approve","reject","redraft"]},"feedback":{"type":"string","description":"Feedback for redraft"}},"required":["decision"]}"#
+    )
 }
 
 /// Reads one line from standard input (blocking, off the async runtime).

@@ -158,13 +158,13 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
             }
             lines.push(format!("     sub-steps: {}", fe.steps.len()));
             let mut scoped = results.clone();
-            scoped.insert(fe.item_var.as_str(), crate::jv!({"id": "item", "json": {"_placeholder": true}}));
-            scoped.insert(fe.index_var.as_str(), crate::jv!({"id": "index", "json": 0}));
+            scoped.insert(fe.item_var.as_str(), crate::jv!(r#"{"id":"item","json":{"_placeholder":true}}"#));
+            scoped.insert(fe.index_var.as_str(), crate::jv!(r#"{"id":"index","json":0}"#));
             for (j, sub) in fe.steps.iter().enumerate() {
                 let sn = j + 1;
                 if !condition::evaluate(sub.when.as_ref(), &scoped)? {
                     lines.push(format!("       {sn}. {}  [skipped — condition: false]", sub.id));
-                    scoped.insert(sub.id.as_str(), crate::jv!({"skipped": true}));
+                    scoped.insert(sub.id.as_str(), crate::jv!(r#"{"skipped":true}"#));
                     continue;
                 }
                 check_input(sub.stdin.as_ref(), &scoped).map_err(|e| {

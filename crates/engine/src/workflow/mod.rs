@@ -26,7 +26,7 @@ use self::run::{Gate, Outcome, Run, resolve_workflow_args};
 pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelope> {
     let workflow = file::load(path)?;
     let args = resolve_workflow_args(&workflow, provided);
-    let mut run = Run { workflow: &workflow, args, results: Object::new(), last: None, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())] };
+    let mut run = Run { workflow: &workflow, args, results: Object::new(), last: None, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None };
     let outcome = run.run_from(0, ctx).await?;
     match pause_for(&workflow, &run, outcome) {
         Ok(envelope) => Ok(envelope),
@@ -53,6 +53,20 @@ pub(crate) fn pause_for(workflow: &Workflow, run: &Run<'_>, outcome: Outcome) ->
             state.insert("approvalStepId", Value::from(step_id));
             state.insert("approvalIdentity", Value::Object(identity));
             (PauseGate::Approval, request)
+        }
+        Gate::PipelineInput { step_id, request, subject, input } => {
+            state.insert("inputStepId", Value::from(step_id));
+            state.insert("inputKind", Value::from("pipeline_command"));
+            state.insert("inputSchema", request.get("responseSchema").cloned().unwrap_or_default());
+            if let Some(s) = subject {
+                state.insert("inputSubject", s);
+            }
+            let mut pi = Object::new();
+            pi.insert("pipeline", Value::Array(input.pipeline));
+            pi.insert("resumeAtIndex", Value::from(input.resume_at));
+            pi.insert("items", Value::Array(input.items));
+            state.insert("pipelineInput", Value::Object(pi));
+            (PauseGate::Input, request)
         }
         Gate::Input { step_id, request, subject } => {
             state.insert("inputStepId", Value::from(step_id));

@@ -11,7 +11,7 @@ use crate::value::{Object, Value};
 
 use super::file;
 use super::pause_for;
-use super::run::{Run, resolve_workflow_args};
+use super::run::{PipelineInput, PipelineResume, Run, resolve_workflow_args};
 
 const NOT_FOUND: &str = "Workflow resume state not found";
 
@@ -37,6 +37,19 @@ pub(crate) fn check_identity(step_id: &str, identity: Option<&Value>, approved_b
         return Err(Error::parse(format!("Workflow step {step_id} approval must be granted by someone other than '{init}'")));
     }
     Ok(())
+}
+
+/// A stored mid-pipeline input request, if the state holds one.
+fn pipeline_input(state: &Value) -> Option<PipelineInput> {
+    if state.get_key("inputKind").and_then(Value::as_str) != Some("pipeline_command") {
+        return None;
+    }
+    let pi = state.get_key("pipelineInput")?;
+    Some(PipelineInput {
+        pipeline: pi.get_key("pipeline").and_then(Value::as_array).cloned().unwrap_or_default(),
+        resume_at: pi.get_key("resumeAtIndex").map_or(0.0, Value::to_number).max(0.0) as usize,
+        items: pi.get_key("items").and_then(Value::as_array).cloned().unwrap_or_default(),
+    })
 }
 
 /// Validates the intent against the state and applies the decision to the
@@ -74,6 +87,9 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
                         ))
                     })?;
                 }
+                if pipeline_input(state).is_some() {
+                    return Ok(results);
+                }
                 let mut r = results.get(step_id).and_then(Value::as_object).cloned().unwrap_or_else(|| {
                     Object::from_iter([("id", Value::from(step_id))])
                 });
@@ -89,14 +105,19 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
 }
 
 /// Continues a run after its gate; returns the envelope and a next pause row.
-async fn continue_run(state: &Value, results: Object, ctx: &Ctx) -> Result<(Envelope, Option<clawdis_store::NewRun>)> {
+async fn continue_run(state: &Value, results: Object, intent: &Intent, ctx: &Ctx) -> Result<(Envelope, Option<clawdis_store::NewRun>)> {
     let path = PathBuf::from(state.get_key("filePath").map(Value::to_js_string).unwrap_or_default());
     let workflow = file::load(&path)?;
     let provided = state.get_key("args").cloned().unwrap_or_default();
     let args = resolve_workflow_args(&workflow, &provided);
     let gate_step = state.get_key("approvalStepId").or_else(|| state.get_key("inputStepId")).map(Value::to_js_string);
     let start = state.get_key("resumeAtIndex").map_or(0.0, Value::to_number).max(0.0) as usize;
-    let mut run = Run { workflow: &workflow, args, results, last: gate_step, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())] };
+    let mut run = Run { workflow: &workflow, args, results, last: gate_step, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None };
+    if let (Some(input), Intent::Respond(response), Some(step_id)) =
+        (pipeline_input(state), intent, state.get_key("inputStepId").and_then(Value::as_str))
+    {
+        run.pipeline_resume = Some(PipelineResume { step_id: step_id.to_string(), input, response: response.clone() });
+    }
     let outcome = run.run_from(start, ctx).await?;
     match pause_for(&workflow, &run, outcome) {
         Ok(envelope) => Ok((envelope, None)),
@@ -125,7 +146,7 @@ async fn resume_stored_inner(state_key: &str, intent: Intent, ctx: &Ctx) -> Resu
     if matches!(intent, Intent::Cancel | Intent::Approve(false)) {
         return claimed.finish(ctx, Envelope::cancelled(), None).await;
     }
-    let (envelope, next) = match continue_run(&state, results, ctx).await {
+    let (envelope, next) = match continue_run(&state, results, &intent, ctx).await {
         Ok(done) => done,
         Err(e) => (Envelope::from(e), None),
     };
@@ -139,7 +160,7 @@ pub async fn resume_inline(payload: Value, intent: Intent, ctx: &Ctx) -> Envelop
             return Ok(Envelope::cancelled());
         }
         let results = apply_decision(&payload, &intent, ctx)?;
-        let (envelope, next) = continue_run(&payload, results, ctx).await?;
+        let (envelope, next) = continue_run(&payload, results, &intent, ctx).await?;
         if let Some(row) = next {
             ctx.state.store().await?.insert_run(&row).await?;
         }

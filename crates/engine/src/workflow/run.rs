@@ -35,6 +35,17 @@ pub enum Gate {
         /// `{initiatedBy?, requiredApprover?, requireDifferentApprover?}`.
         identity: Object,
     },
+    /// At an `ask` stage inside a pipeline step.
+    PipelineInput {
+        /// The step id.
+        step_id: String,
+        /// `{type, prompt, responseSchema, defaults?, subject?}`.
+        request: Object,
+        /// The subject shown with the request.
+        subject: Option<Value>,
+        /// Where the pipeline resumes.
+        input: PipelineInput,
+    },
     /// At an input gate.
     Input {
         /// The step id.
@@ -44,6 +55,29 @@ pub enum Gate {
         /// The subject shown with the request.
         subject: Option<Value>,
     },
+}
+
+/// An `ask` stage inside a pipeline step asked for input: the step is
+/// resumed with the response at that stage.
+#[derive(Debug, Clone)]
+pub struct PipelineInput {
+    /// Stored stages of the pipeline (`{name, args, raw}` records).
+    pub pipeline: Vec<Value>,
+    /// Index of the stage that asked.
+    pub resume_at: usize,
+    /// The items that stage had received.
+    pub items: Vec<Value>,
+}
+
+/// What a resumed pipeline step continues with.
+#[derive(Debug, Clone)]
+pub struct PipelineResume {
+    /// The step being resumed.
+    pub step_id: String,
+    /// Where inside it.
+    pub input: PipelineInput,
+    /// The response for the asking stage.
+    pub response: Value,
 }
 
 /// How a run ended.
@@ -74,6 +108,8 @@ pub struct Run<'a> {
     pub last: Option<String>,
     /// Files being executed (cycle detection for sub-workflows).
     pub stack: Vec<PathBuf>,
+    /// A pipeline step to resume mid-pipeline with an input response.
+    pub pipeline_resume: Option<PipelineResume>,
 }
 
 /// `defaults ← Object.entries(provided)`.
@@ -198,6 +234,12 @@ fn synthetic_result(id: &str, value: Option<Value>) -> Object {
     r
 }
 
+/// One attempt of a step: a result, or a pipeline that stopped to ask.
+enum Attempt {
+    Done(Object),
+    Asked { request: Object, input: PipelineInput },
+}
+
 /// The step environment and working directory, resolved.
 struct Prepared {
     env: Arc<Env>,
@@ -306,7 +348,16 @@ impl Run<'_> {
                 }
 
                 match self.execute_with_policies(step, ctx).await {
-                    Ok(r) => {
+                    Ok(Attempt::Asked { mut request, input }) => {
+                        let subject = request.remove("subject");
+                        let request = fit_input_request(request, subject.clone(), &step.id, ctx)?;
+                        return Ok(Outcome::Paused {
+                            gate: Gate::PipelineInput { step_id: step.id.clone(), request, subject, input },
+                            resume_at: idx,
+                            results: self.results.clone(),
+                        });
+                    }
+                    Ok(Attempt::Done(r)) => {
                         store_result(&mut self.results, &step.id, r);
                         self.last = Some(step.id.clone());
                     }
@@ -366,7 +417,7 @@ impl Run<'_> {
     }
 
     /// One step with its timeout, retries and backoff.
-    fn execute_with_policies<'s>(&'s self, step: &'s Step, ctx: &'s Ctx) -> BoxFuture<'s, Result<Object>> {
+    fn execute_with_policies<'s>(&'s self, step: &'s Step, ctx: &'s Ctx) -> BoxFuture<'s, Result<Attempt>> {
         Box::pin(async move {
             let max = step.retry.as_ref().map_or(1, |r| r.max.max(1));
             let mut attempt = 1;
@@ -397,9 +448,9 @@ impl Run<'_> {
     }
 
     /// One attempt of a step.
-    fn execute<'s>(&'s self, step: &'s Step, ctx: &'s Ctx) -> BoxFuture<'s, Result<Object>> {
+    fn execute<'s>(&'s self, step: &'s Step, ctx: &'s Ctx) -> BoxFuture<'s, Result<Attempt>> {
         Box::pin(async move {
-            match &step.exec {
+            let done = match &step.exec {
                 Exec::ForEach(fe) => self.run_for_each(step, fe, ctx).await,
                 Exec::Parallel(par) => self.run_parallel(step, par, ctx).await,
                 Exec::Workflow { path, args } => {
@@ -414,12 +465,26 @@ impl Run<'_> {
                 }
                 Exec::Pipeline(text) => {
                     let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
-                    let text = resolve(text, &self.args, &self.results);
-                    let input = self.input_value(step.stdin.as_ref(), &self.results)?;
-                    run_pipeline_step(&step.id, &text, input.as_ref(), &p, ctx).await
+                    let resume = self.pipeline_resume.as_ref().filter(|r| r.step_id == step.id);
+                    let (stages, at, items, response) = match resume {
+                        Some(r) => {
+                            let stages = r.input.pipeline.iter().map(stage_from_record).collect();
+                            (stages, r.input.resume_at, r.input.items.clone(), Some(r.response.clone()))
+                        }
+                        None => {
+                            let text = resolve(text, &self.args, &self.results);
+                            let stages = parse_pipeline(&text).map_err(|e| {
+                                Error::runtime(format!("Workflow step {} pipeline parse failed: {}", step.id, e.message))
+                            })?;
+                            let input = self.input_value(step.stdin.as_ref(), &self.results)?;
+                            (stages, 0, pipeline_items(input.as_ref()), None)
+                        }
+                    };
+                    return run_stages(&step.id, &stages, at, items, response, true, &p, ctx).await;
                 }
                 Exec::None => Ok(synthetic_result(&step.id, self.input_value(step.stdin.as_ref(), &self.results)?)),
-            }
+            };
+            done.map(Attempt::Done)
         })
     }
 
@@ -457,6 +522,7 @@ impl Run<'_> {
             results: Object::new(),
             last: None,
             stack,
+            pipeline_resume: None,
         };
         let output = match sub.run_from(0, &sub_ctx).await? {
             Outcome::Done(items) => items,
@@ -688,19 +754,66 @@ fn serialize_items(items: &[Value]) -> String {
     }
 }
 
+/// A pipeline step where asking for input is not possible (parallel
+/// branches and loop bodies).
 async fn run_pipeline_step(id: &str, text: &str, input: Option<&Value>, p: &Prepared, ctx: &Ctx) -> Result<Object> {
     let stages = parse_pipeline(text).map_err(|e| Error::runtime(format!("Workflow step {id} pipeline parse failed: {}", e.message)))?;
+    match run_stages(id, &stages, 0, pipeline_items(input), None, false, p, ctx).await? {
+        Attempt::Done(r) => Ok(r),
+        Attempt::Asked { .. } => Err(Error::runtime("requestInput is not supported in this pipeline context")),
+    }
+}
+
+/// Rebuilds a stage from its stored `{name, args, raw}` record.
+fn stage_from_record(r: &Value) -> crate::parser::Stage {
+    crate::parser::Stage {
+        name: r.get_key("name").map(Value::to_js_string).unwrap_or_default(),
+        args: crate::parser::Args::from_value(r.get_key("args").unwrap_or(&Value::Null)),
+        raw: r.get_key("raw").map(Value::to_js_string).unwrap_or_default(),
+    }
+}
+
+/// Runs the stages of a pipeline step from `at`, capturing rendered text.
+#[allow(clippy::too_many_arguments)]
+async fn run_stages(
+    id: &str,
+    stages: &[crate::parser::Stage],
+    at: usize,
+    items: Vec<Value>,
+    response: Option<Value>,
+    can_ask: bool,
+    p: &Prepared,
+    ctx: &Ctx,
+) -> Result<Attempt> {
     let sink = Sink::buffer();
-    let pctx = Ctx { env: p.env.clone(), cwd: p.cwd.clone(), stdout: sink.clone(), resume_response: None, ..ctx.clone() };
-    let res = run_pipeline(&stages, Items::List(pipeline_items(input)), &pctx).await?;
-    if let Some((idx, _)) = res.halted {
-        let name = &stages[idx].name;
-        let approval = matches!(res.items.as_slice(), [Value::Object(o)] if o.get("type").and_then(Value::as_str) == Some("approval_request"));
-        return Err(Error::runtime(if approval {
-            format!("Workflow step {id} halted for approval inside pipeline stage {name}. Use a separate approval step in the workflow file.")
-        } else {
-            format!("Workflow step {id} halted before completion at pipeline stage {name}")
-        }));
+    let pctx = Ctx { env: p.env.clone(), cwd: p.cwd.clone(), stdout: sink.clone(), resume_response: response, ..ctx.clone() };
+    let remaining = &stages[at.min(stages.len())..];
+    let res = run_pipeline(remaining, Items::List(items), &pctx).await?;
+    if let Some((idx, halt)) = res.halted {
+        let name = &remaining[idx].name;
+        let request = match res.items.as_slice() {
+            [Value::Object(o)] => Some(o),
+            _ => None,
+        };
+        let kind = request.and_then(|o| o.get("type")).and_then(Value::as_str);
+        if kind == Some("approval_request") {
+            return Err(Error::runtime(format!(
+                "Workflow step {id} halted for approval inside pipeline stage {name}. Use a separate approval step in the workflow file."
+            )));
+        }
+        if let (Some(req), crate::commands::Halt::InPlace { input }, true) = (request, &halt, can_ask)
+            && kind == Some("input_request")
+        {
+            let mut block = Object::new();
+            for key in ["type", "prompt", "responseSchema", "defaults", "subject"] {
+                if let Some(v) = req.get(key) {
+                    block.insert(key, v.clone());
+                }
+            }
+            let pipeline = stages.iter().map(|s| crate::parser::StageRecord::from(s).to_value()).collect();
+            return Ok(Attempt::Asked { request: block, input: PipelineInput { pipeline, resume_at: at + idx, items: input.clone() } });
+        }
+        return Err(Error::runtime(format!("Workflow step {id} halted before completion at pipeline stage {name}")));
     }
     let rendered = sink.captured();
     let mut r = result(id);
@@ -714,7 +827,7 @@ async fn run_pipeline_step(id: &str, text: &str, input: Option<&Value>, p: &Prep
     if let Some(j) = json {
         r.insert("json", j);
     }
-    Ok(r)
+    Ok(Attempt::Done(r))
 }
 
 /// `{initiatedBy?, requiredApprover?, requireDifferentApprover?}` read from
