@@ -30,7 +30,7 @@ pub fn workflows_list(input: Items) -> Result<Output> {
     Ok(Output::items(workflows()))
 }
 
-pub fn workflows_run(args: &Args, input: Items) -> Result<Output> {
+pub async fn workflows_run(args: &Args, input: Items, ctx: &crate::context::Ctx) -> Result<Output> {
     input.drain()?;
     let name = args.get("name").map(Value::to_js_string).or_else(|| args.positional.first().cloned());
     let Some(name) = name.filter(|n| !n.is_empty()) else {
@@ -39,5 +39,14 @@ pub fn workflows_run(args: &Args, input: Items) -> Result<Output> {
     if !workflows().iter().any(|w| w.get_key("name").and_then(Value::as_str) == Some(name.as_str())) {
         return Err(Error::runtime(format!("Unknown workflow: {name}")));
     }
-    Err(Error::runtime(format!("Workflow runner not implemented: {name}")))
+    let wf_args = match args.get("args-json").filter(|v| v.truthy()) {
+        None => Value::Object(crate::value::Object::new()),
+        Some(raw) => Value::from_json(&raw.to_js_string()).map_err(|_| Error::runtime("workflows.run --args-json must be valid JSON"))?,
+    };
+    let result = if name == "github.pr.monitor" {
+        super::github::pr_monitor(&wf_args, ctx).await?
+    } else {
+        super::github::pr_monitor_notify(&wf_args, ctx).await?
+    };
+    Ok(Output::items(vec![result]))
 }

@@ -2,6 +2,7 @@
 //! `openclaw.agent`, and the `gog` mail commands.
 
 use super::http::post_json;
+use crate::process::run_process;
 use super::Output;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -115,12 +116,79 @@ pub async fn invoke(name: &str, args: &Args, input: Items, ctx: &Ctx) -> Result<
     Ok(Output::items(out))
 }
 
-pub async fn openclaw_agent(_args: &Args, input: Items, _ctx: &Ctx) -> Result<Output> {
-    input.drain()?;
-    Err(Error::runtime("openclaw.agent is not supported by this build yet"))
+/// Largest output accepted from `openclaw agent --json`.
+const AGENT_MAX_OUTPUT_BYTES: usize = 10 * 1024 * 1024;
+
+/// A trimmed, non-empty string form of a flag value.
+fn opt_text(v: Option<&Value>) -> Option<String> {
+    v.filter(|v| !matches!(v, Value::Null)).map(Value::to_js_string).map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
-pub async fn gog(name: &str, _args: &Args, input: Items, _ctx: &Ctx) -> Result<Output> {
-    input.drain()?;
-    Err(Error::runtime(format!("{name} is not supported by this build yet")))
+pub async fn openclaw_agent(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
+    let prompt = opt_text(args.get("prompt").or_else(|| args.get("message")))
+        .unwrap_or_else(|| args.positional.join(" ").trim().to_string());
+    if prompt.is_empty() {
+        return Err(Error::runtime("openclaw.agent requires --prompt, --message, or positional text"));
+    }
+    let agent = opt_text(args.get("agent"));
+    let session_key = opt_text(args.get("sessionKey").or_else(|| args.get("session-key")));
+    let session_id = opt_text(args.get("sessionId").or_else(|| args.get("session-id")));
+    if agent.is_none() && session_key.is_none() && session_id.is_none() {
+        return Err(Error::runtime("openclaw.agent requires --agent, --session-key, or --session-id"));
+    }
+    let items = input.collect()?;
+    let message = if items.is_empty() {
+        prompt
+    } else {
+        let jsonl: Vec<String> = items.iter().map(Value::to_json).collect();
+        format!("{prompt}\n\nPipeline input (JSONL):\n{}", jsonl.join("\n"))
+    };
+    let mut argv = vec!["agent".to_string(), "--json".into(), "--message".into(), message];
+    let mut push = |name: &str, v: Option<String>| {
+        if let Some(v) = v {
+            argv.push(name.to_string());
+            argv.push(v);
+        }
+    };
+    push("--agent", agent);
+    push("--model", opt_text(args.get("model")));
+    push("--session-key", session_key);
+    push("--session-id", session_id);
+    push("--thinking", opt_text(args.get("thinking")));
+    if let Some(t) = args.get("timeout").filter(|v| !matches!(v, Value::Null)) {
+        let n = t.to_number();
+        if n.fract() != 0.0 || n < 0.0 || !n.is_finite() {
+            return Err(Error::runtime("openclaw.agent --timeout must be a non-negative integer in seconds"));
+        }
+        push("--timeout", Some(crate::value::format_number(n)));
+    }
+    if args.get("local") == Some(&Value::Bool(true)) {
+        argv.push("--local".into());
+    }
+    let exe = ctx.env_var("LOBSTER_OPENCLAW_BIN").map(|s| s.trim().to_string()).unwrap_or_else(|| "openclaw".into());
+    let out = run_process(&exe, &argv, &ctx.env, &ctx.cwd, None).await.map_err(|e| {
+        Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
+            "openclaw.agent could not find the OpenClaw CLI".to_string()
+        } else {
+            format!("openclaw.agent failed: {e}")
+        })
+    })?;
+    if out.stdout.len() > AGENT_MAX_OUTPUT_BYTES {
+        return Err(Error::runtime(format!("openclaw.agent output exceeded {AGENT_MAX_OUTPUT_BYTES} bytes")));
+    }
+    if out.code != Some(0) {
+        let detail = if !out.stderr.is_empty() {
+            out.stderr.clone()
+        } else if !out.stdout.is_empty() {
+            out.stdout.clone()
+        } else {
+            format!("exited with code {}", out.code_text())
+        };
+        return Err(Error::runtime(format!("openclaw.agent failed: {}", detail.trim())));
+    }
+    let trimmed = out.stdout.trim();
+    match Value::from_json(if trimmed.is_empty() { "null" } else { trimmed }) {
+        Ok(v @ Value::Object(_)) => Ok(Output::items(vec![v])),
+        _ => Err(Error::runtime("openclaw.agent expected JSON output from `openclaw agent --json`")),
+    }
 }

@@ -3,9 +3,11 @@
 mod discovery;
 mod exec;
 mod gates;
+mod github;
 mod http;
 mod integrations;
 mod llm;
+mod mail;
 mod render;
 mod state;
 mod template;
@@ -147,11 +149,13 @@ pub async fn run_stage(stage: &Stage, input: Items, ctx: &Ctx) -> Result<Output>
         "diff.last" => state::diff_last(args, input, ctx).await,
         "commands.list" => discovery::commands_list(input),
         "workflows.list" => discovery::workflows_list(input),
-        "workflows.run" => discovery::workflows_run(args, input),
+        "workflows.run" => discovery::workflows_run(args, input, ctx).await,
         "openclaw.invoke" | "clawd.invoke" => integrations::invoke(&stage.name, args, input, ctx).await,
         "llm.invoke" | "llm_task.invoke" => llm::invoke(&stage.name, args, input, ctx).await,
         "openclaw.agent" => integrations::openclaw_agent(args, input, ctx).await,
-        "gog.gmail.search" | "gog.gmail.send" | "email.triage" => integrations::gog(&stage.name, args, input, ctx).await,
+        "gog.gmail.search" => mail::search(args, input, ctx).await,
+        "gog.gmail.send" => mail::send(args, input, ctx).await,
+        "email.triage" => mail::triage(args, input, ctx).await,
         other => Err(Error::runtime(format!("Unknown command: {other}"))),
     }
 }
