@@ -380,7 +380,7 @@ pub async fn invoke(name: &str, args: &Args, input: Items, ctx: &Ctx) -> Result<
             }
             Err(errors) => {
                 last_errors = errors;
-                if f64::from(attempt) > max_retries + 1.0 {
+                if f64::from(attempt) >= max_retries + 1.0 {
                     return Err(Error::runtime(format!("{name} output failed schema validation: {}", last_errors.join("; "))));
                 }
             }
