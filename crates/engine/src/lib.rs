@@ -11,6 +11,7 @@ pub mod envelope;
 pub mod error;
 pub mod items;
 pub mod json_stream;
+pub mod login_env;
 pub mod object;
 pub mod parser;
 pub mod path;

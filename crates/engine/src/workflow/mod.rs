@@ -26,7 +26,7 @@ use self::run::{Gate, Outcome, Run, resolve_workflow_args};
 pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelope> {
     let workflow = file::load(path)?;
     let args = resolve_workflow_args(&workflow, provided);
-    let mut run = Run { workflow: &workflow, args, results: Object::new(), last: None, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None };
+    let mut run = Run { workflow: &workflow, args, results: Object::new(), last: None, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None, login: Default::default() };
     let outcome = run.run_from(0, ctx).await?;
     match pause_for(&workflow, &run, outcome) {
         Ok(envelope) => Ok(envelope),

@@ -112,7 +112,7 @@ async fn continue_run(state: &Value, results: Object, intent: &Intent, ctx: &Ctx
     let args = resolve_workflow_args(&workflow, &provided);
     let gate_step = state.get_key("approvalStepId").or_else(|| state.get_key("inputStepId")).map(Value::to_js_string);
     let start = state.get_key("resumeAtIndex").map_or(0.0, Value::to_number).max(0.0) as usize;
-    let mut run = Run { workflow: &workflow, args, results, last: gate_step, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None };
+    let mut run = Run { workflow: &workflow, args, results, last: gate_step, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None, login: Default::default() };
     if let (Some(input), Intent::Respond(response), Some(step_id)) =
         (pipeline_input(state), intent, state.get_key("inputStepId").and_then(Value::as_str))
     {

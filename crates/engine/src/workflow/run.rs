@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::context::{Ctx, Env, Mode, Sink};
 use crate::error::{Error, Result};
 use crate::items::Items;
+use crate::login_env::{LoginEnv, login_shell};
 use crate::parser::parse_pipeline;
 use crate::process::{run_process, shell_command};
 use crate::runtime::run_pipeline;
@@ -110,6 +111,8 @@ pub struct Run<'a> {
     pub stack: Vec<PathBuf>,
     /// A pipeline step to resume mid-pipeline with an input response.
     pub pipeline_resume: Option<PipelineResume>,
+    /// The login-shell environment, once captured (see [`crate::login_env`]).
+    pub login: LoginCache,
 }
 
 /// `defaults ← Object.entries(provided)`.
@@ -234,6 +237,22 @@ fn synthetic_result(id: &str, value: Option<Value>) -> Object {
     r
 }
 
+/// A login environment shared by a run, its loops, branches and sub-workflows.
+pub type LoginCache = Arc<std::sync::OnceLock<LoginEnv>>;
+
+/// Shell steps a run still has ahead (loop bodies and branches included).
+fn shell_steps(steps: &[Step]) -> usize {
+    steps
+        .iter()
+        .map(|s| match &s.exec {
+            Exec::Shell(_) => 1,
+            Exec::ForEach(fe) => shell_steps(&fe.steps),
+            Exec::Parallel(p) => p.branches.iter().filter(|b| matches!(b.exec, Exec::Shell(_))).count(),
+            _ => 0,
+        })
+        .sum()
+}
+
 /// One attempt of a step: a result, or a pipeline that stopped to ask.
 enum Attempt {
     Done(Object),
@@ -301,6 +320,16 @@ impl Run<'_> {
     pub fn run_from<'s>(&'s mut self, start: usize, ctx: &'s Ctx) -> BoxFuture<'s, Result<Outcome>> {
         Box::pin(async move {
             let steps = &self.workflow.steps;
+            if self.login.get().is_none() && shell_steps(&steps[start.min(steps.len())..]) >= 2 {
+                // Capture the profile's environment alongside the first step.
+                let env = (*self.env_for(&ctx.env, &[self.workflow.env.as_ref()], &self.results)).clone();
+                let (cwd, cache) = (self.cwd_for(ctx, &[]), self.login.clone());
+                tokio::spawn(async move {
+                    if let Some(login) = LoginEnv::capture(&env, &cwd).await {
+                        let _ = cache.set(login);
+                    }
+                });
+            }
             for idx in start..steps.len() {
                 let step = &steps[idx];
                 if !condition::evaluate(step.when.as_ref(), &self.results)? {
@@ -461,7 +490,7 @@ impl Run<'_> {
                     let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
                     let command = resolve(cmd, &self.args, &self.results);
                     let input = self.input_value(step.stdin.as_ref(), &self.results)?;
-                    run_shell_step(&step.id, &command, input.as_ref(), &p).await
+                    run_shell_step(&step.id, &command, input.as_ref(), &p, self.login.get()).await
                 }
                 Exec::Pipeline(text) => {
                     let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
@@ -523,6 +552,7 @@ impl Run<'_> {
             last: None,
             stack,
             pipeline_resume: None,
+            login: self.login.clone(),
         };
         let output = match sub.run_from(0, &sub_ctx).await? {
             Outcome::Done(items) => items,
@@ -556,7 +586,9 @@ impl Run<'_> {
             Exec::Pipeline(text) => {
                 run_pipeline_step(&branch.id, &resolve(text, &self.args, &self.results), input.as_ref(), &p, ctx).await
             }
-            Exec::Shell(cmd) => run_shell_step(&branch.id, &resolve(cmd, &self.args, &self.results), input.as_ref(), &p).await,
+            Exec::Shell(cmd) => {
+                run_shell_step(&branch.id, &resolve(cmd, &self.args, &self.results), input.as_ref(), &p, self.login.get()).await
+            }
             _ => Ok(result(&branch.id)),
         }
     }
@@ -648,7 +680,9 @@ impl Run<'_> {
                     let p = Prepared { env: loop_env, cwd: self.cwd_for(ctx, &[sub.cwd.as_deref(), step.cwd.as_deref()]) };
                     let input = self.input_value(sub.stdin.as_ref(), &scoped)?;
                     let r = match &sub.exec {
-                        Exec::Shell(cmd) => run_shell_step(&sub.id, &resolve(cmd, &self.args, &scoped), input.as_ref(), &p).await?,
+                        Exec::Shell(cmd) => {
+                            run_shell_step(&sub.id, &resolve(cmd, &self.args, &scoped), input.as_ref(), &p, self.login.get()).await?
+                        }
                         Exec::Pipeline(text) => {
                             run_pipeline_step(&sub.id, &resolve(text, &self.args, &scoped), input.as_ref(), &p, ctx).await?
                         }
@@ -714,9 +748,17 @@ fn retry_delay(step: &Step, attempt: u32) -> f64 {
     d.round().max(0.0)
 }
 
-async fn run_shell_step(id: &str, command: &str, input: Option<&Value>, p: &Prepared) -> Result<Object> {
-    let (program, argv) = shell_command(command, &p.env);
-    let out = run_process(&program, &argv, &p.env, &p.cwd, shell_input(input)).await.map_err(|e| {
+/// Runs a shell step: `sh -lc`, or `sh -c` with the captured login
+/// environment applied once it is known.
+async fn run_shell_step(id: &str, command: &str, input: Option<&Value>, p: &Prepared, login: Option<&LoginEnv>) -> Result<Object> {
+    let (program, argv, env) = match (login, login_shell(&p.env)) {
+        (Some(login), Some(shell)) => (shell, vec!["-c".to_string(), command.to_string()], Arc::new(login.apply(&p.env))),
+        _ => {
+            let (program, argv) = shell_command(command, &p.env);
+            (program, argv, p.env.clone())
+        }
+    };
+    let out = run_process(&program, &argv, &env, &p.cwd, shell_input(input)).await.map_err(|e| {
         Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
             "workflow shell not found; check LOBSTER_SHELL".to_string()
         } else {
