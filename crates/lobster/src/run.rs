@@ -114,7 +114,14 @@ pub async fn run(argv: Vec<String>) -> i32 {
             None => Value::Object(Object::new()),
             Some(raw) => match Value::from_json(raw) {
                 Ok(v) => v,
-                Err(_) => return report(a.mode, &Error::parse("run --args-json must be valid JSON")),
+                Err(_) => {
+                    let e = Error::parse("run --args-json must be valid JSON");
+                    if a.mode == Mode::Tool {
+                        return report(a.mode, &e);
+                    }
+                    err(&format!("{}\n", e.message));
+                    return e.kind.exit_code();
+                }
             },
         };
         return workflow::cli::run_file(&path, args, a.dry_run, &ctx).await;
@@ -129,6 +136,9 @@ pub async fn run(argv: Vec<String>) -> i32 {
         return match dry_run_plan(&stages) {
             Ok(plan) => {
                 err(&plan);
+                if a.mode == Mode::Tool {
+                    out(&Envelope::ok(Vec::new()).render());
+                }
                 0
             }
             Err(e) => report(a.mode, &e),

@@ -37,6 +37,9 @@ pub async fn run_file(path: &Path, args: Value, dry_run: bool, ctx: &Ctx) -> i32
         return match file::load(path).and_then(|wf| dry_run::plan(&wf, &args)) {
             Ok(plan) => {
                 print_err(&plan);
+                if ctx.mode == Mode::Tool {
+                    print_out(&Envelope::ok(Vec::new()).render());
+                }
                 0
             }
             Err(e) => report(ctx.mode, &e),
