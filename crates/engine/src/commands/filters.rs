@@ -127,9 +127,33 @@ fn parse_date(s: &str) -> Option<DateTime<Utc>> {
             return d.and_hms_opt(0, 0, 0).map(|n| Utc.from_utc_datetime(&n));
         }
     }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%d %H:%M", "%Y/%m/%d %H:%M:%S", "%Y/%m/%d"] {
+    // Local date-times, including the month-name forms V8 accepts.
+    let local = |n: NaiveDateTime| Local.from_local_datetime(&n).earliest().map(|d| d.with_timezone(&Utc));
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+        "%Y/%m/%d %H:%M:%S",
+        "%Y/%m/%d %H:%M",
+        "%b %d, %Y %H:%M:%S",
+        "%b %d, %Y %H:%M",
+        "%b %d %Y %H:%M:%S",
+        "%b %d %Y %H:%M",
+        "%d %b %Y %H:%M:%S",
+        "%d %b %Y %H:%M",
+        "%B %d, %Y %H:%M:%S",
+        "%B %d, %Y %H:%M",
+        "%B %d %Y %H:%M:%S",
+        "%B %d %Y %H:%M",
+    ] {
         if let Ok(n) = NaiveDateTime::parse_from_str(s, fmt) {
-            return Local.from_local_datetime(&n).earliest().map(|d| d.with_timezone(&Utc));
+            return local(n);
+        }
+    }
+    for fmt in ["%Y/%m/%d", "%b %d, %Y", "%b %d %Y", "%B %d, %Y", "%B %d %Y", "%d %b %Y", "%m/%d/%Y"] {
+        if let Ok(d) = NaiveDate::parse_from_str(s, fmt) {
+            return d.and_hms_opt(0, 0, 0).and_then(local);
         }
     }
     None
