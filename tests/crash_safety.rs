@@ -54,7 +54,7 @@ fn kill_9_while_pausing_never_leaves_a_partial_run() {
     assert_eq!(envelope(&first)["status"], "needs_approval");
     let mut printed = 1;
     for i in 0..40u64 {
-        let mut child = lobster(&state)
+        let child = lobster(&state)
             .current_dir(&work)
             .args(["run", "--mode", "tool", "wf.lobster"])
             .stdout(Stdio::piped())

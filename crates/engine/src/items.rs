@@ -27,6 +27,19 @@ impl From<Vec<Value>> for Items {
     }
 }
 
+impl IntoIterator for Items {
+    type Item = Result<Value>;
+    type IntoIter = ItemIter;
+
+    /// The items as a lazy iterator.
+    fn into_iter(self) -> ItemIter {
+        match self {
+            Items::List(v) => Box::new(v.into_iter().map(Ok)),
+            Items::Lazy(it) => it,
+        }
+    }
+}
+
 impl Items {
     /// No items.
     pub fn empty() -> Self {
@@ -51,13 +64,6 @@ impl Items {
         Ok(())
     }
 
-    /// The items as a lazy iterator.
-    pub fn into_iter(self) -> ItemIter {
-        match self {
-            Items::List(v) => Box::new(v.into_iter().map(Ok)),
-            Items::Lazy(it) => it,
-        }
-    }
 
     /// Applies a fallible per-item transform lazily; `None` drops the item.
     pub fn filter_map<F>(self, mut f: F) -> Items

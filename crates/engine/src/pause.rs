@@ -153,7 +153,7 @@ pub fn cli_decision(intent: &Intent, ctx: &Ctx) -> Decision {
     Decision {
         decision: intent.decision().to_string(),
         decided_by: ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY").map(|s| s.trim().to_string()),
-        decided_via: ctx.env_var("CLAWDIS_DECIDED_VIA").unwrap_or("cli").to_string(),
+        decided_via: "cli".to_string(),
     }
 }
 

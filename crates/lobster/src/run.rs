@@ -144,7 +144,8 @@ pub async fn run(argv: Vec<String>) -> i32 {
             Err(e) => report(a.mode, &e),
         };
     }
-    let code = match a.mode {
+    
+    match a.mode {
         Mode::Tool => {
             let envelope = pipeline_tool::run_tool(&stages, &ctx).await;
             out(&envelope.render());
@@ -159,8 +160,7 @@ pub async fn run(argv: Vec<String>) -> i32 {
             }
             Err(e) => report(Mode::Human, &e),
         },
-    };
-    code
+    }
 }
 
 pub async fn resume(argv: Vec<String>) -> i32 {

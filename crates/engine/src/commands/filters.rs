@@ -302,7 +302,7 @@ mod tests {
     fn to_fixed_rounds_ties_up_like_js() {
         assert_eq!(to_fixed(2.5, 0), "3");
         assert_eq!(to_fixed(1.005, 2), "1.00");
-        assert_eq!(to_fixed(3.14159, 2), "3.14");
+        assert_eq!(to_fixed(1.23456, 2), "1.23");
         assert_eq!(to_fixed(-0.5, 0), "-1");
         assert_eq!(to_fixed(0.125, 2), "0.13");
         assert_eq!(to_fixed(1e21, 2), "1e+21");

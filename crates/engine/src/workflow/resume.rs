@@ -70,7 +70,7 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
                 if let Some(by) = approved_by {
                     r.insert("approvedBy", Value::from(by));
                 }
-                results.insert(step_id.to_string(), Value::Object(r));
+                results.insert(step_id, Value::Object(r));
             }
             _ => {}
         }
@@ -96,7 +96,7 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
                 r.insert("subject", state.get_key("inputSubject").cloned().unwrap_or_default());
                 r.insert("response", response.clone());
                 r.remove("skipped");
-                results.insert(step_id.to_string(), Value::Object(r));
+                results.insert(step_id, Value::Object(r));
             }
             _ => {}
         }

@@ -330,8 +330,7 @@ impl Run<'_> {
                     }
                 });
             }
-            for idx in start..steps.len() {
-                let step = &steps[idx];
+            for (idx, step) in steps.iter().enumerate().skip(start) {
                 if !condition::evaluate(step.when.as_ref(), &self.results)? {
                     let mut r = result(&step.id);
                     r.insert("skipped", Value::Bool(true));
@@ -461,8 +460,8 @@ impl Run<'_> {
                     Ok(r) => return Ok(r),
                     Err(e) if attempt < max && !is_pipeline_halt(&e) => {
                         let delay = retry_delay(step, attempt);
-                        eprint!(
-                            "[RETRY] Step '{}' failed (attempt {attempt}/{max}): {}. Retrying in {}ms...\n",
+                        eprintln!(
+                            "[RETRY] Step '{}' failed (attempt {attempt}/{max}): {}. Retrying in {}ms...",
                             step.id,
                             e.message,
                             crate::value::format_number(delay)
@@ -652,7 +651,7 @@ impl Run<'_> {
             for (i, item) in items.into_iter().enumerate() {
                 if let Some(pause) = fe.pause_ms.filter(|p| *p > 0)
                     && i > 0
-                    && (i as u64) % batch == 0
+                    && (i as u64).is_multiple_of(batch)
                 {
                     tokio::time::sleep(Duration::from_millis(pause)).await;
                 }
@@ -694,11 +693,10 @@ impl Run<'_> {
                 row.insert(fe.item_var.as_str(), item);
                 row.insert(fe.index_var.as_str(), Value::from(i));
                 for sub in &fe.steps {
-                    if let Some(r) = scoped.get(&sub.id).filter(|r| r.get_key("skipped").is_none()) {
-                        if let Some(v) = r.get_key("json").or_else(|| r.get_key("stdout")) {
+                    if let Some(r) = scoped.get(&sub.id).filter(|r| r.get_key("skipped").is_none())
+                        && let Some(v) = r.get_key("json").or_else(|| r.get_key("stdout")) {
                             row.insert(sub.id.as_str(), v.clone());
                         }
-                    }
                 }
                 iterations.push(Value::Object(row));
             }
