@@ -34,6 +34,9 @@ async fn read_line(timeout_ms: Option<u64>) -> Result<String> {
 /// one per line when they are all strings, else pretty JSON.
 fn preview(items: &[Value], limit: usize) -> String {
     let head = &items[..items.len().min(limit)];
+    if head.is_empty() {
+        return String::new();
+    }
     if head.iter().all(|i| matches!(i, Value::String(_))) {
         head.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n")
     } else {
@@ -49,13 +52,16 @@ pub async fn approve(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         let mut request = Object::new();
         request.insert("type", Value::from("approval_request"));
         request.insert("prompt", prompt);
-        if args.truthy("preview-from-stdin") {
-            let limit = args.get("limit").map_or(5.0, Value::to_number);
-            let limit = if limit.is_nan() { 0 } else { limit.trunc().max(0.0) as usize };
-            request.insert("preview", Value::String(preview(&items, limit)));
-        }
+        let from_stdin = args.get("previewFromStdin").or_else(|| args.get("preview-from-stdin")).is_some_and(Value::truthy);
+        let preview_text = from_stdin.then(|| {
+            let raw = args.get("limit").or_else(|| args.get("previewLimit")).or_else(|| args.get("preview-limit"));
+            let limit = raw.map(Value::to_number).filter(|n| n.is_finite()).unwrap_or(5.0);
+            preview(&items, limit.max(0.0).trunc() as usize)
+        });
         request.insert("items", Value::Array(items));
-        let request = reorder_preview_last(request);
+        if let Some(p) = preview_text.filter(|p| !p.is_empty()) {
+            request.insert("preview", Value::String(p));
+        }
         return Ok(Output { items: Items::List(vec![Value::Object(request)]), rendered: false, halt: Some(Halt::Next) });
     }
     ctx.stdout.write(&format!("{} [y/N] ", prompt.to_js_string()));
@@ -67,14 +73,6 @@ pub async fn approve(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
     } else {
         Err(Error::runtime("Not approved"))
     }
-}
-
-/// `{type, prompt, items, preview?}`: the request's key order.
-fn reorder_preview_last(mut request: Object) -> Object {
-    if let Some(p) = request.remove("preview") {
-        request.insert("preview", p);
-    }
-    request
 }
 
 pub async fn ask(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
