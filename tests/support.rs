@@ -14,7 +14,7 @@ pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let dir = exe.parent().and_then(Path::parent).expect("target dir");
     let path = dir.join(name);
-    assert!(path.exists(), "{} is missing; build the workspace first (cargo build --workspace)", path.display());
+    assert!(path.exists(), "{} is missing; run the suite with ./scripts/test (it builds the binaries first)", path.display());
     path
 }
 
