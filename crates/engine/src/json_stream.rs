@@ -25,41 +25,12 @@ pub fn json_items(text: String) -> Result<Items, serde_json::Error> {
     Ok(Items::Lazy(Box::new(ArrayElements { text, pos: start + 1, end: end - 1 })))
 }
 
-/// Iterates the elements of a validated JSON array held in `text[pos..end]`.
+/// Iterates the elements of a validated JSON array held in `text[pos..end]`,
+/// parsing each element in place.
 struct ArrayElements {
     text: String,
     pos: usize,
     end: usize,
-}
-
-impl ArrayElements {
-    /// Byte offset just past the element starting at `from`.
-    fn element_end(&self, from: usize) -> usize {
-        let bytes = self.text.as_bytes();
-        let mut depth = 0usize;
-        let mut in_string = false;
-        let mut i = from;
-        while i < self.end {
-            let b = bytes[i];
-            if in_string {
-                match b {
-                    b'\\' => i += 1,
-                    b'"' => in_string = false,
-                    _ => {}
-                }
-            } else {
-                match b {
-                    b'"' => in_string = true,
-                    b'[' | b'{' => depth += 1,
-                    b']' | b'}' => depth -= 1,
-                    b',' if depth == 0 => return i,
-                    _ => {}
-                }
-            }
-            i += 1;
-        }
-        self.end
-    }
 }
 
 impl Iterator for ArrayElements {
@@ -73,10 +44,10 @@ impl Iterator for ArrayElements {
         if self.pos >= self.end {
             return None;
         }
-        let stop = self.element_end(self.pos);
-        let slice = &self.text[self.pos..stop];
-        self.pos = stop + 1;
-        Some(Value::from_json(slice).map_err(|e| crate::error::Error::runtime(e.to_string())))
+        let mut stream = serde_json::Deserializer::from_str(&self.text[self.pos..self.end]).into_iter::<Value>();
+        let item = stream.next()?;
+        self.pos += stream.byte_offset();
+        Some(item.map_err(|e| crate::error::Error::runtime(e.to_string())))
     }
 }
 

@@ -44,8 +44,17 @@ pub fn array_index(key: &str) -> Option<u32> {
     key.parse::<u64>().ok().filter(|n| *n < u32::MAX as u64).map(|n| n as u32)
 }
 
+/// Interned keys: the last few seen (records repeat their keys, so this
+/// usually hits) in front of a bounded map.
+#[derive(Default)]
+struct Interner {
+    recent: [Option<Key>; 8],
+    next: usize,
+    map: HashMap<Box<str>, Key>,
+}
+
 thread_local! {
-    static INTERNED: RefCell<HashMap<Box<str>, Key>> = RefCell::new(HashMap::default());
+    static INTERNED: RefCell<Interner> = RefCell::new(Interner::default());
 }
 
 /// Returns a shared key for `s`, reusing earlier allocations of short keys.
@@ -54,14 +63,23 @@ pub fn intern(s: &str) -> Key {
         return Key::from(s);
     }
     INTERNED.with(|cell| {
-        let mut map = cell.borrow_mut();
-        if let Some(k) = map.get(s) {
+        let mut interner = cell.borrow_mut();
+        if let Some(k) = interner.recent.iter().flatten().find(|k| &***k == s) {
             return k.clone();
         }
-        let key = Key::from(s);
-        if map.len() < 8192 {
-            map.insert(Box::from(s), key.clone());
-        }
+        let key = match interner.map.get(s) {
+            Some(k) => k.clone(),
+            None => {
+                let key = Key::from(s);
+                if interner.map.len() < 8192 {
+                    interner.map.insert(Box::from(s), key.clone());
+                }
+                key
+            }
+        };
+        let slot = interner.next;
+        interner.recent[slot] = Some(key.clone());
+        interner.next = (slot + 1) % 8;
         key
     })
 }
