@@ -237,8 +237,32 @@ fn synthetic_result(id: &str, value: Option<Value>) -> Object {
     r
 }
 
-/// A login environment shared by a run, its loops, branches and sub-workflows.
-pub type LoginCache = Arc<std::sync::OnceLock<LoginEnv>>;
+/// The login environment shared by a run, its loops, branches and
+/// sub-workflows: captured in the background while the first shell step
+/// runs with its own login shell; later shell steps wait for it.
+#[derive(Debug, Default)]
+pub struct LoginState {
+    env: tokio::sync::OnceCell<Option<LoginEnv>>,
+    started: std::sync::atomic::AtomicBool,
+    shells: std::sync::atomic::AtomicUsize,
+}
+
+/// A shared [`LoginState`].
+pub type LoginCache = Arc<LoginState>;
+
+impl LoginState {
+    /// The environment to replay for the next shell step, if any: the first
+    /// step (and any step when no capture was started) uses a login shell.
+    async fn for_next_step(&self) -> Option<&LoginEnv> {
+        use std::sync::atomic::Ordering;
+        let nth = self.shells.fetch_add(1, Ordering::SeqCst);
+        if nth == 0 || !self.started.load(Ordering::SeqCst) {
+            return None;
+        }
+        // Waits for a capture in flight; one not yet begun is abandoned.
+        self.env.get_or_init(|| async { None }).await.as_ref()
+    }
+}
 
 /// Shell steps a run still has ahead (loop bodies and branches included).
 fn shell_steps(steps: &[Step]) -> usize {
@@ -320,14 +344,15 @@ impl Run<'_> {
     pub fn run_from<'s>(&'s mut self, start: usize, ctx: &'s Ctx) -> BoxFuture<'s, Result<Outcome>> {
         Box::pin(async move {
             let steps = &self.workflow.steps;
-            if self.login.get().is_none() && shell_steps(&steps[start.min(steps.len())..]) >= 2 {
+            if !self.login.started.load(std::sync::atomic::Ordering::SeqCst)
+                && shell_steps(&steps[start.min(steps.len())..]) >= 2
+            {
                 // Capture the profile's environment alongside the first step.
+                self.login.started.store(true, std::sync::atomic::Ordering::SeqCst);
                 let env = (*self.env_for(&ctx.env, &[self.workflow.env.as_ref()], &self.results)).clone();
                 let (cwd, cache) = (self.cwd_for(ctx, &[]), self.login.clone());
                 tokio::spawn(async move {
-                    if let Some(login) = LoginEnv::capture(&env, &cwd).await {
-                        let _ = cache.set(login);
-                    }
+                    cache.env.get_or_init(|| LoginEnv::capture(&env, &cwd)).await;
                 });
             }
             for (idx, step) in steps.iter().enumerate().skip(start) {
@@ -489,7 +514,7 @@ impl Run<'_> {
                     let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
                     let command = resolve(cmd, &self.args, &self.results);
                     let input = self.input_value(step.stdin.as_ref(), &self.results)?;
-                    run_shell_step(&step.id, &command, input.as_ref(), &p, self.login.get()).await
+                    run_shell_step(&step.id, &command, input.as_ref(), &p, self.login.for_next_step().await).await
                 }
                 Exec::Pipeline(text) => {
                     let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
@@ -586,7 +611,7 @@ impl Run<'_> {
                 run_pipeline_step(&branch.id, &resolve(text, &self.args, &self.results), input.as_ref(), &p, ctx).await
             }
             Exec::Shell(cmd) => {
-                run_shell_step(&branch.id, &resolve(cmd, &self.args, &self.results), input.as_ref(), &p, self.login.get()).await
+                run_shell_step(&branch.id, &resolve(cmd, &self.args, &self.results), input.as_ref(), &p, self.login.for_next_step().await).await
             }
             _ => Ok(result(&branch.id)),
         }
@@ -680,7 +705,7 @@ impl Run<'_> {
                     let input = self.input_value(sub.stdin.as_ref(), &scoped)?;
                     let r = match &sub.exec {
                         Exec::Shell(cmd) => {
-                            run_shell_step(&sub.id, &resolve(cmd, &self.args, &scoped), input.as_ref(), &p, self.login.get()).await?
+                            run_shell_step(&sub.id, &resolve(cmd, &self.args, &scoped), input.as_ref(), &p, self.login.for_next_step().await).await?
                         }
                         Exec::Pipeline(text) => {
                             run_pipeline_step(&sub.id, &resolve(text, &self.args, &scoped), input.as_ref(), &p, ctx).await?
