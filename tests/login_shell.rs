@@ -1,0 +1,34 @@
+//! Shell steps see what a login shell sets up, whether a step gets its own
+//! `sh -lc` or the replayed profile environment.
+
+use clawdis_e2e::{envelope, lobster};
+
+fn run(profile: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".profile"), profile).unwrap();
+    std::fs::write(
+        dir.path().join("wf.lobster"),
+        "steps:\n  - id: a\n    run: echo \"a=$FROM_PROFILE\"\n  - id: b\n    run: echo \"b=$FROM_PROFILE\"\n  - id: c\n    run: echo \"c=$FROM_PROFILE\"\n  - id: all\n    run: printf '%s%s%s' \"$a.stdout\" \"$b.stdout\" \"$c.stdout\"\n",
+    )
+    .unwrap();
+    let out = lobster(&dir.path().join("state"))
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .args(["run", "--mode", "tool", "wf.lobster"])
+        .output()
+        .unwrap();
+    envelope(&out)
+}
+
+#[test]
+fn every_step_sees_the_profile_environment() {
+    let env = run("export FROM_PROFILE=yes\n");
+    assert_eq!(env["output"][0], "a=yes\nb=yes\nc=yes\n");
+}
+
+#[test]
+fn chatty_profiles_print_before_every_step() {
+    let env = run("echo hi\nexport FROM_PROFILE=yes\n");
+    // The last step prints the greeting too, before the collected outputs.
+    assert_eq!(env["output"][0], "hi\nhi\na=yes\nhi\nb=yes\nhi\nc=yes\n");
+}
