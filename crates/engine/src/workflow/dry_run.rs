@@ -9,24 +9,13 @@ use crate::value::{Object, Value, format_number};
 use super::condition;
 use super::file::{Exec, OnError, Retry, Step, Workflow};
 use super::run::resolve_workflow_args;
-use super::template::{resolve_args, scan_ref, strict_lookup, whole_ref};
+use super::template::{refs_in, replace_refs, resolve_args, strict_lookup, whole_ref};
 
 const DEFERRED_NOTE: &str = "[contains step output refs — unknown at plan time]";
 
 /// Whether `text` mentions `$id.stdout` or `$id.json`.
 fn has_output_ref(text: &str) -> bool {
-    let mut i = 0;
-    while let Some(pos) = text[i..].find('$') {
-        let at = i + pos;
-        if let Some((_, path, _)) = scan_ref(&text[at..]) {
-            let field = path.split('.').next().unwrap_or_default();
-            if field == "stdout" || field == "json" {
-                return true;
-            }
-        }
-        i = at + 1;
-    }
-    false
+    refs_in(text).iter().any(|(_, path)| matches!(path.split('.').next(), Some("stdout" | "json")))
 }
 
 /// `text` plus the deferred-output note when it needs one.
@@ -36,26 +25,10 @@ fn noted(text: &str) -> String {
 
 /// Args substituted; `$id.approved` resolved for steps already planned.
 fn plan_template(input: &str, args: &Object, results: &Object) -> String {
-    let with_args = resolve_args(input, args);
-    let mut out = String::with_capacity(with_args.len());
-    let mut i = 0;
-    while let Some(pos) = with_args[i..].find('$') {
-        let at = i + pos;
-        out.push_str(&with_args[i..at]);
-        match scan_ref(&with_args[at..]) {
-            Some((id, "approved", len)) if results.contains_key(id) => {
-                let approved = results.get(id).and_then(|r| r.get_key("approved")) == Some(&Value::Bool(true));
-                out.push_str(if approved { "true" } else { "false" });
-                i = at + len;
-            }
-            _ => {
-                out.push('$');
-                i = at + 1;
-            }
-        }
-    }
-    out.push_str(&with_args[i..]);
-    out
+    replace_refs(&resolve_args(input, args), |id, path| {
+        let result = results.get(id).filter(|_| path == "approved")?;
+        Some(if result.get_key("approved") == Some(&Value::Bool(true)) { "true" } else { "false" }.to_string())
+    })
 }
 
 /// Checks every stage of a pipeline exists (stage names that depend on step

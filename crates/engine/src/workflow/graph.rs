@@ -5,7 +5,7 @@ use crate::value::{Object, Value};
 
 use super::file::{Exec, Step, Workflow};
 use super::run::resolve_workflow_args;
-use super::template::{resolve_args, scan_ref};
+use super::template::{refs_in, resolve_args};
 
 /// Output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,20 +69,8 @@ fn node_for(step: &Step, args: &Object) -> Node {
 }
 
 /// Step ids referenced as `$id.…` in `text`.
-fn refs_in(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(pos) = text[i..].find('$') {
-        let at = i + pos;
-        match scan_ref(&text[at..]) {
-            Some((id, _, len)) => {
-                out.push(id.to_string());
-                i = at + len;
-            }
-            None => i = at + 1,
-        }
-    }
-    out
+fn ref_ids(text: &str) -> Vec<String> {
+    refs_in(text).into_iter().map(|(id, _)| id).collect()
 }
 
 fn build(workflow: &Workflow, provided: &Value) -> (Vec<Node>, Vec<Edge>) {
@@ -100,19 +88,19 @@ fn build(workflow: &Workflow, provided: &Value) -> (Vec<Node>, Vec<Edge>) {
             push(workflow.steps[i - 1].id.clone(), step.id.clone(), "next".into());
         }
         if let Some(Value::String(s)) = &step.stdin {
-            for r in refs_in(s) {
+            for r in ref_ids(s) {
                 push(r, step.id.clone(), "stdin".into());
             }
         }
         if let Exec::ForEach(fe) = &step.exec
             && let Value::String(s) = &fe.over
         {
-            for r in refs_in(s) {
+            for r in ref_ids(s) {
                 push(r, step.id.clone(), "for_each".into());
             }
         }
         if let Some(Value::String(cond)) = &step.when {
-            for r in refs_in(cond) {
+            for r in ref_ids(cond) {
                 push(r, step.id.clone(), truncate(&format!("when: {}", cond.trim()), 70));
             }
         }

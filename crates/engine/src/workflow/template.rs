@@ -87,8 +87,9 @@ pub fn ref_text(value: Option<&Value>, path: &str) -> String {
     }
 }
 
-/// Replaces `$id.path` references to known steps; unknown ids stay verbatim.
-pub fn resolve_refs(input: &str, results: &Object) -> String {
+/// Rewrites every `$id.path` reference in `input` with `render(id, path)`;
+/// references it returns `None` for stay verbatim.
+pub fn replace_refs(input: &str, mut render: impl FnMut(&str, &str) -> Option<String>) -> String {
     let mut out = String::with_capacity(input.len());
     let mut i = 0;
     while let Some(pos) = input[i..].find('$') {
@@ -96,8 +97,8 @@ pub fn resolve_refs(input: &str, results: &Object) -> String {
         out.push_str(&input[i..at]);
         match scan_ref(&input[at..]) {
             Some((id, path, len)) => {
-                match results.get(id) {
-                    Some(result) => out.push_str(&ref_text(lookup(result, path).as_ref(), path)),
+                match render(id, path) {
+                    Some(text) => out.push_str(&text),
                     None => out.push_str(&input[at..at + len]),
                 }
                 i = at + len;
@@ -110,6 +111,21 @@ pub fn resolve_refs(input: &str, results: &Object) -> String {
     }
     out.push_str(&input[i..]);
     out
+}
+
+/// The `(id, path)` of every `$id.path` reference in `input`.
+pub fn refs_in(input: &str) -> Vec<(String, String)> {
+    let mut refs = Vec::new();
+    replace_refs(input, |id, path| {
+        refs.push((id.to_string(), path.to_string()));
+        None
+    });
+    refs
+}
+
+/// Replaces `$id.path` references to known steps; unknown ids stay verbatim.
+pub fn resolve_refs(input: &str, results: &Object) -> String {
+    replace_refs(input, |id, path| results.get(id).map(|result| ref_text(lookup(result, path).as_ref(), path)))
 }
 
 /// `${arg}` then `$step.path` substitution.
