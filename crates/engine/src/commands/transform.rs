@@ -91,15 +91,27 @@ pub fn pick(args: &Args, input: Items) -> Result<Output> {
     let fields: Vec<String> =
         spec.split(',').map(|s| s.trim_matches(is_js_space).to_string()).filter(|s| !s.is_empty()).collect();
     Ok(Output::items(input.filter_map(move |item| {
-        if !matches!(item, Value::Object(_) | Value::Array(_)) {
-            return Ok(Some(item));
-        }
         let mut out = Object::with_capacity(fields.len());
-        for f in &fields {
-            // An `undefined` property is dropped by JSON, so it is left out.
-            if let Some(v) = crate::path::js_get(&item, f) {
-                out.insert(f.clone(), v.into_owned());
+        match item {
+            // Owned objects give up their fields instead of copying them.
+            Value::Object(mut obj) => {
+                for f in &fields {
+                    if let Some(v) = obj.remove(f) {
+                        out.insert(f, v);
+                    } else if let Some(v) = out.get(f).cloned() {
+                        out.insert(f, v);
+                    }
+                }
             }
+            Value::Array(_) => {
+                for f in &fields {
+                    // An `undefined` property is dropped by JSON, so it is left out.
+                    if let Some(v) = crate::path::js_get(&item, f) {
+                        out.insert(f, v.into_owned());
+                    }
+                }
+            }
+            primitive => return Ok(Some(primitive)),
         }
         Ok(Some(Value::Object(out)))
     })))
