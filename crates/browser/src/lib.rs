@@ -5,6 +5,7 @@
 pub mod color;
 pub mod discovery;
 pub mod launch;
+pub mod process;
 pub mod profile;
 pub mod settings;
 

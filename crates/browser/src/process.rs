@@ -1,0 +1,118 @@
+//! Starting and stopping the clawd browser process, and its first-launch
+//! profile bootstrap.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::launch::{LaunchOptions, check_cdp_port, launch_args};
+use crate::{BrowserError, Result, profile};
+
+/// A Chromium we launched.
+#[derive(Debug)]
+pub struct RunningBrowser {
+    child: Child,
+    /// Its process id.
+    pub pid: u32,
+    /// The CDP port.
+    pub cdp_port: u16,
+    /// The browser-level DevTools WebSocket URL.
+    pub ws_url: String,
+    /// The executable.
+    pub executable: PathBuf,
+    /// The profile directory.
+    pub user_data_dir: PathBuf,
+}
+
+/// `GET http://127.0.0.1:<port>/json/version`.
+pub fn cdp_version(port: u16) -> Option<Value> {
+    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_millis(500))).build().into();
+    let mut resp = agent.get(&format!("http://127.0.0.1:{port}/json/version")).call().ok()?;
+    let text = resp.body_mut().read_to_string().ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Launches Chromium and waits until its CDP endpoint answers.
+#[tracing::instrument(level = "info", skip(opts), fields(port = opts.cdp_port))]
+pub fn start(executable: &Path, opts: &LaunchOptions, timeout: Duration) -> Result<RunningBrowser> {
+    check_cdp_port(opts.cdp_port)?;
+    std::fs::create_dir_all(&opts.user_data_dir)?;
+    profile::mark_clean_exit(&opts.user_data_dir)?;
+    let mut child = Command::new(executable)
+        .args(launch_args(opts))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| BrowserError::NotFound(format!("cannot start {}: {e}", executable.display())))?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(version) = cdp_version(opts.cdp_port) {
+            let ws_url = version.get("webSocketDebuggerUrl").and_then(Value::as_str).unwrap_or_default().to_string();
+            return Ok(RunningBrowser {
+                pid: child.id(),
+                child,
+                cdp_port: opts.cdp_port,
+                ws_url,
+                executable: executable.to_path_buf(),
+                user_data_dir: opts.user_data_dir.clone(),
+            });
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut stderr = String::new();
+            if let Some(mut pipe) = child.stderr.take() {
+                let _ = pipe.read_to_string(&mut stderr);
+            }
+            let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+            return Err(BrowserError::Io(format!("browser exited during start ({status}): {tail}")));
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(BrowserError::Io(format!("browser did not open CDP port {} within {timeout:?}", opts.cdp_port)));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+impl RunningBrowser {
+    /// Whether the process is still alive.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Stops gracefully (SIGTERM), then forcibly after `grace`.
+    pub fn stop(mut self, grace: Duration) -> Result<()> {
+        if let Ok(pid) = libc::pid_t::try_from(self.pid) {
+            // SAFETY: kill only sends a signal to our own child.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.child.kill()?;
+        self.child.wait()?;
+        Ok(())
+    }
+}
+
+/// Prepares the managed profile: on first use, a short bootstrap run lets
+/// Chromium write its own files, which are then themed with `name` and
+/// `argb`. Returns the user-data-dir.
+pub fn prepare_profile(executable: &Path, opts: &LaunchOptions, name: &str, argb: i32) -> Result<PathBuf> {
+    if !profile::is_decorated(&opts.user_data_dir) {
+        let bootstrap = start(executable, &LaunchOptions { headless: true, ..opts.clone() }, Duration::from_secs(30))?;
+        bootstrap.stop(Duration::from_secs(5))?;
+        profile::decorate(&opts.user_data_dir, name, argb)?;
+    }
+    Ok(opts.user_data_dir.clone())
+}
