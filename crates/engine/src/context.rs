@@ -74,12 +74,6 @@ impl StateHandle {
         StateHandle { dir, store: Arc::new(OnceCell::new()) }
     }
 
-    /// A handle on an already open store.
-    pub fn from_store(store: Store) -> Self {
-        let dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
-        StateHandle { dir, store: Arc::new(OnceCell::new_with(Some(store))) }
-    }
-
     /// The state directory.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -174,9 +174,4 @@ impl Claimed {
         Ok(envelope)
     }
 
-    /// Returns the run to `pending` (nothing ran).
-    pub async fn release(self, ctx: &Ctx) -> Result<()> {
-        ctx.state.store().await?.release(&self.run.state_key, &self.owner).await?;
-        Ok(())
-    }
 }

@@ -46,11 +46,6 @@ pub fn signal_all_children(signal: i32) {
     }
 }
 
-/// Whether any child is still running.
-pub fn has_children() -> bool {
-    !live_groups().lock().unwrap_or_else(|e| e.into_inner()).is_empty()
-}
-
 /// Kills the child's process group with SIGKILL if dropped before it exits
 /// (a timeout, a lost `parallel` race, or an abort).
 struct GroupGuard {

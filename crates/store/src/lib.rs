@@ -345,21 +345,6 @@ impl Store {
         }
     }
 
-    /// Gives a claim back untouched, so the run can be resumed again
-    /// (used when a resume fails before running anything).
-    pub async fn release(&self, state_key: &str, owner: &ProcessOwner) -> Result<()> {
-        sqlx::query(
-            "UPDATE runs SET status = 'pending', claim_id = NULL, claimed_pid = NULL, claimed_at = NULL,
-                 decision = NULL, decided_by = NULL, decided_via = NULL, decided_at = NULL
-             WHERE state_key = ? AND status = 'running' AND claim_id = ?",
-        )
-        .bind(state_key)
-        .bind(owner.to_string())
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
     /// Ends a claimed run and, in the same transaction, records the next gate.
     pub async fn finish(&self, state_key: &str, owner: &ProcessOwner, finish: &Finish) -> Result<bool> {
         let mut tx = self.pool.begin().await?;
