@@ -1,0 +1,91 @@
+//! Request guard: loopback `Host` (DNS rebinding), bearer token, no
+//! cross-site writes, and JSON bodies within the size limit.
+
+use std::sync::Arc;
+
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use clawdis_browser::settings::is_loopback_host;
+
+use crate::{AppState, MAX_BODY_BYTES, json_error};
+
+fn host_of_url(value: &str) -> Option<String> {
+    url::Url::parse(value)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+}
+
+/// `Host: name[:port]` → name.
+fn host_header(headers: &HeaderMap) -> Option<String> {
+    let raw = headers.get(header::HOST)?.to_str().ok()?;
+    if raw.starts_with('[') {
+        raw.split(']').next().map(|h| format!("{h}]"))
+    } else {
+        raw.split(':').next().map(str::to_string)
+    }
+}
+
+fn cross_site(headers: &HeaderMap) -> bool {
+    let get = |h: &str| headers.get(h).and_then(|v| v.to_str().ok());
+    if get("sec-fetch-site").is_some_and(|v| v.eq_ignore_ascii_case("cross-site")) {
+        return true;
+    }
+    [get("origin"), get("referer")]
+        .into_iter()
+        .flatten()
+        .any(|v| v != "null" && host_of_url(v).is_none_or(|h| !is_loopback_host(&h)))
+}
+
+fn token_ok(headers: &HeaderMap, token: &str) -> bool {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|given| constant_time_eq(given.trim().as_bytes(), token.as_bytes()))
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Applies the guard to every request.
+pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    if host_header(headers).is_none_or(|h| !is_loopback_host(&h)) {
+        return json_error(StatusCode::FORBIDDEN, "Host must be a loopback address");
+    }
+    if !token_ok(headers, &state.config.token) {
+        return (StatusCode::UNAUTHORIZED, "Unauthorized").into_response();
+    }
+    let writes = matches!(
+        *request.method(),
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    );
+    if writes && cross_site(headers) {
+        return json_error(StatusCode::FORBIDDEN, "cross-site requests are refused");
+    }
+    if !writes {
+        return next.run(request).await;
+    }
+    // Bodies: at most 1 MiB, and JSON when present.
+    let (parts, body) = request.into_parts();
+    let bytes = match to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => {
+            return json_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("request body exceeds {MAX_BODY_BYTES} bytes"),
+            );
+        }
+    };
+    if !bytes.iter().all(u8::is_ascii_whitespace)
+        && serde_json::from_slice::<serde_json::Value>(&bytes).is_err()
+    {
+        return json_error(StatusCode::BAD_REQUEST, "request body is not valid JSON");
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
