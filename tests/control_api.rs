@@ -1,0 +1,216 @@
+//! The control API of `clawdis serve`, black-box: a real server process on
+//! loopback, real HTTP, a real headless Chromium behind `/start`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use clawdis_e2e::bin;
+use serde_json::Value;
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A running `clawdis serve`, killed on drop.
+struct Server {
+    child: Child,
+    port: u16,
+    token: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+fn start_server(home: &Path) -> Server {
+    let port = free_port();
+    let settings = serde_json::json!({ "cdpPort": free_port(), "headless": true });
+    std::fs::create_dir_all(home).unwrap();
+    std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
+    let mut child = Command::new(bin("clawdis"))
+        .args([
+            "--home",
+            home.to_str().unwrap(),
+            "serve",
+            "--port",
+            &port.to_string(),
+        ])
+        .env("CLAWDIS_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ready when the server logs that it listens.
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    loop {
+        let line = lines
+            .next()
+            .expect("server exited before listening")
+            .unwrap();
+        if line.contains("control API listening") {
+            break;
+        }
+    }
+    std::thread::spawn(move || lines.for_each(drop));
+    let token = std::fs::read_to_string(home.join("control-token")).unwrap();
+    Server { child, port, token }
+}
+
+/// One HTTP/1.1 request; returns status and body.
+fn request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    stream
+        .write_all(format!("{head}\r\n{body}").as_bytes())
+        .unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let status = raw.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn json(body: &str) -> Value {
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+}
+
+#[test]
+fn every_call_needs_the_token_and_a_loopback_host() {
+    let home = tempfile::tempdir().unwrap();
+    let s = start_server(home.path());
+    let auth = format!("Bearer {}", s.token);
+
+    assert_eq!(request(s.port, "GET", "/", &[], "").0, 401);
+    assert_eq!(
+        request(s.port, "GET", "/", &[("Authorization", "Bearer wrong")], "").0,
+        401
+    );
+    assert_eq!(request(s.port, "POST", "/stop", &[], "").0, 401);
+
+    let (status, body) = request(
+        s.port,
+        "GET",
+        "/",
+        &[("Authorization", &auth), ("Host", "evil.example")],
+        "",
+    );
+    assert_eq!(status, 403, "DNS-rebinding Host refused: {body}");
+    assert!(json(&body)["error"].is_string());
+
+    let (status, body) = request(
+        s.port,
+        "POST",
+        "/stop",
+        &[("Authorization", &auth), ("Origin", "https://evil.example")],
+        "{}",
+    );
+    assert_eq!(status, 403, "cross-site write refused: {body}");
+
+    let (status, body) = request(
+        s.port,
+        "POST",
+        "/stop",
+        &[("Authorization", &auth)],
+        "{not json",
+    );
+    assert_eq!(status, 400);
+    assert!(json(&body)["error"].as_str().unwrap().contains("JSON"));
+
+    let (status, body) = request(
+        s.port,
+        "GET",
+        "/no/such/route",
+        &[("Authorization", &auth)],
+        "",
+    );
+    assert_eq!(status, 501);
+    assert!(json(&body)["error"].is_string());
+}
+
+#[test]
+fn token_is_private_and_printed_by_the_cli() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let s = start_server(home.path());
+    let mode = std::fs::metadata(home.path().join("control-token"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o077, 0, "token file readable by others: {mode:o}");
+    let out = Command::new(bin("clawdis"))
+        .args(["--home", home.path().to_str().unwrap(), "token"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), s.token);
+}
+
+#[test]
+fn start_launches_the_clawd_browser_and_stop_ends_it() {
+    let home = tempfile::tempdir().unwrap();
+    let s = start_server(home.path());
+    let auth = format!("Bearer {}", s.token);
+
+    let (status, body) = request(s.port, "GET", "/", &[("Authorization", &auth)], "");
+    assert_eq!(status, 200, "{body}");
+    let before = json(&body);
+    assert_eq!(before["running"], false);
+    assert_eq!(before["color"], "#FF4500");
+    assert_eq!(
+        before["ports"]["control"], 18791,
+        "configured control port reported"
+    );
+    assert!(
+        before["userDataDir"]
+            .as_str()
+            .unwrap()
+            .starts_with(home.path().to_str().unwrap()),
+        "isolated profile: {before}"
+    );
+
+    let (status, body) = request(s.port, "POST", "/start", &[("Authorization", &auth)], "");
+    assert_eq!(status, 200, "{body}");
+    let started = json(&body);
+    assert_eq!(started["running"], true, "{started}");
+    let pid = started["pid"].as_i64().unwrap() as i32;
+    assert_eq!(unsafe { libc::kill(pid, 0) }, 0, "browser process alive");
+
+    let (status, body) = request(s.port, "POST", "/start", &[("Authorization", &auth)], "");
+    assert_eq!(
+        (status, json(&body)["pid"].as_i64()),
+        (200, Some(pid as i64)),
+        "second start reuses the browser"
+    );
+
+    let (status, body) = request(s.port, "POST", "/stop", &[("Authorization", &auth)], "");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(json(&body)["stopped"], true);
+    let (_, body) = request(s.port, "GET", "/", &[("Authorization", &auth)], "");
+    assert_eq!(json(&body)["running"], false);
+}
