@@ -96,6 +96,22 @@ fn request(
     (status, body)
 }
 
+/// A POST announcing a 2 MiB body; the server must refuse it from the
+/// headers alone (sending the body would race the server's close).
+fn oversized_request(port: u16, auth: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+    let head = format!(
+        "POST /stop HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nAuthorization: {auth}\r\nContent-Length: {}\r\n\r\n",
+        2 * 1024 * 1024
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).expect("a response without the body being sent");
+    let status = raw.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, raw.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
+}
+
 fn json(body: &str) -> Value {
     serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
 }
