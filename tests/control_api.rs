@@ -100,16 +100,25 @@ fn request(
 /// headers alone (sending the body would race the server's close).
 fn oversized_request(port: u16, auth: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
     let head = format!(
         "POST /stop HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nAuthorization: {auth}\r\nContent-Length: {}\r\n\r\n",
         2 * 1024 * 1024
     );
     stream.write_all(head.as_bytes()).unwrap();
     let mut raw = String::new();
-    stream.read_to_string(&mut raw).expect("a response without the body being sent");
+    stream
+        .read_to_string(&mut raw)
+        .expect("a response without the body being sent");
     let status = raw.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, raw.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
+    (
+        status,
+        raw.split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default(),
+    )
 }
 
 fn json(body: &str) -> Value {
@@ -157,6 +166,10 @@ fn every_call_needs_the_token_and_a_loopback_host() {
     );
     assert_eq!(status, 400);
     assert!(json(&body)["error"].as_str().unwrap().contains("JSON"));
+
+    let (status, body) = oversized_request(s.port, &auth);
+    assert_eq!(status, 413, "{body}");
+    assert!(json(&body)["error"].is_string());
 
     let (status, body) = request(
         s.port,

@@ -70,15 +70,20 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
     if !writes {
         return next.run(request).await;
     }
-    // Bodies: at most 1 MiB, and JSON when present.
+    // Bodies: at most 1 MiB (refused from Content-Length before reading), and JSON when present.
+    let too_large = format!("request body exceeds {MAX_BODY_BYTES} bytes");
+    let announced = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if announced.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return json_error(StatusCode::PAYLOAD_TOO_LARGE, too_large);
+    }
     let (parts, body) = request.into_parts();
     let bytes = match to_bytes(body, MAX_BODY_BYTES).await {
         Ok(b) => b,
         Err(_) => {
-            return json_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("request body exceeds {MAX_BODY_BYTES} bytes"),
-            );
+            return json_error(StatusCode::PAYLOAD_TOO_LARGE, too_large);
         }
     };
     if !bytes.iter().all(u8::is_ascii_whitespace)
