@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use clawdis_browser::settings::{Settings, is_loopback_host, parse_control_url};
+use clawdis_engine::context::clawdis_home;
 use clawdis_server::{AppState, ServerConfig, control_token};
 
 #[derive(Parser)]
@@ -43,14 +44,6 @@ enum Command {
     Token,
 }
 
-fn default_home() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("CLAWDIS_HOME").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    let home = std::env::var_os("HOME").context("HOME is not set; pass --home")?;
-    Ok(PathBuf::from(home).join(".clawdis"))
-}
-
 fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -60,10 +53,9 @@ fn main() -> Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let home = match cli.home {
-        Some(h) => h,
-        None => default_home()?,
-    };
+    let home = cli
+        .home
+        .unwrap_or_else(|| clawdis_home(&std::env::vars().collect()));
     match cli.command {
         Command::Token => {
             println!("{}", control_token(&home)?);

@@ -137,16 +137,21 @@ async fn start(State(state): State<Arc<AppState>>) -> Response {
     }
 }
 
+/// Stops a launched browser off the async threads (it waits for the exit).
+async fn stop_browser(browser: RunningBrowser) -> Result<(), String> {
+    match tokio::task::spawn_blocking(move || browser.stop(Duration::from_secs(5))).await {
+        Ok(result) => result.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 async fn stop(State(state): State<Arc<AppState>>) -> Response {
     let browser = state.browser.lock().await.take();
     let stopped = browser.is_some();
-    if let Some(b) = browser {
-        let result = tokio::task::spawn_blocking(move || b.stop(Duration::from_secs(5))).await;
-        if let Ok(Err(e)) | Err(e) =
-            result.map_err(|e| clawdis_browser::BrowserError::Io(e.to_string()))
-        {
-            return json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string());
-        }
+    if let Some(b) = browser
+        && let Err(e) = stop_browser(b).await
+    {
+        return json_error(StatusCode::INTERNAL_SERVER_ERROR, e);
     }
     Json(json!({ "ok": true, "stopped": stopped })).into_response()
 }
@@ -184,8 +189,10 @@ pub async fn serve(
     axum::serve(listener, router(state.clone()))
         .with_graceful_shutdown(shutdown)
         .await?;
-    if let Some(b) = state.browser.lock().await.take() {
-        let _ = tokio::task::spawn_blocking(move || b.stop(Duration::from_secs(5))).await;
+    if let Some(b) = state.browser.lock().await.take()
+        && let Err(e) = stop_browser(b).await
+    {
+        tracing::warn!(error = %e, "stopping the browser on shutdown");
     }
     Ok(())
 }
