@@ -2,12 +2,15 @@
 //! isolated profile (never the user's), themed "clawd" in lobster orange, on
 //! dedicated ports. This crate knows nothing about Tauri or HTTP.
 
+pub mod cdp;
 pub mod color;
 pub mod discovery;
 pub mod launch;
+pub mod policy;
 pub mod process;
 pub mod profile;
 pub mod settings;
+pub mod targets;
 
 use serde::Serialize;
 
@@ -27,6 +30,75 @@ pub enum BrowserError {
     /// Reading or writing profile or settings files failed.
     #[error("{0}")]
     Io(String),
+    /// A request the caller got wrong; `code` is a stable machine-readable tag.
+    #[error("{message}")]
+    Invalid {
+        /// What is wrong.
+        message: String,
+        /// A stable code such as `ACT_INVALID_REQUEST`.
+        code: Option<&'static str>,
+    },
+    /// A tab, profile or element that does not exist.
+    #[error("{0}")]
+    Missing(String),
+    /// The request conflicts with the browser's state (not running, disabled,
+    /// ambiguous target id prefix).
+    #[error("{0}")]
+    Conflict(String),
+    /// A ref from a snapshot of a document that is gone.
+    #[error("{0}")]
+    StaleRef(String),
+    /// Refused by policy (evaluate disabled, target mismatch).
+    #[error("{message}")]
+    Forbidden {
+        /// Why.
+        message: String,
+        /// A stable code such as `ACT_EVALUATE_DISABLED`.
+        code: Option<&'static str>,
+    },
+    /// Not supported by this server.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The DevTools protocol reported an error.
+    #[error("{0}")]
+    Cdp(String),
+    /// The browser did not answer in time.
+    #[error("{0}")]
+    Timeout(String),
+}
+
+impl BrowserError {
+    /// A 400 with no code.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        BrowserError::Invalid { message: message.into(), code: None }
+    }
+
+    /// A 400 with a code.
+    pub fn invalid_code(code: &'static str, message: impl Into<String>) -> Self {
+        BrowserError::Invalid { message: message.into(), code: Some(code) }
+    }
+
+    /// The HTTP status this error maps to.
+    pub fn status(&self) -> u16 {
+        match self {
+            BrowserError::Config(_) | BrowserError::Invalid { .. } => 400,
+            BrowserError::Forbidden { .. } => 403,
+            BrowserError::Missing(_) => 404,
+            BrowserError::PortInUse(_) | BrowserError::Conflict(_) | BrowserError::StaleRef(_) => 409,
+            BrowserError::Unsupported(_) => 501,
+            BrowserError::Timeout(_) => 504,
+            BrowserError::NotFound(_) | BrowserError::Io(_) | BrowserError::Cdp(_) => 500,
+        }
+    }
+
+    /// The machine-readable code, if any.
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            BrowserError::Invalid { code, .. } | BrowserError::Forbidden { code, .. } => *code,
+            BrowserError::StaleRef(_) => Some("STALE_REF"),
+            _ => None,
+        }
+    }
 }
 
 impl From<std::io::Error> for BrowserError {

@@ -36,6 +36,10 @@ pub struct Settings {
     pub executable_path: Option<String>,
     /// Whether `evaluate` actions are allowed.
     pub evaluate_enabled: bool,
+    /// If not empty, the only hosts navigation may reach (`*.example.com` for subdomains).
+    pub allowed_hosts: Vec<String>,
+    /// Hosts navigation may never reach.
+    pub blocked_hosts: Vec<String>,
 }
 
 impl Default for Settings {
@@ -49,6 +53,8 @@ impl Default for Settings {
             attach_only: false,
             executable_path: None,
             evaluate_enabled: true,
+            allowed_hosts: Vec::new(),
+            blocked_hosts: Vec::new(),
         }
     }
 }
