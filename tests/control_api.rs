@@ -1,100 +1,12 @@
 //! The control API of `clawdis serve`, black-box: a real server process on
 //! loopback, real HTTP, a real headless Chromium behind `/start`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
 
 use clawdis_e2e::bin;
-use serde_json::Value;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A running `clawdis serve`, killed on drop.
-struct Server {
-    child: Child,
-    port: u16,
-    token: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let _ = self.child.wait();
-    }
-}
-
-fn start_server(home: &Path) -> Server {
-    let port = free_port();
-    let settings = serde_json::json!({ "cdpPort": free_port(), "headless": true });
-    std::fs::create_dir_all(home).unwrap();
-    std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
-    let mut child = Command::new(bin("clawdis"))
-        .args([
-            "--home",
-            home.to_str().unwrap(),
-            "serve",
-            "--port",
-            &port.to_string(),
-        ])
-        .env("CLAWDIS_LOG", "info")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Ready when the server logs that it listens.
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    loop {
-        let line = lines
-            .next()
-            .expect("server exited before listening")
-            .unwrap();
-        if line.contains("control API listening") {
-            break;
-        }
-    }
-    std::thread::spawn(move || lines.for_each(drop));
-    let token = std::fs::read_to_string(home.join("control-token")).unwrap();
-    Server { child, port, token }
-}
-
-/// One HTTP/1.1 request; returns status and body.
-fn request(
-    port: u16,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
-    }
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    stream
-        .write_all(format!("{head}\r\n{body}").as_bytes())
-        .unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).unwrap();
-    let status = raw.split(' ').nth(1).unwrap().parse().unwrap();
-    let body = raw
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
-}
+use clawdis_e2e::control::{json, request, start_server};
 
 /// A POST announcing a 2 MiB body; the server must refuse it from the
 /// headers alone (sending the body would race the server's close).
@@ -119,10 +31,6 @@ fn oversized_request(port: u16, auth: &str) -> (u16, String) {
             .map(|(_, b)| b.to_string())
             .unwrap_or_default(),
     )
-}
-
-fn json(body: &str) -> Value {
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
 }
 
 #[test]
@@ -212,8 +120,8 @@ fn start_launches_the_clawd_browser_and_stop_ends_it() {
     assert_eq!(before["running"], false);
     assert_eq!(before["color"], "#FF4500");
     assert_eq!(
-        before["ports"]["control"], 18791,
-        "configured control port reported"
+        before["ports"]["control"], s.port,
+        "the port the API listens on is reported"
     );
     assert!(
         before["userDataDir"]

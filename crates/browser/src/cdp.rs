@@ -80,7 +80,11 @@ impl Cdp {
             flag.store(false, Ordering::SeqCst);
             tracing::info!("cdp connection closed");
         });
-        Ok(Cdp { browser, alive, handler })
+        Ok(Cdp {
+            browser,
+            alive,
+            handler,
+        })
     }
 
     /// Whether the connection is still up.
@@ -90,7 +94,10 @@ impl Cdp {
 
     /// A browser-level command.
     pub async fn call(&self, method: &str, params: Value) -> Result<Value> {
-        let cmd = Raw { method: method.into(), params };
+        let cmd = Raw {
+            method: method.into(),
+            params,
+        };
         match tokio::time::timeout(CALL_TIMEOUT, self.browser.execute(cmd)).await {
             Ok(Ok(resp)) => Ok(resp.result),
             Ok(Err(e)) => Err(cdp_error(method, e)),
@@ -114,7 +121,11 @@ impl Cdp {
                     tokio::time::sleep(Duration::from_millis(25)).await;
                 }
                 Ok(Err(_)) => return Err(BrowserError::Missing("tab not found".into())),
-                Err(_) => return Err(BrowserError::Timeout("attaching to the tab timed out".into())),
+                Err(_) => {
+                    return Err(BrowserError::Timeout(
+                        "attaching to the tab timed out".into(),
+                    ));
+                }
             }
         }
     }
@@ -138,11 +149,22 @@ pub async fn page_call(page: &Page, method: &str, params: Value) -> Result<Value
 }
 
 /// A page-level command with an explicit timeout.
-pub async fn page_call_with(page: &Page, method: &str, params: Value, timeout: Duration) -> Result<Value> {
-    let cmd = Raw { method: method.into(), params };
+pub async fn page_call_with(
+    page: &Page,
+    method: &str,
+    params: Value,
+    timeout: Duration,
+) -> Result<Value> {
+    let cmd = Raw {
+        method: method.into(),
+        params,
+    };
     match tokio::time::timeout(timeout, page.execute(cmd)).await {
         Ok(Ok(resp)) => Ok(resp.result),
         Ok(Err(e)) => Err(cdp_error(method, e)),
-        Err(_) => Err(BrowserError::Timeout(format!("{method} timed out after {} ms", timeout.as_millis()))),
+        Err(_) => Err(BrowserError::Timeout(format!(
+            "{method} timed out after {} ms",
+            timeout.as_millis()
+        ))),
     }
 }

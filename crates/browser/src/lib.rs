@@ -5,11 +5,15 @@
 pub mod cdp;
 pub mod color;
 pub mod discovery;
+pub mod inspect;
 pub mod launch;
+pub mod manager;
 pub mod policy;
 pub mod process;
 pub mod profile;
+pub mod refs;
 pub mod settings;
+pub mod snapshot;
 pub mod targets;
 
 use serde::Serialize;

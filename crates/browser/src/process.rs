@@ -11,10 +11,12 @@ use serde_json::Value;
 use crate::launch::{LaunchOptions, check_cdp_port, launch_args};
 use crate::{BrowserError, Result, profile};
 
-/// A Chromium we launched.
+/// A Chromium on our profile: one we launched, or one a previous server
+/// launched and we adopted.
 #[derive(Debug)]
 pub struct RunningBrowser {
-    child: Child,
+    /// `None` for an adopted browser (not our child).
+    child: Option<Child>,
     /// Its process id.
     pub pid: u32,
     /// The CDP port.
@@ -40,6 +42,7 @@ pub fn cdp_version(port: u16) -> Option<Value> {
 pub fn start(executable: &Path, opts: &LaunchOptions, timeout: Duration) -> Result<RunningBrowser> {
     check_cdp_port(opts.cdp_port)?;
     std::fs::create_dir_all(&opts.user_data_dir)?;
+    profile::clear_stale_lock(&opts.user_data_dir)?;
     profile::mark_clean_exit(&opts.user_data_dir)?;
     let mut child = Command::new(executable)
         .args(launch_args(opts))
@@ -54,7 +57,7 @@ pub fn start(executable: &Path, opts: &LaunchOptions, timeout: Duration) -> Resu
             let ws_url = version.get("webSocketDebuggerUrl").and_then(Value::as_str).unwrap_or_default().to_string();
             return Ok(RunningBrowser {
                 pid: child.id(),
-                child,
+                child: Some(child),
                 cdp_port: opts.cdp_port,
                 ws_url,
                 executable: executable.to_path_buf(),
@@ -78,29 +81,60 @@ pub fn start(executable: &Path, opts: &LaunchOptions, timeout: Duration) -> Resu
     }
 }
 
+/// Adopts a browser a previous server left running on `user_data_dir`:
+/// its `SingletonLock` names a live process and its `DevToolsActivePort`
+/// answers CDP. Returns `None` when there is nothing to adopt.
+pub fn adopt(executable: &Path, user_data_dir: &Path) -> Option<RunningBrowser> {
+    let pid = profile::lock_owner(user_data_dir).filter(|pid| process_alive(*pid))?;
+    let port: u16 = std::fs::read_to_string(user_data_dir.join("DevToolsActivePort")).ok()?.lines().next()?.trim().parse().ok()?;
+    let version = cdp_version(port)?;
+    let ws_url = version.get("webSocketDebuggerUrl")?.as_str()?.to_string();
+    tracing::info!(pid, port, "adopting the clawd browser left running on its profile");
+    Some(RunningBrowser { child: None, pid, cdp_port: port, ws_url, executable: executable.to_path_buf(), user_data_dir: user_data_dir.to_path_buf() })
+}
+
+/// Whether a process with this pid exists (signal 0).
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+fn signal(pid: u32, sig: libc::c_int) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: sends a signal to the browser process we manage.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
 impl RunningBrowser {
     /// Whether the process is still alive.
     pub fn is_running(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        match self.child.as_mut() {
+            Some(child) => matches!(child.try_wait(), Ok(None)),
+            None => process_alive(self.pid),
+        }
     }
 
     /// Stops gracefully (SIGTERM), then forcibly after `grace`.
     pub fn stop(mut self, grace: Duration) -> Result<()> {
-        if let Ok(pid) = libc::pid_t::try_from(self.pid) {
-            // SAFETY: kill only sends a signal to our own child.
-            unsafe {
-                libc::kill(pid, libc::SIGTERM);
-            }
-        }
+        signal(self.pid, libc::SIGTERM);
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
-            if !matches!(self.child.try_wait(), Ok(None)) {
+            if !self.is_running() {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        self.child.kill()?;
-        self.child.wait()?;
+        match self.child.as_mut() {
+            Some(child) => {
+                child.kill()?;
+                child.wait()?;
+            }
+            None => signal(self.pid, libc::SIGKILL),
+        }
         Ok(())
     }
 }

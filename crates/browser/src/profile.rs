@@ -12,6 +12,33 @@ use crate::Result;
 /// Written once the profile has been themed.
 pub const DECORATED_MARKER: &str = ".clawdis-profile-decorated";
 
+/// The pid in the profile's `SingletonLock` (a symlink to `host-pid`).
+pub fn lock_owner(user_data: &Path) -> Option<u32> {
+    let target = std::fs::read_link(user_data.join("SingletonLock")).ok()?;
+    target.to_str()?.rsplit('-').next()?.parse().ok()
+}
+
+/// Removes Chromium's `Singleton*` files when the process that holds them
+/// is gone (after a `kill -9`); a live lock is left alone.
+pub fn clear_stale_lock(user_data: &Path) -> Result<()> {
+    let lock = user_data.join("SingletonLock");
+    if std::fs::symlink_metadata(&lock).is_err() {
+        return Ok(());
+    }
+    if lock_owner(user_data).is_some_and(crate::process::process_alive) {
+        return Ok(());
+    }
+    tracing::info!(dir = %user_data.display(), "removing a stale SingletonLock");
+    for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {
+        match std::fs::remove_file(user_data.join(name)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 /// The managed profile's user-data-dir: `<home>/browser/<name>/user-data`.
 pub fn user_data_dir(home: &Path, profile: &str) -> PathBuf {
     home.join("browser").join(profile).join("user-data")

@@ -98,6 +98,7 @@ fn serve(home: PathBuf, port: Option<u16>, no_browser: bool, headless: bool) -> 
         settings,
         token,
         no_browser,
+        control_port: port,
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -57,7 +57,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
     if host_header(headers).is_none_or(|h| !is_loopback_host(&h)) {
         return json_error(StatusCode::FORBIDDEN, "Host must be a loopback address");
     }
-    if !token_ok(headers, &state.config.token) {
+    if !token_ok(headers, &state.token) {
         return (StatusCode::UNAUTHORIZED, "Unauthorized").into_response();
     }
     let writes = matches!(

@@ -1,5 +1,7 @@
 //! Helpers for black-box tests: locating workspace binaries and running them.
 
+pub mod control;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

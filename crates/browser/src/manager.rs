@@ -1,0 +1,615 @@
+//! The clawd browser's lifecycle and tabs: launch or adopt or attach,
+//! health, the CDP connection, and which tab is active. Servers (HTTP, the
+//! desktop shell) call this; it knows nothing about either.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::page::EventLoadEventFired;
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::cdp::{Cdp, page_call};
+use crate::launch::{LaunchOptions, running_as_root};
+use crate::process::{self, RunningBrowser};
+use crate::refs::RefTable;
+use crate::settings::Settings;
+use crate::{BrowserError, Result, color, discovery, policy, profile, targets};
+
+/// The managed profile's name.
+pub const PROFILE: &str = "clawd";
+/// Names clients may use for the managed profile (`?profile=`).
+pub const PROFILE_ALIASES: [&str; 2] = ["clawd", "openclaw"];
+/// Default wait for a page load after navigation.
+pub const NAVIGATE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// One tab as clients see it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tab {
+    /// The CDP target id.
+    pub target_id: String,
+    /// Page title.
+    pub title: String,
+    /// Current URL.
+    pub url: String,
+    /// Always `page`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The page's DevTools WebSocket URL.
+    pub ws_url: String,
+    /// Whether this is the tab calls without a `targetId` act on.
+    pub is_active: bool,
+    /// When Clawdis last opened or focused it (ms since the epoch).
+    pub last_focused_at: Option<u64>,
+}
+
+/// Browser status for `GET /` and the tray.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    /// Browser on in settings (and not `--no-browser`).
+    pub enabled: bool,
+    /// The profile name.
+    pub profile: &'static str,
+    /// `clawd`: the managed profile.
+    pub driver: &'static str,
+    /// Always `cdp`.
+    pub transport: &'static str,
+    /// Whether a browser is up.
+    pub running: bool,
+    /// Whether the CDP connection is up.
+    pub cdp_ready: bool,
+    /// The browser's pid (launched or adopted).
+    pub pid: Option<u32>,
+    /// The CDP port.
+    pub cdp_port: u16,
+    /// The CDP base URL.
+    pub cdp_url: String,
+    /// The executable in use.
+    pub chosen_browser: Option<String>,
+    /// The isolated user-data-dir.
+    pub user_data_dir: String,
+    /// Accent colour.
+    pub color: String,
+    /// Headless (of the running browser, else the setting).
+    pub headless: bool,
+    /// Whether Chromium runs with `--no-sandbox`.
+    pub no_sandbox: bool,
+    /// Configured executable path.
+    pub executable_path: Option<String>,
+    /// Connect only, never launch.
+    pub attach_only: bool,
+    /// Whether `evaluate` is allowed.
+    pub evaluate_enabled: bool,
+}
+
+#[derive(Default)]
+struct Inner {
+    process: Option<RunningBrowser>,
+    cdp: Option<Arc<Cdp>>,
+    headless: Option<bool>,
+    active: Option<String>,
+    focused: HashMap<String, u64>,
+    refs: HashMap<String, RefTable>,
+}
+
+impl Inner {
+    /// Drops a dead process or connection; true when something was dropped.
+    fn reap(&mut self) -> bool {
+        let process_dead = self.process.as_mut().is_some_and(|p| !p.is_running());
+        let cdp_dead = self.cdp.as_ref().is_some_and(|c| !c.is_alive());
+        if process_dead {
+            tracing::warn!("the clawd browser exited");
+            self.process = None;
+            self.cdp = None;
+        } else if cdp_dead {
+            tracing::warn!("lost the CDP connection");
+            self.cdp = None;
+        }
+        if process_dead || cdp_dead {
+            self.headless = None;
+            self.refs.clear();
+            self.focused.clear();
+            self.active = None;
+        }
+        process_dead || cdp_dead
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Owns the clawd browser for one backend process.
+pub struct Manager {
+    home: PathBuf,
+    settings: RwLock<Settings>,
+    no_browser: bool,
+    lifecycle: tokio::sync::Mutex<()>,
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manager")
+            .field("home", &self.home)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Manager {
+    /// A manager for `home` with these effective settings; `no_browser`
+    /// forbids launching for this run.
+    pub fn new(home: PathBuf, settings: Settings, no_browser: bool) -> Manager {
+        Manager {
+            home,
+            settings: RwLock::new(settings),
+            no_browser,
+            lifecycle: tokio::sync::Mutex::new(()),
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    /// The Clawdis home.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// A copy of the effective settings.
+    pub fn settings(&self) -> Settings {
+        self.settings
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The isolated user-data-dir.
+    pub fn user_data_dir(&self) -> PathBuf {
+        profile::user_data_dir(&self.home, PROFILE)
+    }
+
+    fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn enabled(&self) -> bool {
+        self.settings().enabled && !self.no_browser
+    }
+
+    /// Checks a `?profile=` value: the managed profile under any alias.
+    pub fn check_profile(name: Option<&str>) -> Result<()> {
+        match name.map(str::trim).filter(|n| !n.is_empty()) {
+            None => Ok(()),
+            Some(n) if PROFILE_ALIASES.contains(&n) => Ok(()),
+            Some(n) => Err(BrowserError::Missing(format!("profile \"{n}\" not found"))),
+        }
+    }
+
+    /// Current status; never waits on a launch in progress.
+    pub fn status(&self) -> Status {
+        let s = self.settings();
+        let mut inner = self.inner();
+        inner.reap();
+        let running = inner.process.is_some() || inner.cdp.is_some();
+        let cdp_port = inner.process.as_ref().map_or(s.cdp_port, |p| p.cdp_port);
+        Status {
+            enabled: s.enabled && !self.no_browser,
+            profile: PROFILE,
+            driver: PROFILE,
+            transport: "cdp",
+            running,
+            cdp_ready: inner.cdp.is_some(),
+            pid: inner.process.as_ref().map(|p| p.pid),
+            cdp_port,
+            cdp_url: format!("http://127.0.0.1:{cdp_port}"),
+            chosen_browser: inner
+                .process
+                .as_ref()
+                .map(|p| p.executable.display().to_string()),
+            user_data_dir: self.user_data_dir().display().to_string(),
+            color: s.accent_color.clone(),
+            headless: inner.headless.unwrap_or(s.headless),
+            no_sandbox: running_as_root(),
+            executable_path: s.executable_path.clone(),
+            attach_only: s.connect_only(),
+            evaluate_enabled: s.evaluate_enabled,
+        }
+    }
+
+    /// The live connection, if any (does not start anything).
+    fn live(&self) -> Option<Arc<Cdp>> {
+        let mut inner = self.inner();
+        inner.reap();
+        inner.cdp.clone()
+    }
+
+    /// The connection, or 409 "browser not running".
+    pub fn connected(&self) -> Result<Arc<Cdp>> {
+        self.live()
+            .ok_or_else(|| BrowserError::Conflict("browser not running".into()))
+    }
+
+    /// Starts (or adopts, or attaches to) the browser; a running one is
+    /// reused. `headless` overrides the setting for this launch.
+    #[tracing::instrument(level = "info", skip(self))]
+    pub async fn start(&self, headless: Option<bool>) -> Result<Arc<Cdp>> {
+        if !self.enabled() {
+            return Err(BrowserError::Conflict(
+                "Browser disabled in settings".into(),
+            ));
+        }
+        let s = self.settings();
+        if headless.is_some() && s.connect_only() {
+            return Err(BrowserError::invalid(
+                "headless cannot be set for an attach-only browser",
+            ));
+        }
+        let _launching = self.lifecycle.lock().await;
+        if let Some(cdp) = self.live() {
+            return Ok(cdp);
+        }
+        if s.connect_only() {
+            return self.attach(&s).await;
+        }
+        let headless = headless.unwrap_or(s.headless);
+        let opts = LaunchOptions {
+            user_data_dir: self.user_data_dir(),
+            cdp_port: s.cdp_port,
+            headless,
+            no_sandbox: running_as_root(),
+        };
+        let argb = color::parse_hex(&s.accent_color)
+            .map(color::signed_argb)
+            .unwrap_or(-47872);
+        let configured = s.executable_path.clone();
+        let browser = tokio::task::spawn_blocking(move || -> Result<RunningBrowser> {
+            let exe = discovery::find_executable(
+                configured.as_deref(),
+                std::env::var("PATH").ok().as_deref(),
+                None,
+            )?;
+            if let Some(adopted) = process::adopt(&exe, &opts.user_data_dir) {
+                return Ok(adopted);
+            }
+            process::prepare_profile(&exe, &opts, PROFILE, argb)?;
+            process::start(&exe, &opts, Duration::from_secs(30))
+        })
+        .await
+        .map_err(|e| BrowserError::Io(e.to_string()))??;
+        let cdp = match Cdp::connect(&browser.ws_url).await {
+            Ok(cdp) => Arc::new(cdp),
+            Err(e) => {
+                let _ =
+                    tokio::task::spawn_blocking(move || browser.stop(Duration::from_secs(5))).await;
+                return Err(e);
+            }
+        };
+        let mut inner = self.inner();
+        inner.process = Some(browser);
+        inner.cdp = Some(cdp.clone());
+        inner.headless = Some(headless);
+        Ok(cdp)
+    }
+
+    async fn attach(&self, s: &Settings) -> Result<Arc<Cdp>> {
+        let port = s.cdp_port;
+        let version = tokio::task::spawn_blocking(move || process::cdp_version(port))
+            .await
+            .map_err(|e| BrowserError::Io(e.to_string()))?;
+        let ws_url = version
+            .as_ref()
+            .and_then(|v| v.get("webSocketDebuggerUrl"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| BrowserError::Conflict(format!("attach-only: no browser is listening on CDP port {port}; start one or turn attach-only off")))?;
+        let cdp = Arc::new(Cdp::connect(ws_url).await?);
+        self.inner().cdp = Some(cdp.clone());
+        Ok(cdp)
+    }
+
+    /// Stops the browser (an attached one is only disconnected). Returns
+    /// whether anything was running.
+    pub async fn stop(&self) -> Result<bool> {
+        let _stopping = self.lifecycle.lock().await;
+        let (process, cdp) = {
+            let mut inner = self.inner();
+            let taken = (inner.process.take(), inner.cdp.take());
+            *inner = Inner::default();
+            taken
+        };
+        let stopped = process.is_some() || cdp.is_some();
+        drop(cdp);
+        if let Some(p) = process {
+            tokio::task::spawn_blocking(move || p.stop(Duration::from_secs(5)))
+                .await
+                .map_err(|e| BrowserError::Io(e.to_string()))??;
+        }
+        Ok(stopped)
+    }
+
+    /// The connection, starting the browser when it is enabled and down.
+    pub async fn ensure(&self) -> Result<Arc<Cdp>> {
+        match self.live() {
+            Some(cdp) => Ok(cdp),
+            None => self.start(None).await,
+        }
+    }
+
+    async fn page_targets(cdp: &Cdp) -> Result<Vec<Value>> {
+        let result = cdp.call("Target.getTargets", json!({})).await?;
+        Ok(result
+            .get("targetInfos")
+            .and_then(Value::as_array)
+            .map(|infos| {
+                infos
+                    .iter()
+                    .filter(|t| t.get("type").and_then(Value::as_str) == Some("page"))
+                    .filter(|t| {
+                        let url = t.get("url").and_then(Value::as_str).unwrap_or_default();
+                        !url.starts_with("devtools://") && !url.starts_with("chrome-extension://")
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// The tabs, oldest first; `None` when no browser is up.
+    pub async fn tabs(&self) -> Result<Option<Vec<Tab>>> {
+        let Some(cdp) = self.live() else {
+            return Ok(None);
+        };
+        // CDP lists targets oldest first.
+        let infos = Self::page_targets(&cdp).await?;
+        let port = self.status().cdp_port;
+        let inner = self.inner();
+        let ids: Vec<&str> = infos
+            .iter()
+            .filter_map(|t| t.get("targetId").and_then(Value::as_str))
+            .collect();
+        let active = inner
+            .active
+            .as_deref()
+            .filter(|a| ids.contains(a))
+            .or(ids.last().copied())
+            .map(str::to_string);
+        Ok(Some(
+            infos
+                .iter()
+                .map(|t| {
+                    let id = t
+                        .get("targetId")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    Tab {
+                        title: t
+                            .get("title")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .into(),
+                        url: t
+                            .get("url")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .into(),
+                        kind: "page".into(),
+                        ws_url: format!("ws://127.0.0.1:{port}/devtools/page/{id}"),
+                        is_active: active.as_deref() == Some(id.as_str()),
+                        last_focused_at: inner.focused.get(&id).copied(),
+                        target_id: id,
+                    }
+                })
+                .collect(),
+        ))
+    }
+
+    async fn tab(&self, target_id: &str) -> Result<Tab> {
+        let tabs = self.tabs().await?.unwrap_or_default();
+        tabs.into_iter()
+            .find(|t| t.target_id == target_id)
+            .ok_or_else(|| BrowserError::Missing("tab not found".into()))
+    }
+
+    /// Resolves an id or unique prefix among the open tabs.
+    pub async fn resolve(&self, wanted: &str) -> Result<String> {
+        let cdp = self.connected()?;
+        let infos = Self::page_targets(&cdp).await?;
+        let ids: Vec<&str> = infos
+            .iter()
+            .filter_map(|t| t.get("targetId").and_then(Value::as_str))
+            .collect();
+        targets::resolve(wanted, ids.iter().copied()).map(str::to_string)
+    }
+
+    fn mark_focused(&self, target_id: &str) {
+        let mut inner = self.inner();
+        inner.active = Some(target_id.to_string());
+        inner.focused.insert(target_id.to_string(), now_ms());
+    }
+
+    /// Opens `url` in a new tab (or, with `new_tab == false`, in the active
+    /// tab), waits for it to load, and makes it active.
+    pub async fn open(&self, url: &str, new_tab: bool) -> Result<Tab> {
+        let url = policy::check_url(url, &self.settings())?;
+        let cdp = self.ensure().await?;
+        let target_id = match (new_tab, self.active_target(&cdp).await?) {
+            (false, Some(active)) => active,
+            _ => {
+                let created = cdp
+                    .call("Target.createTarget", json!({ "url": "about:blank" }))
+                    .await?;
+                created
+                    .get("targetId")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| {
+                        BrowserError::Cdp("Target.createTarget returned no targetId".into())
+                    })?
+                    .to_string()
+            }
+        };
+        let page = cdp.page(&target_id).await?;
+        self.mark_focused(&target_id);
+        navigate_page(&page, &url, NAVIGATE_TIMEOUT).await?;
+        self.tab(&target_id).await
+    }
+
+    /// The active tab's id, if it is still open.
+    async fn active_target(&self, cdp: &Cdp) -> Result<Option<String>> {
+        let infos = Self::page_targets(cdp).await?;
+        let ids: Vec<String> = infos
+            .iter()
+            .filter_map(|t| {
+                t.get("targetId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect();
+        let active = self.inner().active.clone();
+        // Most recently created first in CDP's list.
+        Ok(active
+            .filter(|a| ids.contains(a))
+            .or_else(|| ids.first().cloned()))
+    }
+
+    /// Brings a tab to the front and makes it active.
+    pub async fn focus(&self, wanted: &str) -> Result<String> {
+        let cdp = self.connected()?;
+        let id = self.resolve(wanted).await?;
+        cdp.call("Target.activateTarget", json!({ "targetId": id }))
+            .await?;
+        let page = cdp.page(&id).await?;
+        page_call(&page, "Page.bringToFront", json!({})).await?;
+        self.mark_focused(&id);
+        Ok(id)
+    }
+
+    /// Closes a tab.
+    pub async fn close(&self, wanted: &str, exact: bool) -> Result<String> {
+        let cdp = self.connected()?;
+        let id = if exact {
+            let infos = Self::page_targets(&cdp).await?;
+            infos
+                .iter()
+                .filter_map(|t| t.get("targetId").and_then(Value::as_str))
+                .find(|id| *id == wanted)
+                .map(str::to_string)
+                .ok_or_else(|| BrowserError::Missing("tab not found".into()))?
+        } else {
+            self.resolve(wanted).await?
+        };
+        cdp.call("Target.closeTarget", json!({ "targetId": id }))
+            .await?;
+        let mut inner = self.inner();
+        inner.focused.remove(&id);
+        inner.refs.remove(&id);
+        if inner.active.as_deref() == Some(id.as_str()) {
+            inner.active = None;
+        }
+        Ok(id)
+    }
+
+    /// The page a call acts on: the named tab, else the active one; with no
+    /// tab open, a blank one. Starts the browser if needed.
+    pub async fn page_for(&self, target: Option<&str>) -> Result<(String, Page)> {
+        let cdp = self.ensure().await?;
+        let id = match target.map(str::trim).filter(|t| !t.is_empty()) {
+            Some(wanted) => self.resolve(wanted).await?,
+            None => match self.active_target(&cdp).await? {
+                Some(id) => id,
+                None => {
+                    let created = cdp
+                        .call("Target.createTarget", json!({ "url": "about:blank" }))
+                        .await?;
+                    created
+                        .get("targetId")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                }
+            },
+        };
+        let page = cdp.page(&id).await?;
+        Ok((id, page))
+    }
+
+    /// Navigates a tab and waits for its load event.
+    pub async fn navigate(
+        &self,
+        target: Option<&str>,
+        url: &str,
+        timeout: Duration,
+    ) -> Result<(String, String)> {
+        let url = policy::check_url(url, &self.settings())?;
+        let (id, page) = self.page_for(target).await?;
+        navigate_page(&page, &url, timeout).await?;
+        let current = page_url(&page).await.unwrap_or(url);
+        Ok((id, current))
+    }
+
+    /// Runs `f` on the ref table of a tab.
+    pub fn with_refs<T>(&self, target_id: &str, f: impl FnOnce(&mut RefTable) -> T) -> T {
+        let mut inner = self.inner();
+        f(inner.refs.entry(target_id.to_string()).or_default())
+    }
+}
+
+/// The page's current URL.
+pub async fn page_url(page: &Page) -> Result<String> {
+    let v = page_call(
+        page,
+        "Runtime.evaluate",
+        json!({ "expression": "location.href", "returnByValue": true }),
+    )
+    .await?;
+    Ok(v.pointer("/result/value")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string())
+}
+
+/// `Page.navigate`, then waits (up to `timeout`) for the load event of the
+/// new document. A page that never finishes loading is left as it is.
+pub async fn navigate_page(page: &Page, url: &str, timeout: Duration) -> Result<()> {
+    let mut loads = page
+        .event_listener::<EventLoadEventFired>()
+        .await
+        .map_err(|e| BrowserError::Cdp(e.to_string()))?;
+    let nav = page_call(page, "Page.navigate", json!({ "url": url })).await?;
+    if let Some(error) = nav
+        .get("errorText")
+        .and_then(Value::as_str)
+        .filter(|e| !e.is_empty())
+    {
+        return Err(BrowserError::Cdp(format!(
+            "navigation to {url} failed: {error}"
+        )));
+    }
+    if nav.get("loaderId").is_none() {
+        return Ok(());
+    }
+    if tokio::time::timeout(timeout, loads.next()).await.is_err() {
+        tracing::info!(url, "page still loading after {} ms", timeout.as_millis());
+    }
+    Ok(())
+}
+
+impl Manager {
+    /// The element a snapshot ref names on this page's current document.
+    pub async fn element(&self, target_id: &str, page: &Page, reference: &str) -> Result<crate::refs::RefEntry> {
+        let document = crate::snapshot::document_id(page).await?;
+        let entry = self.with_refs(target_id, |t| t.lookup(reference, &document))?;
+        if entry.backend_node_id.is_none() {
+            return Err(BrowserError::invalid_code("ACT_INVALID_REQUEST", format!("ref {reference} ({}) has no DOM element", entry.role)));
+        }
+        Ok(entry)
+    }
+}

@@ -1,0 +1,153 @@
+//! Element refs from snapshots. A ref is bound to one document (the main
+//! frame's loader) and one DOM node (its backendNodeId): the same node keeps
+//! its number across snapshots of the same document, and every ref of a
+//! document that has been navigated away from is stale.
+
+use std::collections::HashMap;
+
+use crate::{BrowserError, Result};
+
+/// What a snapshot node is keyed on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum NodeKey {
+    /// A DOM node (`backendDOMNodeId`).
+    Dom(i64),
+    /// An accessibility node with no DOM node.
+    Ax(String),
+}
+
+/// What a ref points at.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefEntry {
+    /// The DOM node, when there is one.
+    pub backend_node_id: Option<i64>,
+    /// Its accessibility role.
+    pub role: String,
+    /// Its accessible name.
+    pub name: String,
+}
+
+/// The refs handed out for one tab.
+#[derive(Debug, Default)]
+pub struct RefTable {
+    document: String,
+    next: u32,
+    by_key: HashMap<NodeKey, u32>,
+    entries: HashMap<u32, RefEntry>,
+}
+
+impl RefTable {
+    /// Starts a snapshot of `document`: a new document discards every ref.
+    pub fn begin(&mut self, document: &str) {
+        if self.document != document {
+            *self = RefTable {
+                document: document.to_string(),
+                ..RefTable::default()
+            };
+        }
+    }
+
+    /// The number for a node, reusing the one it had in an earlier snapshot.
+    pub fn number(&mut self, key: NodeKey, entry: RefEntry) -> u32 {
+        let n = match self.by_key.get(&key) {
+            Some(n) => *n,
+            None => {
+                self.next += 1;
+                self.by_key.insert(key, self.next);
+                self.next
+            }
+        };
+        self.entries.insert(n, entry);
+        n
+    }
+
+    /// Looks a ref up for an action on `document`.
+    pub fn lookup(&self, text: &str, document: &str) -> Result<RefEntry> {
+        let n = parse_ref(text)?;
+        let stale = || {
+            BrowserError::StaleRef(format!(
+                "Unknown ref \"{}\": the page changed since that snapshot. Re-snapshot and use a ref from the new snapshot.",
+                text.trim()
+            ))
+        };
+        if self.document != document {
+            return Err(stale());
+        }
+        self.entries.get(&n).cloned().ok_or_else(stale)
+    }
+}
+
+/// Accepts `e12`, `ax12`, `12`, `@e12` and `ref=e12`.
+pub fn parse_ref(text: &str) -> Result<u32> {
+    let t = text.trim();
+    let t = t.strip_prefix("ref=").unwrap_or(t);
+    let t = t.strip_prefix('@').unwrap_or(t);
+    let digits = t
+        .strip_prefix("ax")
+        .or_else(|| t.strip_prefix('e'))
+        .unwrap_or(t);
+    digits
+        .parse::<u32>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| {
+            BrowserError::invalid_code(
+                "ACT_INVALID_REQUEST",
+                format!("not a snapshot ref: \"{text}\" (expected e12, ax12 or 12)"),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: i64) -> RefEntry {
+        RefEntry {
+            backend_node_id: Some(id),
+            role: "button".into(),
+            name: "Go".into(),
+        }
+    }
+
+    #[test]
+    fn refs_survive_resnapshots_and_go_stale_on_navigation() {
+        let mut t = RefTable::default();
+        t.begin("doc1");
+        let a = t.number(NodeKey::Dom(40), entry(40));
+        let b = t.number(NodeKey::Dom(41), entry(41));
+        t.begin("doc1");
+        assert_eq!(
+            t.number(NodeKey::Dom(41), entry(41)),
+            b,
+            "same node, same ref"
+        );
+        assert_eq!(
+            t.lookup(&format!("e{a}"), "doc1").unwrap().backend_node_id,
+            Some(40)
+        );
+        assert_eq!(
+            t.lookup(&format!("ax{b}"), "doc1").unwrap().backend_node_id,
+            Some(41)
+        );
+        assert!(matches!(
+            t.lookup("e1", "doc2"),
+            Err(BrowserError::StaleRef(_))
+        ));
+        t.begin("doc2");
+        assert!(matches!(
+            t.lookup("e2", "doc2"),
+            Err(BrowserError::StaleRef(_))
+        ));
+    }
+
+    #[test]
+    fn ref_spellings() {
+        for ok in ["e12", "12", "ax12", "@e12", "ref=e12", " e12 "] {
+            assert_eq!(parse_ref(ok).unwrap(), 12, "{ok}");
+        }
+        for bad in ["", "e", "x12", "e0", "e-1"] {
+            assert!(parse_ref(bad).is_err(), "{bad}");
+        }
+    }
+}

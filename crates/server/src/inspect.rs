@@ -1,0 +1,168 @@
+//! Reading pages: navigate, snapshot, screenshot, PDF, and the spec's
+//! eval / query / dom plus OpenClaw's text.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Query as Q, State};
+use chromiumoxide::Page;
+use clawdis_browser::BrowserError;
+use clawdis_browser::inspect::{self, ImageType, ShotArea};
+use clawdis_browser::manager::{NAVIGATE_TIMEOUT, page_url};
+use clawdis_browser::snapshot::{self, SnapshotOptions};
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::api::{ApiError, ApiResult, Body, Query, flag, number, ok, profile};
+
+async fn url_of(page: &Page) -> String {
+    page_url(page).await.unwrap_or_default()
+}
+
+/// `{url, targetId?, timeoutMs?}`.
+pub async fn navigate(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let url = body.str("url").ok_or_else(|| BrowserError::invalid("url is required"))?;
+    let timeout = body.uint("timeoutMs").map_or(NAVIGATE_TIMEOUT, |ms| Duration::from_millis(ms.clamp(100, 120_000)));
+    let (target_id, url) = state.manager.navigate(body.str("targetId"), url, timeout).await?;
+    ok(json!({ "ok": true, "targetId": target_id, "url": url }))
+}
+
+/// `GET /snapshot?format=ai|aria|domSnapshot&...`.
+pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
+    profile(&q, None)?;
+    let format = q.get("format").map(String::as_str).filter(|f| !f.is_empty()).unwrap_or("ai");
+    let efficient = q.get("mode").is_some_and(|m| m == "efficient");
+    if !matches!(format, "ai" | "aria" | "domSnapshot") {
+        return Err(BrowserError::invalid(format!("format must be ai, aria or domSnapshot, not {format}")).into());
+    }
+    if format != "ai" && (flag(&q, "labels") || efficient) {
+        return Err(BrowserError::invalid("labels/mode=efficient require format=ai").into());
+    }
+    if flag(&q, "labels") {
+        return Err(BrowserError::Unsupported("snapshot labels are not supported".into()).into());
+    }
+    let mut opts = SnapshotOptions {
+        limit: number(&q, "limit")?,
+        max_chars: number(&q, "maxChars")?,
+        interactive: flag(&q, "interactive"),
+        compact: flag(&q, "compact"),
+        depth: number(&q, "depth")?,
+        selector: q.get("selector").cloned().filter(|s| !s.trim().is_empty()),
+    };
+    if efficient {
+        opts.max_chars = Some(opts.max_chars.unwrap_or(8000));
+        opts.depth = Some(opts.depth.unwrap_or(6));
+    }
+    let m = &state.manager;
+    let (target_id, page) = m.page_for(q.get("targetId").map(String::as_str)).await?;
+    let url = url_of(&page).await;
+    match format {
+        "domSnapshot" => {
+            let nodes = snapshot::dom_snapshot(&page, &opts).await?;
+            ok(json!({ "ok": true, "format": format, "targetId": target_id, "url": url, "nodes": nodes }))
+        }
+        "aria" => {
+            let capture = snapshot::capture(&page, opts.selector.as_deref()).await?;
+            let nodes = m.with_refs(&target_id, |t| capture.aria(t, &opts));
+            ok(json!({ "ok": true, "format": format, "targetId": target_id, "url": url, "nodes": nodes }))
+        }
+        _ => {
+            let capture = snapshot::capture(&page, opts.selector.as_deref()).await?;
+            let snap = m.with_refs(&target_id, |t| capture.ai(t, &opts));
+            let mut v = json!({ "ok": true, "format": "ai", "targetId": target_id, "url": url });
+            let Value::Object(extra) = serde_json::to_value(snap).unwrap_or_default() else { unreachable!("struct serialises to an object") };
+            if let Some(o) = v.as_object_mut() {
+                o.extend(extra);
+            }
+            ok(v)
+        }
+    }
+}
+
+/// `{targetId?, fullPage?, ref?, element?, type?}` → `{ok, path, targetId, url}`.
+pub async fn screenshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let full_page = body.bool("fullPage").unwrap_or(false);
+    let (reference, element) = (body.str("ref"), body.str("element"));
+    if full_page && (reference.is_some() || element.is_some()) {
+        return Err(BrowserError::invalid("fullPage is not supported for element screenshots").into());
+    }
+    let kind = ImageType::parse(body.str("type"))?;
+    let m = &state.manager;
+    let (target_id, page) = m.page_for(body.str("targetId")).await?;
+    let area = if let Some(r) = reference {
+        ShotArea::Element(m.element(&target_id, &page, r).await?.backend_node_id.unwrap_or_default())
+    } else if let Some(selector) = element {
+        ShotArea::Element(backend_of_selector(&page, selector).await?)
+    } else if full_page {
+        ShotArea::FullPage
+    } else {
+        ShotArea::Viewport
+    };
+    let path = inspect::screenshot(&page, m.home(), area, kind).await?;
+    ok(json!({ "ok": true, "path": path.display().to_string(), "targetId": target_id, "url": url_of(&page).await }))
+}
+
+async fn backend_of_selector(page: &Page, selector: &str) -> Result<i64, ApiError> {
+    let found = clawdis_browser::cdp::page_call(
+        page,
+        "Runtime.evaluate",
+        json!({ "expression": format!("document.querySelector({})", serde_json::to_string(selector).unwrap_or_default()) }),
+    )
+    .await?;
+    if found.get("exceptionDetails").is_some() {
+        return Err(BrowserError::invalid(format!("invalid selector: {selector}")).into());
+    }
+    let object_id = found.pointer("/result/objectId").and_then(Value::as_str).ok_or_else(|| BrowserError::Missing(format!("no element matches {selector}")))?;
+    let node = clawdis_browser::cdp::page_call(page, "DOM.describeNode", json!({ "objectId": object_id })).await?;
+    Ok(node.pointer("/node/backendNodeId").and_then(Value::as_i64).unwrap_or_default())
+}
+
+/// `{targetId?}` → `{ok, path, targetId, url}`.
+pub async fn pdf(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let path = inspect::pdf(&page, state.manager.home()).await?;
+    ok(json!({ "ok": true, "path": path.display().to_string(), "targetId": target_id, "url": url_of(&page).await }))
+}
+
+/// The spec's `{js, targetId?, await?}` → `{ok, targetId, url, result}`.
+pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    if !state.manager.settings().evaluate_enabled {
+        return Err(BrowserError::Forbidden { message: "evaluate is disabled in settings".into(), code: Some("ACT_EVALUATE_DISABLED") }.into());
+    }
+    let js = body.str("js").ok_or_else(|| BrowserError::invalid("js is required"))?;
+    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let result = inspect::eval(&page, js, body.bool("await").unwrap_or(false)).await?;
+    ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "result": result }))
+}
+
+/// The spec's `{selector, limit?, targetId?}` → `{ok, targetId, url, matches}`.
+pub async fn query(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let selector = body.str("selector").ok_or_else(|| BrowserError::invalid("selector is required"))?;
+    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let matches = inspect::query(&page, selector, body.uint("limit").map(|n| n as usize)).await?;
+    ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "matches": matches }))
+}
+
+/// The spec's `{format: html|text, selector?, maxChars?, targetId?}`.
+pub async fn dom(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let format = body.str("format").unwrap_or("html");
+    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let (content, truncated) = inspect::dom(&page, format, body.str("selector"), body.uint("maxChars").map(|n| n as usize)).await?;
+    let mut v = json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "format": format, "truncated": truncated });
+    v[format] = json!(content);
+    ok(v)
+}
+
+/// OpenClaw's `GET /text?targetId&selector&maxChars`.
+pub async fn text(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
+    profile(&q, None)?;
+    let (target_id, page) = state.manager.page_for(q.get("targetId").map(String::as_str)).await?;
+    let (text, truncated) = inspect::text(&page, q.get("selector").map(String::as_str).filter(|s| !s.is_empty()), number(&q, "maxChars")?).await?;
+    ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "text": text, "truncated": truncated }))
+}

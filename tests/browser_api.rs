@@ -1,0 +1,95 @@
+//! The clawd browser through the control API, black-box: `clawdis serve`,
+//! real headless Chromium, fixture pages on loopback.
+
+use clawdis_e2e::control::{Client, fixture_server, start_server};
+use serde_json::json;
+
+#[test]
+fn tabs_snapshots_and_page_reads() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    let form = format!("http://127.0.0.1:{pages}/form.html");
+
+    let tab = c.ok("POST", "/tabs/open", Some(json!({ "url": form })));
+    let id = tab["targetId"].as_str().unwrap().to_string();
+    assert_eq!(tab["title"], "Form", "{tab}");
+    let tabs = c.ok("GET", "/tabs", None);
+    assert_eq!(tabs["running"], true);
+    let listed = tabs["tabs"].as_array().unwrap().iter().find(|t| t["targetId"] == id.as_str()).expect("opened tab listed").clone();
+    assert_eq!((listed["type"].as_str(), listed["isActive"].as_bool()), (Some("page"), Some(true)));
+
+    // Bad input: 400s with {error}; unknown ids and profiles 404.
+    assert_eq!(c.call("POST", "/tabs/open", Some(json!({}))), (400, json!({ "error": "url is required" })));
+    for url in ["javascript:alert(1)", "file:///etc/passwd"] {
+        assert_eq!(c.call("POST", "/tabs/open", Some(json!({ "url": url }))).0, 400, "{url}");
+    }
+    assert_eq!(c.call("POST", "/tabs/focus", Some(json!({ "targetId": "zzzz" }))), (404, json!({ "error": "tab not found" })));
+    assert_eq!(c.call("GET", "/?profile=nope", None).0, 404);
+    assert_eq!(c.call("GET", "/snapshot?format=bogus", None).0, 400);
+    assert_eq!(c.call("GET", "/snapshot?format=aria&labels=1", None).0, 400);
+    assert_eq!(c.ok("GET", "/?profile=openclaw", None)["running"], true, "openclaw is an alias");
+
+    // A unique prefix focuses.
+    let focused = c.ok("POST", "/tabs/focus", Some(json!({ "targetId": &id[..8] })));
+    assert_eq!(focused["ok"], true);
+
+    // Snapshots: ai text with refs, aria nodes sharing the numbering.
+    let ai = c.ok("GET", &format!("/snapshot?targetId={id}&timeoutMs=20000"), None);
+    assert_eq!(ai["format"], "ai");
+    let text = ai["snapshot"].as_str().unwrap();
+    assert!(text.contains("button \"Submit\" [ref=e"), "{text}");
+    let submit = ai["refs"].as_object().unwrap().iter().find(|(_, v)| v["name"] == "Submit").map(|(k, _)| k.clone()).unwrap();
+    assert_eq!(ai["refs"][&submit]["role"], "button");
+    let aria = c.ok("GET", &format!("/snapshot?format=aria&targetId={id}&limit=40"), None);
+    let nodes = aria["nodes"].as_array().unwrap();
+    assert!(nodes.len() <= 40);
+    let button = nodes.iter().find(|n| n["role"] == "button" && n["name"] == "Submit").expect("aria button");
+    assert_eq!(button["ref"].as_str().unwrap(), format!("ax{}", &submit[1..]), "one numbering for both formats");
+    assert!(button["backendDOMNodeId"].is_i64());
+    let again = c.ok("GET", &format!("/snapshot?targetId={id}"), None);
+    assert_eq!(again["refs"][&submit]["name"], "Submit", "refs survive a re-snapshot");
+    let cut = c.ok("GET", "/snapshot?maxChars=40", None);
+    assert_eq!(cut["truncated"], true);
+    let dom = c.ok("GET", "/snapshot?format=domSnapshot&limit=5", None);
+    assert_eq!(dom["nodes"].as_array().unwrap().len(), 5);
+    assert_eq!(dom["nodes"][1]["parentRef"], "n1");
+
+    // eval, query, dom, text.
+    assert_eq!(c.ok("POST", "/eval", Some(json!({ "js": "document.title" })))["result"], "Form");
+    assert_eq!(c.ok("POST", "/eval", Some(json!({ "js": "Promise.resolve(4)", "await": true })))["result"], 4);
+    let (status, err) = c.call("POST", "/eval", Some(json!({ "js": "throw new Error('boom')" })));
+    assert_eq!(status, 400);
+    assert!(err["error"].as_str().unwrap().contains("boom"));
+    let q = c.ok("POST", "/query", Some(json!({ "selector": "input", "limit": 1 })));
+    assert_eq!(q["matches"], json!([q["matches"][0].clone()]));
+    assert_eq!((q["matches"][0]["tag"].as_str(), q["matches"][0]["id"].as_str(), q["matches"][0]["index"].as_i64()), (Some("input"), Some("name"), Some(1)));
+    assert_eq!(c.call("POST", "/query", Some(json!({ "selector": "[[" }))).0, 400);
+    assert!(c.ok("POST", "/dom", Some(json!({ "format": "text" })))["text"].as_str().unwrap().contains("Name"));
+    let t = c.ok("GET", "/text?maxChars=5", None);
+    assert_eq!(t["truncated"], true);
+
+    // Screenshots land in home as real images; viewport size kept after a full page.
+    let shot = c.ok("POST", "/screenshot", Some(json!({ "targetId": id })));
+    let png = std::fs::read(shot["path"].as_str().unwrap()).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let size = |b: &[u8]| (u32::from_be_bytes(b[16..20].try_into().unwrap()), u32::from_be_bytes(b[20..24].try_into().unwrap()));
+    let viewport = c.ok("POST", "/eval", Some(json!({ "js": "[innerWidth, innerHeight]" })))["result"].clone();
+    assert_eq!(json!([size(&png).0, size(&png).1]), viewport);
+    c.ok("POST", "/navigate", Some(json!({ "url": format!("http://127.0.0.1:{pages}/long.html") })));
+    let full = std::fs::read(c.ok("POST", "/screenshot", Some(json!({ "fullPage": true })))["path"].as_str().unwrap()).unwrap();
+    assert!(size(&full).1 > size(&png).1, "full page is taller than the viewport");
+    let after = std::fs::read(c.ok("POST", "/screenshot", Some(json!({})))["path"].as_str().unwrap()).unwrap();
+    assert_eq!(size(&after), size(&png));
+    let jpeg = std::fs::read(c.ok("POST", "/screenshot", Some(json!({ "type": "jpeg" })))["path"].as_str().unwrap()).unwrap();
+    assert_eq!(&jpeg[..3], b"\xff\xd8\xff");
+    assert_eq!(c.call("POST", "/screenshot", Some(json!({ "fullPage": true, "ref": "e1" }))).1["error"], "fullPage is not supported for element screenshots");
+    let pdf = std::fs::read(c.ok("POST", "/pdf", None)["path"].as_str().unwrap()).unwrap();
+    assert_eq!(&pdf[..4], b"%PDF");
+
+    // Close: gone from the list, a second close is 404.
+    c.ok("DELETE", &format!("/tabs/{id}"), None);
+    assert!(!c.ok("GET", "/tabs", None)["tabs"].as_array().unwrap().iter().any(|t| t["targetId"] == id.as_str()));
+    assert_eq!(c.call("DELETE", &format!("/tabs/{id}"), None).0, 404);
+}

@@ -1,0 +1,179 @@
+//! A real `clawdis serve` on loopback, raw HTTP/1.1 requests to it, and a
+//! fixture web server for the browser's pages.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::{bin, workspace_root};
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A running `clawdis serve`, stopped (SIGTERM) on drop.
+pub struct Server {
+    /// The process.
+    pub child: Child,
+    /// Its API port.
+    pub port: u16,
+    /// Its bearer token.
+    pub token: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+/// Writes `settings` (a JSON object; `cdpPort` and `headless` are filled in
+/// when absent) and starts `clawdis serve` on a free port.
+pub fn start_server_with(home: &Path, mut settings: Value) -> Server {
+    let port = free_port();
+    if settings.get("cdpPort").is_none() {
+        settings["cdpPort"] = free_port().into();
+    }
+    if settings.get("headless").is_none() {
+        settings["headless"] = true.into();
+    }
+    std::fs::create_dir_all(home).unwrap();
+    std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
+    let mut child = Command::new(bin("clawdis"))
+        .args(["--home", home.to_str().unwrap(), "serve", "--port", &port.to_string()])
+        .env("CLAWDIS_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ready when the server logs that it listens.
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("server exited before listening").unwrap();
+        if line.contains("control API listening") {
+            break;
+        }
+    }
+    std::thread::spawn(move || lines.for_each(drop));
+    let token = std::fs::read_to_string(home.join("control-token")).unwrap();
+    Server { child, port, token }
+}
+
+/// `start_server_with` and default settings.
+pub fn start_server(home: &Path) -> Server {
+    start_server_with(home, serde_json::json!({}))
+}
+
+/// One HTTP/1.1 request; returns status and body.
+pub fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    stream.write_all(format!("{head}\r\n{body}").as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let raw = String::from_utf8_lossy(&raw).to_string();
+    let status = raw.split(' ').nth(1).unwrap().parse().unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").map(|(h, b)| (h.to_string(), b.to_string())).unwrap_or_default();
+    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(&body) } else { body };
+    (status, body)
+}
+
+fn dechunk(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = &tail[n + 2..];
+    }
+    out
+}
+
+/// Parses a JSON body, failing the test with the text when it is not JSON.
+pub fn json(body: &str) -> Value {
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+}
+
+/// An authorised client for one server.
+pub struct Client<'a> {
+    server: &'a Server,
+    auth: String,
+}
+
+impl<'a> Client<'a> {
+    /// A client that sends the server's token.
+    pub fn new(server: &'a Server) -> Client<'a> {
+        Client { server, auth: format!("Bearer {}", server.token) }
+    }
+
+    /// Sends a request; returns status and parsed JSON (Null for non-JSON).
+    pub fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let text = body.map(|b| b.to_string()).unwrap_or_default();
+        let (status, body) = request(self.server.port, method, path, &[("Authorization", &self.auth), ("Content-Type", "application/json")], &text);
+        (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+    }
+
+    /// A call that must succeed; returns the JSON.
+    pub fn ok(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let (status, v) = self.call(method, path, body);
+        assert_eq!(status, 200, "{method} {path}: {v}");
+        v
+    }
+}
+
+/// A static web server for `tests/fixtures/pages` on a loopback port; `/dl`
+/// answers an attachment. Lives as long as the test process.
+pub fn fixture_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let root = workspace_root().join("tests/fixtures/pages");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let root = root.clone();
+            std::thread::spawn(move || serve_one(stream, &root));
+        }
+    });
+    port
+}
+
+fn serve_one(mut stream: TcpStream, root: &Path) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut first = String::new();
+    if reader.read_line(&mut first).is_err() {
+        return;
+    }
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+    }
+    let path = first.split_whitespace().nth(1).unwrap_or("/").split('?').next().unwrap_or("/").to_string();
+    let (status, kind, extra, body): (&str, &str, &str, Vec<u8>) = if path == "/dl" {
+        ("200 OK", "application/octet-stream", "Content-Disposition: attachment; filename=\"data.bin\"\r\n", b"clawdis download\n".to_vec())
+    } else {
+        let name = path.trim_start_matches('/');
+        match (!name.contains("..")).then(|| std::fs::read(root.join(name))) {
+            Some(Ok(bytes)) => ("200 OK", "text/html; charset=utf-8", "", bytes),
+            _ => ("404 Not Found", "text/plain", "", b"not found".to_vec()),
+        }
+    };
+    let head = format!("HTTP/1.1 {status}\r\nContent-Type: {kind}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(&body);
+}
