@@ -508,6 +508,16 @@ impl Manager {
         };
         cdp.call("Target.closeTarget", json!({ "targetId": id }))
             .await?;
+        // closeTarget answers before the target is gone; callers list tabs next.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        while tokio::time::Instant::now() < deadline
+            && Self::page_targets(&cdp)
+                .await?
+                .iter()
+                .any(|t| t.get("targetId").and_then(Value::as_str) == Some(id.as_str()))
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         let mut inner = self.inner();
         inner.focused.remove(&id);
         inner.refs.remove(&id);
