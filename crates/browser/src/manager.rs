@@ -443,18 +443,7 @@ impl Manager {
         let cdp = self.ensure().await?;
         let target_id = match (new_tab, self.active_target(&cdp).await?) {
             (false, Some(active)) => active,
-            _ => {
-                let created = cdp
-                    .call("Target.createTarget", json!({ "url": "about:blank" }))
-                    .await?;
-                created
-                    .get("targetId")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| {
-                        BrowserError::Cdp("Target.createTarget returned no targetId".into())
-                    })?
-                    .to_string()
-            }
+            _ => new_blank_tab(&cdp).await?,
         };
         let page = cdp.page(&target_id).await?;
         self.mark_focused(&target_id);
@@ -535,16 +524,7 @@ impl Manager {
             Some(wanted) => self.resolve(wanted).await?,
             None => match self.active_target(&cdp).await? {
                 Some(id) => id,
-                None => {
-                    let created = cdp
-                        .call("Target.createTarget", json!({ "url": "about:blank" }))
-                        .await?;
-                    created
-                        .get("targetId")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string()
-                }
+                None => new_blank_tab(&cdp).await?,
             },
         };
         let page = cdp.page(&id).await?;
@@ -570,6 +550,16 @@ impl Manager {
         let mut inner = self.inner();
         f(inner.refs.entry(target_id.to_string()).or_default())
     }
+}
+
+/// Creates an `about:blank` tab and returns its target id.
+async fn new_blank_tab(cdp: &Cdp) -> Result<String> {
+    let created = cdp.call("Target.createTarget", json!({ "url": "about:blank" })).await?;
+    created
+        .get("targetId")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| BrowserError::Cdp("Target.createTarget returned no targetId".into()))
 }
 
 /// The page's current URL.
