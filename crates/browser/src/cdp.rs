@@ -105,6 +105,16 @@ impl Cdp {
         }
     }
 
+    /// A stream of one kind of browser-level event (`Browser.download*`).
+    pub async fn listen<T: chromiumoxide::cdp::IntoEventKind>(
+        &self,
+    ) -> Result<chromiumoxide::listeners::EventStream<T>> {
+        self.browser
+            .event_listener::<T>()
+            .await
+            .map_err(|e| BrowserError::Cdp(e.to_string()))
+    }
+
     /// The attached page session for a target, waiting briefly for the
     /// handler to finish attaching a target that was just created.
     pub async fn page(&self, target_id: &str) -> Result<Page> {

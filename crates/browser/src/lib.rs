@@ -2,9 +2,15 @@
 //! isolated profile (never the user's), themed "clawd" in lobster orange, on
 //! dedicated ports. This crate knows nothing about Tauri or HTTP.
 
+pub mod act;
 pub mod cdp;
 pub mod color;
 pub mod discovery;
+pub mod element;
+pub mod events;
+pub mod files;
+pub mod hooks;
+pub mod input;
 pub mod inspect;
 pub mod launch;
 pub mod manager;
@@ -15,6 +21,7 @@ pub mod refs;
 pub mod settings;
 pub mod snapshot;
 pub mod targets;
+pub mod wait;
 
 use serde::Serialize;
 

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::cdp::{Cdp, page_call};
+use crate::events::TabEvents;
 use crate::launch::{LaunchOptions, running_as_root};
 use crate::process::{self, RunningBrowser};
 use crate::refs::RefTable;
@@ -96,6 +97,7 @@ struct Inner {
     active: Option<String>,
     focused: HashMap<String, u64>,
     refs: HashMap<String, RefTable>,
+    events: HashMap<String, Arc<TabEvents>>,
 }
 
 impl Inner {
@@ -114,6 +116,7 @@ impl Inner {
         if process_dead || cdp_dead {
             self.headless = None;
             self.refs.clear();
+            self.events.clear();
             self.focused.clear();
             self.active = None;
         }
@@ -510,6 +513,7 @@ impl Manager {
         let mut inner = self.inner();
         inner.focused.remove(&id);
         inner.refs.remove(&id);
+        inner.events.remove(&id);
         if inner.active.as_deref() == Some(id.as_str()) {
             inner.active = None;
         }
@@ -528,7 +532,37 @@ impl Manager {
             },
         };
         let page = cdp.page(&id).await?;
+        self.events(&id, &page).await?;
         Ok((id, page))
+    }
+
+    /// The dialog and file-chooser state of a tab, watching it from the
+    /// first time it is used.
+    pub async fn events(&self, target_id: &str, page: &Page) -> Result<Arc<TabEvents>> {
+        if let Some(events) = self.inner().events.get(target_id) {
+            return Ok(events.clone());
+        }
+        let fresh = TabEvents::watch(page.clone()).await?;
+        let mut inner = self.inner();
+        Ok(inner
+            .events
+            .entry(target_id.to_string())
+            .or_insert(fresh)
+            .clone())
+    }
+
+    /// A tab's URL as the browser reports it; unlike evaluating
+    /// `location.href`, this answers while a dialog blocks the page.
+    pub async fn target_url(&self, target_id: &str) -> Result<String> {
+        let info = self
+            .connected()?
+            .call("Target.getTargetInfo", json!({ "targetId": target_id }))
+            .await?;
+        Ok(info
+            .pointer("/targetInfo/url")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string())
     }
 
     /// Navigates a tab and waits for its load event.
@@ -554,7 +588,9 @@ impl Manager {
 
 /// Creates an `about:blank` tab and returns its target id.
 async fn new_blank_tab(cdp: &Cdp) -> Result<String> {
-    let created = cdp.call("Target.createTarget", json!({ "url": "about:blank" })).await?;
+    let created = cdp
+        .call("Target.createTarget", json!({ "url": "about:blank" }))
+        .await?;
     created
         .get("targetId")
         .and_then(Value::as_str)
@@ -603,13 +639,15 @@ pub async fn navigate_page(page: &Page, url: &str, timeout: Duration) -> Result<
 }
 
 impl Manager {
-    /// The element a snapshot ref names on this page's current document.
-    pub async fn element(&self, target_id: &str, page: &Page, reference: &str) -> Result<crate::refs::RefEntry> {
+    /// The DOM node a snapshot ref names on this page's current document.
+    pub async fn element(&self, target_id: &str, page: &Page, reference: &str) -> Result<i64> {
         let document = crate::snapshot::document_id(page).await?;
         let entry = self.with_refs(target_id, |t| t.lookup(reference, &document))?;
-        if entry.backend_node_id.is_none() {
-            return Err(BrowserError::invalid_code("ACT_INVALID_REQUEST", format!("ref {reference} ({}) has no DOM element", entry.role)));
-        }
-        Ok(entry)
+        entry.backend_node_id.ok_or_else(|| {
+            BrowserError::invalid_code(
+                "ACT_INVALID_REQUEST",
+                format!("ref {reference} ({}) has no DOM element", entry.role),
+            )
+        })
     }
 }

@@ -7,13 +7,14 @@ use std::time::Duration;
 use axum::extract::{Query as Q, State};
 use chromiumoxide::Page;
 use clawdis_browser::BrowserError;
+use clawdis_browser::element;
 use clawdis_browser::inspect::{self, ImageType, ShotArea};
 use clawdis_browser::manager::{NAVIGATE_TIMEOUT, page_url};
 use clawdis_browser::snapshot::{self, SnapshotOptions};
 use serde_json::{Value, json};
 
 use crate::AppState;
-use crate::api::{ApiError, ApiResult, Body, Query, flag, number, ok, profile};
+use crate::api::{ApiResult, Body, Query, flag, number, ok, profile};
 
 async fn url_of(page: &Page) -> String {
     page_url(page).await.unwrap_or_default()
@@ -92,9 +93,11 @@ pub async fn screenshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body
     let m = &state.manager;
     let (target_id, page) = m.page_for(body.str("targetId")).await?;
     let area = if let Some(r) = reference {
-        ShotArea::Element(m.element(&target_id, &page, r).await?.backend_node_id.unwrap_or_default())
+        ShotArea::Element(m.element(&target_id, &page, r).await?)
     } else if let Some(selector) = element {
-        ShotArea::Element(backend_of_selector(&page, selector).await?)
+        ShotArea::Element(
+            element::query_selector(&page, selector).await?.ok_or_else(|| BrowserError::Missing(format!("no element matches {selector}")))?,
+        )
     } else if full_page {
         ShotArea::FullPage
     } else {
@@ -102,21 +105,6 @@ pub async fn screenshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body
     };
     let path = inspect::screenshot(&page, m.home(), area, kind).await?;
     ok(json!({ "ok": true, "path": path.display().to_string(), "targetId": target_id, "url": url_of(&page).await }))
-}
-
-async fn backend_of_selector(page: &Page, selector: &str) -> Result<i64, ApiError> {
-    let found = clawdis_browser::cdp::page_call(
-        page,
-        "Runtime.evaluate",
-        json!({ "expression": format!("document.querySelector({})", serde_json::to_string(selector).unwrap_or_default()) }),
-    )
-    .await?;
-    if found.get("exceptionDetails").is_some() {
-        return Err(BrowserError::invalid(format!("invalid selector: {selector}")).into());
-    }
-    let object_id = found.pointer("/result/objectId").and_then(Value::as_str).ok_or_else(|| BrowserError::Missing(format!("no element matches {selector}")))?;
-    let node = clawdis_browser::cdp::page_call(page, "DOM.describeNode", json!({ "objectId": object_id })).await?;
-    Ok(node.pointer("/node/backendNodeId").and_then(Value::as_i64).unwrap_or_default())
 }
 
 /// `{targetId?}` → `{ok, path, targetId, url}`.

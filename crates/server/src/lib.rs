@@ -2,6 +2,7 @@
 //! protected, JSON in and out, speaking OpenClaw's browser-control routes
 //! plus the spec's additions. Routes not implemented answer 501 `{error}`.
 
+mod act;
 mod api;
 mod basic;
 mod inspect;
@@ -91,6 +92,12 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/query", post(inspect::query))
         .route("/dom", post(inspect::dom))
         .route("/text", get(inspect::text))
+        .route("/act", post(act::act))
+        .route("/dialogs", get(act::dialogs))
+        .route("/hooks/dialog", post(act::dialog))
+        .route("/hooks/file-chooser", post(act::file_chooser))
+        .route("/download", post(act::download))
+        .route("/wait/download", post(act::wait_download))
         .fallback(not_implemented)
         .layer(middleware::from_fn_with_state(state.clone(), security::guard))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

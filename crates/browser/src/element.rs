@@ -1,0 +1,212 @@
+//! Finding the element an action names (a snapshot ref or a CSS selector)
+//! and working with it through its DOM backend node id.
+
+use std::time::Duration;
+
+use chromiumoxide::Page;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::cdp::page_call;
+use crate::inspect::exception_message;
+use crate::manager::Manager;
+use crate::{BrowserError, Result};
+
+/// How often a condition on the page is re-checked while waiting.
+pub const POLL: Duration = Duration::from_millis(50);
+
+/// Where an action points.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Locator {
+    /// A snapshot ref (`e12`, `ax12`, `12`).
+    Ref(String),
+    /// A CSS selector.
+    Selector(String),
+}
+
+impl std::fmt::Display for Locator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Locator::Ref(r) => write!(f, "ref {r}"),
+            Locator::Selector(s) => write!(f, "selector {s}"),
+        }
+    }
+}
+
+/// The backend node id of the element `at` names. A selector is waited for
+/// until `timeout`; a ref must be from a snapshot of the current document.
+pub async fn find(
+    manager: &Manager,
+    target_id: &str,
+    page: &Page,
+    at: &Locator,
+    timeout: Duration,
+) -> Result<i64> {
+    match at {
+        Locator::Ref(r) => manager.element(target_id, page, r).await,
+        Locator::Selector(s) => {
+            let deadline = Instant::now() + timeout;
+            loop {
+                if let Some(id) = query_selector(page, s).await? {
+                    return Ok(id);
+                }
+                if Instant::now() >= deadline {
+                    return Err(BrowserError::Missing(format!(
+                        "no element matches selector {s} (waited {} ms)",
+                        timeout.as_millis()
+                    )));
+                }
+                tokio::time::sleep(POLL).await;
+            }
+        }
+    }
+}
+
+/// The first element matching `selector` now, if any; a bad selector is a 400.
+pub async fn query_selector(page: &Page, selector: &str) -> Result<Option<i64>> {
+    let found = page_call(
+        page,
+        "Runtime.evaluate",
+        json!({ "expression": format!("document.querySelector({})", json!(selector)) }),
+    )
+    .await?;
+    if let Some(details) = found.get("exceptionDetails") {
+        return Err(BrowserError::invalid(format!(
+            "invalid selector {selector}: {}",
+            exception_message(details)
+        )));
+    }
+    let Some(object_id) = found.pointer("/result/objectId").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let node = page_call(page, "DOM.describeNode", json!({ "objectId": object_id })).await?;
+    Ok(node.pointer("/node/backendNodeId").and_then(Value::as_i64))
+}
+
+/// A JS object handle for the element; a node that no longer exists is a
+/// stale ref.
+pub async fn object_id(page: &Page, backend: i64) -> Result<String> {
+    let resolved = page_call(page, "DOM.resolveNode", json!({ "backendNodeId": backend }))
+        .await
+        .map_err(|_| gone())?;
+    resolved
+        .pointer("/object/objectId")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(gone)
+}
+
+fn gone() -> BrowserError {
+    BrowserError::StaleRef(
+        "the element is no longer in the page. Re-snapshot and use a ref from the new snapshot."
+            .into(),
+    )
+}
+
+/// Calls `function` with `this` bound to the element and JSON `args`;
+/// awaits a returned promise and returns the value. A thrown error is a 400.
+pub async fn call_on(page: &Page, backend: i64, function: &str, args: &[Value]) -> Result<Value> {
+    let object = object_id(page, backend).await?;
+    let args: Vec<Value> = args.iter().map(|a| json!({ "value": a })).collect();
+    let result = page_call(
+        page,
+        "Runtime.callFunctionOn",
+        json!({
+            "functionDeclaration": function,
+            "objectId": object,
+            "arguments": args,
+            "awaitPromise": true,
+            "returnByValue": true,
+            "userGesture": true,
+        }),
+    )
+    .await?;
+    if let Some(details) = result.get("exceptionDetails") {
+        return Err(BrowserError::invalid_code(
+            "ACT_INVALID_REQUEST",
+            exception_message(details),
+        ));
+    }
+    Ok(result
+        .pointer("/result/value")
+        .cloned()
+        .unwrap_or(Value::Null))
+}
+
+/// Scrolls the element into view.
+pub async fn scroll_into_view(page: &Page, backend: i64) -> Result<()> {
+    page_call(
+        page,
+        "DOM.scrollIntoViewIfNeeded",
+        json!({ "backendNodeId": backend }),
+    )
+    .await
+    .map(drop)
+    .map_err(|e| match e {
+        BrowserError::Cdp(m) if m.contains("No node") => gone(),
+        BrowserError::Cdp(m) => BrowserError::invalid_code(
+            "ACT_INVALID_REQUEST",
+            format!("cannot scroll to the element: {m}"),
+        ),
+        other => other,
+    })
+}
+
+/// The centre of the element in viewport coordinates, after scrolling it
+/// into view; waits until `timeout` for it to have a box (be visible).
+pub async fn point(page: &Page, backend: i64, timeout: Duration) -> Result<(f64, f64)> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        scroll_into_view(page, backend).await?;
+        let quads = page_call(
+            page,
+            "DOM.getContentQuads",
+            json!({ "backendNodeId": backend }),
+        )
+        .await;
+        if let Some(centre) = quads.ok().as_ref().and_then(centre) {
+            return Ok(centre);
+        }
+        if Instant::now() >= deadline {
+            return Err(BrowserError::invalid_code(
+                "ACT_INVALID_REQUEST",
+                "the element is not visible (it has no box on the page)",
+            ));
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// The centre of the first quad with an area.
+fn centre(quads: &Value) -> Option<(f64, f64)> {
+    quads.get("quads")?.as_array()?.iter().find_map(|q| {
+        let p: Vec<f64> = q.as_array()?.iter().filter_map(Value::as_f64).collect();
+        if p.len() != 8 {
+            return None;
+        }
+        let area = ((p[0] * p[3] - p[2] * p[1])
+            + (p[2] * p[5] - p[4] * p[3])
+            + (p[4] * p[7] - p[6] * p[5])
+            + (p[6] * p[1] - p[0] * p[7]))
+            .abs()
+            / 2.0;
+        (area > 0.5).then(|| {
+            (
+                (p[0] + p[2] + p[4] + p[6]) / 4.0,
+                (p[1] + p[3] + p[5] + p[7]) / 4.0,
+            )
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn centre_skips_empty_quads() {
+        let q = json!({ "quads": [[5, 5, 5, 5, 5, 5, 5, 5], [10, 20, 30, 20, 30, 40, 10, 40]] });
+        assert_eq!(centre(&q), Some((20.0, 30.0)));
+        assert_eq!(centre(&json!({ "quads": [] })), None);
+    }
+}

@@ -1,0 +1,77 @@
+//! Acting on pages: OpenClaw's `/act`, the dialog and file-chooser hooks,
+//! `/dialogs`, and downloads.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Query as Q, State};
+use clawdis_browser::element::Locator;
+use clawdis_browser::events::DialogReply;
+use clawdis_browser::hooks::{self, Upload};
+use clawdis_browser::{BrowserError, act};
+use serde_json::Value;
+
+use crate::AppState;
+use crate::api::{ApiResult, Body, Query, ok, profile};
+
+fn timeout(body: &Body) -> Option<Duration> {
+    body.uint("timeoutMs").map(|ms| Duration::from_millis(ms.clamp(1, 600_000)))
+}
+
+/// `POST /act {kind, targetId?, ...}`.
+pub async fn act(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    ok(act::act(&state.manager, &body.0).await?)
+}
+
+/// `GET /dialogs?targetId` → `{ok, targetId, browserState}`.
+pub async fn dialogs(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
+    profile(&q, None)?;
+    ok(hooks::dialogs(&state.manager, q.get("targetId").map(String::as_str)).await?)
+}
+
+/// `POST /hooks/dialog {accept, promptText?, dialogId?, targetId?, timeoutMs?}`.
+pub async fn dialog(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let accept = match body.0.get("accept") {
+        Some(Value::Bool(b)) => *b,
+        _ => return Err(BrowserError::invalid("accept is required").into()),
+    };
+    let reply = DialogReply { accept, prompt_text: body.0.get("promptText").and_then(Value::as_str).map(str::to_string) };
+    ok(hooks::dialog(&state.manager, body.str("targetId"), reply, body.str("dialogId"), timeout(&body)).await?)
+}
+
+/// `POST /hooks/file-chooser {paths, ref? | inputRef? | element?, targetId?, timeoutMs?}`.
+pub async fn file_chooser(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let paths: Vec<String> = match body.0.get("paths") {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).filter(|p| !p.trim().is_empty()).map(str::to_string).collect(),
+        Some(Value::String(p)) if !p.trim().is_empty() => vec![p.clone()],
+        _ => Vec::new(),
+    };
+    if paths.is_empty() {
+        return Err(BrowserError::invalid("paths are required").into());
+    }
+    let trigger = body.str("ref");
+    let input = body.str("inputRef").map(|r| Locator::Ref(r.into())).or_else(|| body.str("element").map(|s| Locator::Selector(s.into())));
+    let via = match (trigger, input) {
+        (Some(_), Some(_)) => return Err(BrowserError::invalid("ref cannot be combined with inputRef/element").into()),
+        (Some(r), None) => Upload::Trigger(Locator::Ref(r.into())),
+        (None, Some(at)) => Upload::Input(at),
+        (None, None) => Upload::Next,
+    };
+    ok(hooks::upload(&state.manager, body.str("targetId"), &paths, via, timeout(&body)).await?)
+}
+
+/// `POST /download {ref, path?, targetId?, timeoutMs?}`.
+pub async fn download(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let trigger = body.str("ref").ok_or_else(|| BrowserError::invalid("ref is required"))?;
+    ok(hooks::download(&state.manager, body.str("targetId"), Some(Locator::Ref(trigger.into())), body.str("path"), timeout(&body)).await?)
+}
+
+/// `POST /wait/download {path?, targetId?, timeoutMs?}`: saves the next download.
+pub async fn wait_download(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    ok(hooks::download(&state.manager, body.str("targetId"), None, body.str("path"), timeout(&body)).await?)
+}

@@ -1,0 +1,194 @@
+//! Acting on pages through `/act` and the hooks, black-box: `clawdis serve`,
+//! real headless Chromium, fixture pages on loopback (browser.md §5, 28 and
+//! 35–45).
+
+use clawdis_e2e::control::{Client, fixture_server, start_server, start_server_with};
+use serde_json::{Value, json};
+
+/// The ref of the first snapshot node with this role and name.
+fn ref_of(c: &Client, role: &str, name: &str) -> String {
+    let snap = c.ok("GET", "/snapshot", None);
+    snap["refs"].as_object().unwrap().iter().find(|(_, v)| v["role"] == role && v["name"] == name).map(|(k, _)| k.clone()).unwrap_or_else(|| panic!("no {role} {name:?} in {}", snap["snapshot"]))
+}
+
+fn eval(c: &Client, js: &str) -> Value {
+    c.ok("POST", "/eval", Some(json!({ "js": js })))["result"].clone()
+}
+
+fn act(c: &Client, body: Value) -> Value {
+    c.ok("POST", "/act", Some(body))
+}
+
+#[test]
+fn acting_on_refs() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    let form = format!("http://127.0.0.1:{pages}/form.html");
+    let id = c.ok("POST", "/tabs/open", Some(json!({ "url": form })))["targetId"].as_str().unwrap().to_string();
+
+    // type, then click: the page sees real input.
+    let name = ref_of(&c, "textbox", "Name");
+    let typed = act(&c, json!({ "kind": "type", "ref": name, "text": "Ada", "submit": false, "slowly": false, "timeoutMs": 60000 }));
+    assert_eq!((typed["ok"].as_bool(), typed["targetId"].as_str()), (Some(true), Some(id.as_str())));
+    assert_eq!(eval(&c, "document.querySelector('#name').value"), "Ada");
+    let clicked = act(&c, json!({ "kind": "click", "ref": ref_of(&c, "button", "Submit"), "doubleClick": false }));
+    assert_eq!(clicked["url"], form.as_str());
+    assert_eq!(eval(&c, "document.querySelector('#out').textContent"), "Hello Ada");
+    // type replaces the text; submit presses Enter in the form.
+    act(&c, json!({ "kind": "type", "ref": name, "text": "Grace", "submit": true }));
+    assert_eq!(eval(&c, "document.querySelector('#out').textContent"), "Submitted Grace");
+
+    // select fires change; fill sets text and checkboxes.
+    act(&c, json!({ "kind": "select", "ref": ref_of(&c, "combobox", "Color"), "values": ["blue"] }));
+    assert_eq!(eval(&c, "document.querySelector('#color').value"), "blue");
+    assert_eq!(eval(&c, "document.querySelector('#changed').textContent"), "changed to blue");
+    let (status, err) = c.call("POST", "/act", Some(json!({ "kind": "select", "ref": ref_of(&c, "combobox", "Color"), "values": ["green"] })));
+    assert_eq!((status, err["code"].as_str()), (400, Some("ACT_INVALID_REQUEST")), "{err}");
+    act(&c, json!({ "kind": "fill", "fields": [{ "ref": name, "type": "text", "value": "Bob" }, { "ref": ref_of(&c, "checkbox", "Agree"), "type": "checkbox", "value": true }] }));
+    assert_eq!(eval(&c, "[document.querySelector('#name').value, document.querySelector('#agree').checked]"), json!(["Bob", true]));
+
+    // press, hover, scrollIntoView, selectors where OpenClaw allows them.
+    act(&c, json!({ "kind": "click", "selector": "#name" }));
+    act(&c, json!({ "kind": "press", "key": "End" }));
+    act(&c, json!({ "kind": "press", "key": "Shift+x" }));
+    assert_eq!(eval(&c, "document.querySelector('#name').value"), "BobX");
+    act(&c, json!({ "kind": "hover", "ref": ref_of(&c, "button", "Submit") }));
+    assert_eq!(eval(&c, "document.querySelector('#submit').matches(':hover')"), true);
+    act(&c, json!({ "kind": "scrollIntoView", "selector": "a" }));
+
+    // evaluate: functions, expressions, statement bodies, on an element.
+    assert_eq!(act(&c, json!({ "kind": "evaluate", "fn": "() => document.title" }))["result"], "Form");
+    assert_eq!(act(&c, json!({ "kind": "evaluate", "fn": "document.title.length" }))["result"], 4);
+    assert_eq!(act(&c, json!({ "kind": "evaluate", "fn": "const a = 20; return a + 1;" }))["result"], 21);
+    assert_eq!(act(&c, json!({ "kind": "evaluate", "fn": "(el) => el.id", "ref": name }))["result"], "name");
+    let (status, err) = c.call("POST", "/act", Some(json!({ "kind": "evaluate", "fn": "() => { throw new Error('nope') }" })));
+    assert!(status == 400 && err["error"].as_str().unwrap().contains("nope"), "{status} {err}");
+
+    // batch: results per action; nested targetIds must match.
+    let batch = act(&c, json!({ "kind": "batch", "actions": [
+        { "kind": "type", "ref": name, "text": "Lin" },
+        { "kind": "click", "selector": "#submit" },
+        { "kind": "evaluate", "fn": "() => document.querySelector('#out').textContent" },
+    ] }));
+    assert_eq!(batch["results"], json!([{ "ok": true }, { "ok": true }, { "ok": true, "result": "Hello Lin" }]));
+    let stopped = act(&c, json!({ "kind": "batch", "actions": [{ "kind": "click", "ref": "e999" }, { "kind": "press", "key": "a" }] }));
+    assert_eq!(stopped["results"].as_array().unwrap().len(), 1, "stops at the first error: {stopped}");
+    assert_eq!(stopped["results"][0]["ok"], false);
+
+    // Bad requests: codes before anything runs.
+    let code = |body: Value| {
+        let (status, v) = c.call("POST", "/act", Some(body));
+        (status, v["code"].as_str().unwrap_or_default().to_string())
+    };
+    assert_eq!(code(json!({})), (400, "ACT_KIND_REQUIRED".into()));
+    assert_eq!(code(json!({ "kind": "click" })), (400, "ACT_INVALID_REQUEST".into()));
+    assert_eq!(code(json!({ "kind": "wait" })), (400, "ACT_INVALID_REQUEST".into()));
+    assert_eq!(code(json!({ "kind": "press", "key": "a", "selector": "#x" })), (400, "ACT_SELECTOR_UNSUPPORTED".into()));
+    let other = c.ok("POST", "/tabs/open", Some(json!({ "url": "about:blank" })))["targetId"].as_str().unwrap().to_string();
+    assert_eq!(code(json!({ "kind": "batch", "targetId": id, "actions": [{ "kind": "press", "key": "a", "targetId": other }] })), (403, "ACT_TARGET_ID_MISMATCH".into()));
+    c.ok("POST", "/tabs/focus", Some(json!({ "targetId": id })));
+
+    // resize changes the viewport.
+    act(&c, json!({ "kind": "resize", "width": 640, "height": 480 }));
+    assert_eq!(eval(&c, "[innerWidth, innerHeight]"), json!([640, 480]));
+
+    // Stale refs after a navigation fail fast and change nothing.
+    let submit = ref_of(&c, "button", "Submit");
+    c.ok("POST", "/navigate", Some(json!({ "url": form })));
+    let (status, err) = c.call("POST", "/act", Some(json!({ "kind": "click", "ref": submit })));
+    assert!((400..500).contains(&status) && err["error"].as_str().unwrap().contains("e-snapshot"), "{status} {err}");
+    assert_eq!(eval(&c, "document.querySelector('#out').textContent"), "");
+
+    // wait: text that appears later, text that never does, a URL glob.
+    c.ok("POST", "/navigate", Some(json!({ "url": format!("http://127.0.0.1:{pages}/slow.html") })));
+    act(&c, json!({ "kind": "wait", "text": "Loaded", "timeoutMs": 5000 }));
+    assert_eq!(eval(&c, "document.querySelector('#status').textContent"), "Loaded");
+    let (status, err) = c.call("POST", "/act", Some(json!({ "kind": "wait", "text": "Never", "timeoutMs": 500 })));
+    assert!(status >= 400 && err["error"].as_str().unwrap().contains("Never"), "{status} {err}");
+    act(&c, json!({ "kind": "wait", "url": "**/slow.html", "loadState": "load", "selector": "#status", "textGone": "Waiting" }));
+
+    // An iframe's button has a ref, and clicking it works.
+    c.ok("POST", "/navigate", Some(json!({ "url": format!("http://127.0.0.1:{pages}/frame.html") })));
+    act(&c, json!({ "kind": "click", "ref": ref_of(&c, "button", "Inner button") }));
+    assert_eq!(eval(&c, "document.querySelector('iframe').contentDocument.querySelector('#out').textContent"), "inner clicked");
+
+    // close closes the tab.
+    assert_eq!(act(&c, json!({ "kind": "close", "targetId": other }))["targetId"], other.as_str());
+    assert!(!c.ok("GET", "/tabs", None)["tabs"].as_array().unwrap().iter().any(|t| t["targetId"] == other.as_str()));
+}
+
+#[test]
+fn dialogs_uploads_and_downloads() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    c.ok("POST", "/tabs/open", Some(json!({ "url": format!("http://127.0.0.1:{pages}/dialog.html") })));
+    let out = || eval(&c, "document.querySelector('#out').textContent");
+
+    // An armed answer is used for the next dialog.
+    assert_eq!(c.call("POST", "/hooks/dialog", Some(json!({}))), (400, json!({ "error": "accept is required" })));
+    c.ok("POST", "/hooks/dialog", Some(json!({ "accept": true, "promptText": "yo" })));
+    let r = act(&c, json!({ "kind": "click", "ref": ref_of(&c, "button", "Prompt") }));
+    assert!(r.get("blockedByDialog").is_none(), "{r}");
+    assert_eq!(out(), "yo");
+    c.ok("POST", "/hooks/dialog", Some(json!({ "accept": false })));
+    act(&c, json!({ "kind": "click", "ref": ref_of(&c, "button", "Confirm") }));
+    assert_eq!(out(), "cancelled");
+
+    // An unarmed alert: the click returns blockedByDialog with the dialog.
+    let r = act(&c, json!({ "kind": "click", "ref": ref_of(&c, "button", "Alert") }));
+    assert_eq!(r["blockedByDialog"], true, "{r}");
+    let pending = &r["browserState"]["dialogs"]["pending"][0];
+    assert_eq!((pending["type"].as_str(), pending["message"].as_str()), (Some("alert"), Some("hi")), "{r}");
+    let listed = c.ok("GET", "/dialogs", None);
+    assert_eq!(listed["browserState"]["dialogs"]["pending"][0]["dialogId"], pending["dialogId"]);
+    // Another action while it is open reports it too instead of hanging.
+    assert_eq!(act(&c, json!({ "kind": "press", "key": "a" }))["blockedByDialog"], true);
+    let answered = c.ok("POST", "/hooks/dialog", Some(json!({ "accept": true, "dialogId": pending["dialogId"] })));
+    assert_eq!(answered["handled"], true);
+    assert_eq!(out(), "alerted");
+    let recent = &c.ok("GET", "/dialogs", None)["browserState"]["dialogs"];
+    assert_eq!((recent["pending"].as_array().map(Vec::len), recent["recent"][0]["outcome"].as_str()), (Some(0), Some("accepted")));
+
+    // Uploads come from <home>/uploads only.
+    let uploads = home.path().join("uploads");
+    std::fs::create_dir_all(&uploads).unwrap();
+    std::fs::write(uploads.join("a.txt"), "a").unwrap();
+    std::fs::write(uploads.join("b.txt"), "b").unwrap();
+    c.ok("POST", "/navigate", Some(json!({ "url": format!("http://127.0.0.1:{pages}/upload.html") })));
+    let input = ref_of(&c, "button", "File");
+    c.ok("POST", "/hooks/file-chooser", Some(json!({ "paths": [uploads.join("a.txt")], "inputRef": input })));
+    assert_eq!(out(), "a.txt");
+    c.ok("POST", "/hooks/file-chooser", Some(json!({ "paths": ["b.txt"], "ref": input })));
+    assert_eq!(out(), "b.txt", "a click that opens the chooser gets the armed files");
+    for bad in [json!({ "paths": ["/etc/passwd"], "inputRef": input }), json!({ "paths": ["../control-token"], "inputRef": input }), json!({ "paths": [] }), json!({ "paths": ["a.txt"], "ref": input, "inputRef": input })] {
+        assert_eq!(c.call("POST", "/hooks/file-chooser", Some(bad.clone())).0, 400, "{bad}");
+    }
+    assert_eq!(out(), "b.txt");
+
+    // Downloads land inside <home>/downloads.
+    let link = ref_of(&c, "link", "Download");
+    let d = c.ok("POST", "/download", Some(json!({ "ref": link, "path": "x.bin" })));
+    assert_eq!(d["download"]["suggestedFilename"], "data.bin", "{d}");
+    let saved = std::path::PathBuf::from(d["download"]["path"].as_str().unwrap());
+    assert!(saved.starts_with(home.path().join("downloads").canonicalize().unwrap()), "{}", saved.display());
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), "clawdis download\n");
+    for bad in ["../x", "/tmp/x"] {
+        assert_eq!(c.call("POST", "/download", Some(json!({ "ref": link, "path": bad }))).0, 400, "{bad}");
+    }
+}
+
+#[test]
+fn evaluate_can_be_switched_off() {
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server_with(home.path(), json!({ "evaluateEnabled": false }));
+    let c = Client::new(&server);
+    for body in [json!({ "kind": "evaluate", "fn": "() => 1" }), json!({ "kind": "wait", "fn": "() => true" })] {
+        let (status, err) = c.call("POST", "/act", Some(body));
+        assert_eq!((status, err["code"].as_str()), (403, Some("ACT_EVALUATE_DISABLED")));
+    }
+    assert_eq!(c.ok("GET", "/", None)["running"], false, "refused before the browser was started");
+}
