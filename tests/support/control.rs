@@ -35,7 +35,12 @@ impl Drop for Server {
 
 /// Writes `settings` (a JSON object; `cdpPort` and `headless` are filled in
 /// when absent) and starts `clawdis serve` on a free port.
-pub fn start_server_with(home: &Path, mut settings: Value) -> Server {
+pub fn start_server_with(home: &Path, settings: Value) -> Server {
+    start_server_full(home, settings, &[], &[])
+}
+
+/// `start_server_with` plus extra `serve` flags and environment variables.
+pub fn start_server_full(home: &Path, mut settings: Value, flags: &[&str], env: &[(&str, &Path)]) -> Server {
     let port = free_port();
     if settings.get("cdpPort").is_none() {
         settings["cdpPort"] = free_port().into();
@@ -47,6 +52,8 @@ pub fn start_server_with(home: &Path, mut settings: Value) -> Server {
     std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
     let mut child = Command::new(bin("clawdis"))
         .args(["--home", home.to_str().unwrap(), "serve", "--port", &port.to_string()])
+        .args(flags)
+        .envs(env.iter().copied())
         .env("CLAWDIS_LOG", "info")
         .stderr(Stdio::piped())
         .spawn()

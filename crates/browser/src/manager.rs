@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::cdp::{Cdp, page_call};
 use crate::events::TabEvents;
-use crate::launch::{LaunchOptions, running_as_root};
+use crate::launch::{LaunchOptions, no_display, running_as_root};
 use crate::process::{self, RunningBrowser};
 use crate::refs::RefTable;
 use crate::settings::Settings;
@@ -263,7 +263,11 @@ impl Manager {
         if s.connect_only() {
             return self.attach(&s).await;
         }
-        let headless = headless.unwrap_or(s.headless);
+        let mut headless = headless.unwrap_or(s.headless);
+        if !headless && no_display() {
+            tracing::info!("no display (DISPLAY and WAYLAND_DISPLAY unset): launching headless");
+            headless = true;
+        }
         let opts = LaunchOptions {
             user_data_dir: self.user_data_dir(),
             cdp_port: s.cdp_port,
@@ -280,7 +284,7 @@ impl Manager {
                 std::env::var("PATH").ok().as_deref(),
                 None,
             )?;
-            if let Some(adopted) = process::adopt(&exe, &opts.user_data_dir) {
+            if let Some(adopted) = process::adopt(&exe, &opts.user_data_dir, opts.cdp_port) {
                 return Ok(adopted);
             }
             process::prepare_profile(&exe, &opts, PROFILE, argb)?;

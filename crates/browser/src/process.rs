@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::launch::{LaunchOptions, check_cdp_port, launch_args};
+use crate::launch::{LaunchOptions, check_cdp_port, launch_args, launch_env};
 use crate::{BrowserError, Result, profile};
 
 /// A Chromium on our profile: one we launched, or one a previous server
@@ -46,6 +46,7 @@ pub fn start(executable: &Path, opts: &LaunchOptions, timeout: Duration) -> Resu
     profile::mark_clean_exit(&opts.user_data_dir)?;
     let mut child = Command::new(executable)
         .args(launch_args(opts))
+        .envs(launch_env(opts))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -82,11 +83,17 @@ pub fn start(executable: &Path, opts: &LaunchOptions, timeout: Duration) -> Resu
 }
 
 /// Adopts a browser a previous server left running on `user_data_dir`:
-/// its `SingletonLock` names a live process and its `DevToolsActivePort`
-/// answers CDP. Returns `None` when there is nothing to adopt.
-pub fn adopt(executable: &Path, user_data_dir: &Path) -> Option<RunningBrowser> {
+/// its `SingletonLock` names a live process that answers CDP on the port
+/// it was started with (from its command line or `DevToolsActivePort`,
+/// else `cdp_port`). Returns `None` when there is nothing to adopt.
+pub fn adopt(executable: &Path, user_data_dir: &Path, cdp_port: u16) -> Option<RunningBrowser> {
     let pid = profile::lock_owner(user_data_dir).filter(|pid| process_alive(*pid))?;
-    let port: u16 = std::fs::read_to_string(user_data_dir.join("DevToolsActivePort")).ok()?.lines().next()?.trim().parse().ok()?;
+    let from_cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok().and_then(|raw| {
+        raw.split(|b| *b == 0)
+            .find_map(|arg| std::str::from_utf8(arg).ok()?.strip_prefix("--remote-debugging-port=")?.parse::<u16>().ok())
+    });
+    let from_file = || -> Option<u16> { std::fs::read_to_string(user_data_dir.join("DevToolsActivePort")).ok()?.lines().next()?.trim().parse().ok() };
+    let port = from_cmdline.or_else(from_file).unwrap_or(cdp_port);
     let version = cdp_version(port)?;
     let ws_url = version.get("webSocketDebuggerUrl")?.as_str()?.to_string();
     tracing::info!(pid, port, "adopting the clawd browser left running on its profile");

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use clawdis_browser::settings::{Settings, is_loopback_host, parse_control_url};
+use clawdis_browser::settings::{Settings, parse_control_url};
 use clawdis_engine::context::clawdis_home;
 use clawdis_server::{AppState, ServerConfig, control_token};
 
@@ -29,19 +29,36 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the backend headless: the browser control API on loopback.
-    Serve {
-        /// Control API port (default: from settings, 18791).
-        #[arg(long)]
-        port: Option<u16>,
-        /// Never launch a browser (the API still answers).
-        #[arg(long)]
-        no_browser: bool,
-        /// Launch Chromium headless.
-        #[arg(long)]
-        headless: bool,
-    },
+    Serve(ServeArgs),
     /// Print the control API bearer token.
     Token,
+}
+
+/// `clawdis serve` flags; each overrides `<home>/settings.json` for this run.
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Control API URL (default: settings' controlUrl, http://127.0.0.1:18791).
+    /// A non-loopback URL means connect only; the API still binds loopback.
+    #[arg(long, value_name = "URL")]
+    control_url: Option<String>,
+    /// Control API port (overrides the control URL's port).
+    #[arg(long)]
+    port: Option<u16>,
+    /// Chromium's DevTools port (default 18792; 9222 is refused).
+    #[arg(long, value_name = "N")]
+    cdp_port: Option<u16>,
+    /// Launch Chromium headless.
+    #[arg(long)]
+    headless: bool,
+    /// Only connect to a browser already listening on the CDP port.
+    #[arg(long)]
+    attach_only: bool,
+    /// The Chrome/Chromium executable (an absolute path).
+    #[arg(long, value_name = "PATH")]
+    browser: Option<String>,
+    /// Never launch a browser (the API still answers).
+    #[arg(long)]
+    no_browser: bool,
 }
 
 fn main() -> Result<()> {
@@ -61,17 +78,26 @@ fn main() -> Result<()> {
             println!("{}", control_token(&home)?);
             Ok(())
         }
-        Command::Serve {
-            port,
-            no_browser,
-            headless,
-        } => serve(home, port, no_browser, headless),
+        Command::Serve(args) => serve(home, args),
     }
 }
 
-fn serve(home: PathBuf, port: Option<u16>, no_browser: bool, headless: bool) -> Result<()> {
+fn serve(home: PathBuf, args: ServeArgs) -> Result<()> {
     let mut settings = Settings::load(&home)?;
-    settings.headless |= headless;
+    settings.headless |= args.headless;
+    settings.attach_only |= args.attach_only;
+    if let Some(url) = args.control_url {
+        settings.control_url = url;
+    }
+    if let Some(port) = args.cdp_port {
+        settings.cdp_port = port;
+    }
+    if let Some(browser) = args.browser {
+        settings.executable_path = Some(browser);
+    }
+    for warning in settings.validate().into_iter().filter(|i| i.warning) {
+        tracing::warn!(field = warning.field, "{}", warning.message);
+    }
     let errors: Vec<String> = settings
         .validate()
         .into_iter()
@@ -85,11 +111,10 @@ fn serve(home: PathBuf, port: Option<u16>, no_browser: bool, headless: bool) -> 
             errors.join("\n  ")
         );
     }
-    let (host, configured_port) = parse_control_url(&settings.control_url)?;
-    if !is_loopback_host(&host) {
-        bail!("the control API only listens on loopback; controlUrl host {host} is remote");
-    }
-    let port = port.unwrap_or(configured_port);
+    // The API always binds loopback; a remote control URL only makes the
+    // browser connect-only (Settings::connect_only).
+    let (_, configured_port) = parse_control_url(&settings.control_url)?;
+    let port = args.port.unwrap_or(configured_port);
     let token = control_token(&home)
         .with_context(|| format!("creating the control token in {}", home.display()))?;
     let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port);
@@ -97,7 +122,7 @@ fn serve(home: PathBuf, port: Option<u16>, no_browser: bool, headless: bool) -> 
         home,
         settings,
         token,
-        no_browser,
+        no_browser: args.no_browser,
         control_port: port,
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -1,0 +1,201 @@
+//! The clawd browser's lifecycle through the control API, black-box:
+//! isolation, theming, headless, stop, `kill -9` recovery, attach-only,
+//! port conflicts, and a restarted server adopting its browser
+//! (browser.md §5, 5–15 and 50).
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clawdis_e2e::control::{Client, fixture_server, free_port, start_server_full, start_server_with};
+use serde_json::{Value, json};
+
+fn cmdline(pid: i32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline")).map(|b| b.split(|c| *c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()).unwrap_or_default()
+}
+
+/// Browser (not helper) processes running on this user-data-dir.
+fn browsers_on(dir: &Path) -> Vec<i32> {
+    let flag = format!("--user-data-dir={}", dir.display());
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let args = cmdline(*pid);
+            args.contains(&flag) && !args.iter().any(|a| a.starts_with("--type="))
+        })
+        .collect()
+}
+
+fn port_open(port: u16) -> bool {
+    TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200)).is_ok()
+}
+
+/// Polls `f` until it holds or `limit` passes; true when it held.
+fn within(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `GET /json/version` on Chromium's DevTools port (which keeps the
+/// connection open, so the response is read up to its length).
+fn devtools_version(port: u16) -> Option<Value> {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(format!("GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n").as_bytes()).ok()?;
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = s.read(&mut buf).ok().filter(|n| *n > 0)?;
+        raw.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&raw);
+        if let Some((_, body)) = text.split_once("\r\n\r\n")
+            && let Ok(v) = serde_json::from_str::<Value>(body)
+        {
+            return Some(v);
+        }
+    }
+}
+
+fn read_json(path: PathBuf) -> Value {
+    serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+#[test]
+fn isolated_themed_headless_and_recovers_from_kill_9() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    // A fake $HOME shows whether the user's own Chromium profile is touched.
+    let user_home = tempfile::tempdir().unwrap();
+    let cdp = free_port();
+    let server = start_server_full(home.path(), json!({ "cdpPort": cdp, "headless": false }), &[], &[("HOME", user_home.path())]);
+    let c = Client::new(&server);
+
+    let started = c.ok("POST", "/start?headless=true", None);
+    assert_eq!(started["ok"], true);
+    let status = c.ok("GET", "/", None);
+    let pid = status["pid"].as_i64().unwrap() as i32;
+    assert_eq!((status["running"].as_bool(), status["headless"].as_bool()), (Some(true), Some(true)), "{status}");
+    let user_data = home.path().join("browser/clawd/user-data");
+    assert_eq!(status["userDataDir"], user_data.display().to_string());
+    let args = cmdline(pid);
+    assert!(args.contains(&format!("--user-data-dir={}", user_data.display())), "{args:?}");
+    assert!(args.contains(&format!("--remote-debugging-port={cdp}")), "{args:?}");
+    assert!(args.iter().any(|a| a.starts_with("--headless")), "{args:?}");
+    assert!(devtools_version(cdp).is_some_and(|v| v["webSocketDebuggerUrl"].is_string()), "CDP answers on {cdp}");
+    assert!(!port_open(9222) || TcpListener::bind("127.0.0.1:9222").is_err(), "never 9222");
+
+    // Theming: the profile is named clawd in lobster orange.
+    let local = read_json(user_data.join("Local State"));
+    assert_eq!(local["profile"]["info_cache"]["Default"]["name"], "clawd");
+    assert_eq!(local["profile"]["info_cache"]["Default"]["profile_color_seed"], -47872);
+    assert_eq!(read_json(user_data.join("Default/Preferences"))["browser"]["theme"]["user_color2"], -47872);
+
+    c.ok("POST", "/tabs/open", Some(json!({ "url": format!("http://127.0.0.1:{pages}/form.html") })));
+
+    // kill -9: status notices within 2 s; the next call relaunches.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(within(Duration::from_secs(2), || c.ok("GET", "/", None)["running"] == false), "running:false within 2 s of kill -9");
+    let tab = c.ok("POST", "/tabs/open", Some(json!({ "url": format!("http://127.0.0.1:{pages}/form.html") })));
+    assert_eq!(tab["title"], "Form");
+    let relaunched = c.ok("GET", "/", None)["pid"].as_i64().unwrap() as i32;
+    assert_ne!(relaunched, pid);
+
+    // stop: the port closes, no browser is left on the profile.
+    let stopped = c.ok("POST", "/stop", None);
+    assert_eq!((stopped["ok"].as_bool(), stopped["stopped"].as_bool()), (Some(true), Some(true)));
+    assert!(within(Duration::from_secs(5), || !port_open(cdp) && browsers_on(&user_data).is_empty()), "browser gone after stop");
+    assert_eq!(c.ok("GET", "/", None)["running"], false);
+    assert_eq!(c.ok("GET", "/tabs", None), json!({ "running": false, "tabs": [] }));
+
+    for dir in [".config/chromium", ".config/google-chrome"] {
+        assert!(!user_home.path().join(dir).exists(), "the user's {dir} was touched");
+    }
+}
+
+#[test]
+fn attach_only_connects_and_never_launches() {
+    let home = tempfile::tempdir().unwrap();
+    let cdp = free_port();
+    let server = start_server_full(home.path(), json!({ "cdpPort": cdp }), &["--attach-only"], &[]);
+    let c = Client::new(&server);
+    let (status, body) = c.call("POST", "/start", None);
+    assert!((400..500).contains(&status) && body["error"].is_string(), "{status} {body}");
+    assert!(browsers_on(&home.path().join("browser/clawd/user-data")).is_empty());
+    assert_eq!(c.ok("GET", "/", None)["attachOnly"], true);
+
+    // A browser someone else started on the CDP port is used.
+    let theirs = tempfile::tempdir().unwrap();
+    let mut chromium = Command::new("/usr/bin/chromium")
+        .args(["--headless", "--no-sandbox", "--no-first-run", &format!("--remote-debugging-port={cdp}"), &format!("--user-data-dir={}", theirs.path().display()), "about:blank"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(within(Duration::from_secs(20), || devtools_version(cdp).is_some()), "hand-started chromium answers");
+    c.ok("POST", "/start", None);
+    let tabs = c.ok("GET", "/tabs", None);
+    assert_eq!(tabs["running"], true);
+    assert!(tabs["tabs"].as_array().unwrap().iter().any(|t| t["url"] == "about:blank"), "{tabs}");
+    let _ = chromium.kill();
+    let _ = chromium.wait();
+}
+
+#[test]
+fn an_occupied_cdp_port_is_reported_and_left_alone() {
+    let home = tempfile::tempdir().unwrap();
+    let squatter = TcpListener::bind("127.0.0.1:0").unwrap();
+    let cdp = squatter.local_addr().unwrap().port();
+    let server = start_server_with(home.path(), json!({ "cdpPort": cdp }));
+    let c = Client::new(&server);
+    let began = Instant::now();
+    let (status, body) = c.call("POST", "/start", None);
+    assert!(began.elapsed() < Duration::from_secs(20));
+    assert!(status >= 400 && body["error"].as_str().unwrap().contains(&cdp.to_string()), "{status} {body}");
+    assert!(TcpStream::connect(("127.0.0.1", cdp)).is_ok(), "the other process keeps its port");
+    assert!(browsers_on(&home.path().join("browser/clawd/user-data")).is_empty());
+}
+
+#[test]
+fn port_9222_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("settings.json"), r#"{"cdpPort":9222}"#).unwrap();
+    let out = Command::new(clawdis_e2e::bin("clawdis")).args(["--home", home.path().to_str().unwrap(), "serve", "--port", &free_port().to_string()]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("9222"));
+    let out = Command::new(clawdis_e2e::bin("clawdis")).args(["--home", home.path().to_str().unwrap(), "serve", "--cdp-port", "9222"]).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("9222"));
+}
+
+#[test]
+fn a_restarted_server_adopts_its_browser() {
+    let home = tempfile::tempdir().unwrap();
+    let cdp = free_port();
+    let user_data = home.path().join("browser/clawd/user-data");
+    let first = start_server_with(home.path(), json!({ "cdpPort": cdp }));
+    let pid = Client::new(&first).ok("POST", "/start", None);
+    let pid = pid["pid"].as_i64().unwrap_or_else(|| Client::new(&first).ok("GET", "/", None)["pid"].as_i64().unwrap());
+    // The server dies without stopping Chromium.
+    unsafe { libc::kill(first.child.id() as i32, libc::SIGKILL) };
+    drop(first);
+    assert_eq!(browsers_on(&user_data), vec![pid as i32], "chromium outlives the server");
+
+    let second = start_server_with(home.path(), json!({ "cdpPort": cdp }));
+    let c = Client::new(&second);
+    c.ok("POST", "/start", None);
+    assert_eq!(c.ok("GET", "/", None)["pid"], pid, "adopted, not relaunched");
+    assert_eq!(browsers_on(&user_data).len(), 1, "no second chromium on the profile");
+    assert_eq!(c.ok("POST", "/tabs/open", Some(json!({ "url": "about:blank" })))["url"], "about:blank");
+    drop(second);
+    assert!(within(Duration::from_secs(10), || browsers_on(&user_data).is_empty()), "the adopted browser is stopped with the server");
+}
