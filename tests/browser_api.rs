@@ -93,3 +93,62 @@ fn tabs_snapshots_and_page_reads() {
     assert!(!c.ok("GET", "/tabs", None)["tabs"].as_array().unwrap().iter().any(|t| t["targetId"] == id.as_str()));
     assert_eq!(c.call("DELETE", &format!("/tabs/{id}"), None).0, 404);
 }
+
+#[test]
+fn tab_focus_actions_and_parallel_calls() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    let form = format!("http://127.0.0.1:{pages}/form.html");
+    let long = format!("http://127.0.0.1:{pages}/long.html");
+    let count = || c.ok("GET", "/tabs", None)["tabs"].as_array().unwrap().len();
+
+    let first = c.ok("POST", "/tabs/open", Some(json!({ "url": form })))["targetId"].as_str().unwrap().to_string();
+    let tabs = count();
+    // newTab:false navigates the active tab; newTab:true adds one.
+    let same = c.ok("POST", "/tabs/open", Some(json!({ "url": long, "newTab": false })));
+    assert_eq!((same["targetId"].as_str(), count()), (Some(first.as_str()), tabs));
+    assert_eq!(same["url"], long.as_str());
+    let second = c.ok("POST", "/tabs/open", Some(json!({ "url": form, "newTab": true })))["targetId"].as_str().unwrap().to_string();
+    assert_eq!(count(), tabs + 1);
+
+    // Focus: active, newer lastFocusedAt, and the page is visible.
+    let before = c.ok("GET", "/tabs", None)["tabs"].as_array().unwrap().iter().find(|t| t["targetId"] == first.as_str()).unwrap()["lastFocusedAt"].as_u64().unwrap();
+    c.ok("POST", "/tabs/focus", Some(json!({ "targetId": first })));
+    let listed = c.ok("GET", "/tabs", None);
+    let tab = listed["tabs"].as_array().unwrap().iter().find(|t| t["targetId"] == first.as_str()).unwrap().clone();
+    assert_eq!(tab["isActive"], true, "{listed}");
+    assert!(tab["lastFocusedAt"].as_u64().unwrap() > before);
+    assert_eq!(c.ok("POST", "/eval", Some(json!({ "js": "document.visibilityState" })))["result"], "visible");
+
+    // /tabs/action: list, select by index, unknown actions refused.
+    let listed = c.ok("POST", "/tabs/action", Some(json!({ "action": "list" })));
+    assert_eq!(listed["tabs"].as_array().unwrap().len(), tabs + 1);
+    let selected = c.ok("POST", "/tabs/action", Some(json!({ "action": "select", "index": 0 })));
+    assert_eq!(selected["ok"], true);
+    assert!(selected["targetId"].is_string(), "{selected}");
+    assert_eq!(c.call("POST", "/tabs/action", Some(json!({ "action": "explode" }))).0, 400);
+
+    // 10 calls at once on two tabs all finish; status still answers fast.
+    let started = std::time::Instant::now();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..10)
+            .map(|i| {
+                let (c, id) = (&c, if i % 2 == 0 { &first } else { &second });
+                s.spawn(move || {
+                    if i < 5 {
+                        c.ok("GET", &format!("/snapshot?targetId={id}"), None)["snapshot"].is_string()
+                    } else {
+                        c.ok("POST", "/screenshot", Some(json!({ "targetId": id })))["path"].is_string()
+                    }
+                })
+            })
+            .collect();
+        assert!(handles.into_iter().all(|h| h.join().unwrap()));
+    });
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let t = std::time::Instant::now();
+    assert_eq!(c.ok("GET", "/", None)["running"], true);
+    assert!(t.elapsed() < std::time::Duration::from_millis(1500));
+}

@@ -151,3 +151,42 @@ fn start_launches_the_clawd_browser_and_stop_ends_it() {
     let (_, body) = request(s.port, "GET", "/", &[("Authorization", &auth)], "");
     assert_eq!(json(&body)["running"], false);
 }
+
+/// This machine's address on its default route, when it has one.
+fn outward_address() -> Option<std::net::IpAddr> {
+    let probe = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    probe.connect("10.255.255.255:1").ok()?;
+    Some(probe.local_addr().ok()?.ip()).filter(|ip| !ip.is_loopback() && !ip.is_unspecified())
+}
+
+#[test]
+fn cross_site_writes_never_launch_and_same_origin_ones_do() {
+    let home = tempfile::tempdir().unwrap();
+    let s = start_server(home.path());
+    let auth = format!("Bearer {}", s.token);
+    if let Some(ip) = outward_address() {
+        assert!(std::net::TcpStream::connect((ip, s.port)).is_err(), "the API listens on loopback only");
+    }
+    for header in [("Origin", "http://evil.example"), ("Sec-Fetch-Site", "cross-site"), ("Referer", "http://evil.example/x")] {
+        let (status, body) = request(s.port, "POST", "/start", &[("Authorization", &auth), header], "");
+        assert_eq!(status, 403, "{header:?}: {body}");
+    }
+    let (_, body) = request(s.port, "GET", "/", &[("Authorization", &auth)], "");
+    assert_eq!(json(&body)["running"], false, "no browser was started");
+    let origin = format!("http://127.0.0.1:{}", s.port);
+    let (status, body) = request(s.port, "POST", "/start", &[("Authorization", &auth), ("Origin", &origin)], "");
+    assert_eq!((status, json(&body)["ok"].as_bool()), (200, Some(true)), "{body}");
+}
+
+#[test]
+fn a_remote_control_url_means_connect_only() {
+    let home = tempfile::tempdir().unwrap();
+    let s = clawdis_e2e::control::start_server_full(home.path(), serde_json::json!({}), &["--control-url", "http://10.20.30.40:18791"], &[]);
+    let auth = format!("Bearer {}", s.token);
+    let (status, body) = request(s.port, "POST", "/start", &[("Authorization", &auth)], "");
+    assert!((400..500).contains(&status) && json(&body)["error"].is_string(), "{status} {body}");
+    let (_, body) = request(s.port, "GET", "/", &[("Authorization", &auth)], "");
+    let status = json(&body);
+    assert_eq!((status["running"].as_bool(), status["attachOnly"].as_bool()), (Some(false), Some(true)), "{status}");
+    assert!(!home.path().join("browser/clawd/user-data").exists(), "nothing was launched");
+}
