@@ -95,13 +95,14 @@ fn token_is_private_and_printed_by_the_cli() {
     use std::os::unix::fs::PermissionsExt;
     let home = tempfile::tempdir().unwrap();
     let s = start_server(home.path());
-    let mode = std::fs::metadata(home.path().join("control-token"))
+    let mode = std::fs::metadata(home.path().join("secrets/control-token"))
         .unwrap()
         .permissions()
         .mode();
     assert_eq!(mode & 0o077, 0, "token file readable by others: {mode:o}");
     let out = Command::new(bin("clawdis"))
         .args(["--home", home.path().to_str().unwrap(), "token"])
+        .env("CLAWDIS_KEYCHAIN", "off")
         .output()
         .unwrap();
     assert!(out.status.success());

@@ -55,6 +55,7 @@ pub fn start_server_full(home: &Path, mut settings: Value, flags: &[&str], env: 
         .args(flags)
         .envs(env.iter().copied())
         .env("CLAWDIS_LOG", "info")
+        .env("CLAWDIS_KEYCHAIN", "off")
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -67,7 +68,7 @@ pub fn start_server_full(home: &Path, mut settings: Value, flags: &[&str], env: 
         }
     }
     std::thread::spawn(move || lines.for_each(drop));
-    let token = std::fs::read_to_string(home.join("control-token")).unwrap();
+    let token = std::fs::read_to_string(home.join("secrets/control-token")).unwrap();
     Server { child, port, token }
 }
 

@@ -1,0 +1,54 @@
+//! The control token lives in the OS keychain: a real Secret Service
+//! (gnome-keyring) on a private D-Bus session, driven through `clawdis token`.
+
+use std::path::Path;
+use std::process::Command;
+
+use clawdis_e2e::bin;
+
+/// Runs `script` in a fresh D-Bus session with an unlocked gnome-keyring;
+/// `None` when those tools are missing (CI installs them).
+fn in_keyring_session(scratch: &Path, script: &str) -> Option<String> {
+    let have = |tool: &str| Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success());
+    if !have("dbus-run-session") || !have("gnome-keyring-daemon") {
+        assert!(std::env::var_os("CI").is_none(), "CI must install dbus and gnome-keyring");
+        eprintln!("skipping: dbus-run-session or gnome-keyring-daemon not installed");
+        return None;
+    }
+    for dir in ["data", "runtime"] {
+        std::fs::create_dir_all(scratch.join(dir)).unwrap();
+    }
+    let setup = "echo -n ci-password | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1;";
+    let out = Command::new("dbus-run-session")
+        .args(["--", "sh", "-c", &format!("{setup} {script}")])
+        .env("XDG_DATA_HOME", scratch.join("data"))
+        .env("XDG_RUNTIME_DIR", scratch.join("runtime"))
+        .env("HOME", scratch)
+        .env_remove("CLAWDIS_KEYCHAIN")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn the_control_token_lives_in_the_keychain() {
+    let scratch = tempfile::tempdir().unwrap();
+    let home = scratch.path().join("clawdis");
+    let clawdis = format!("{} --home {}", bin("clawdis").display(), home.display());
+    let Some(out) = in_keyring_session(scratch.path(), &format!("{clawdis} token; {clawdis} token")) else { return };
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(lines[0], lines[1], "one token across runs");
+    assert_eq!(lines[0].len(), 64);
+    assert!(!home.join("secrets/control-token").exists(), "no file when a keychain is reachable");
+
+    // A token kept in a file (no keychain before) moves into the keychain.
+    let other = scratch.path().join("other");
+    std::fs::create_dir_all(other.join("secrets")).unwrap();
+    std::fs::write(other.join("secrets/control-token"), "from-a-file\n").unwrap();
+    let clawdis = format!("{} --home {}", bin("clawdis").display(), other.display());
+    let out = in_keyring_session(scratch.path(), &format!("{clawdis} token; {clawdis} token")).unwrap();
+    assert_eq!(out, "from-a-file\nfrom-a-file\n");
+    assert!(!other.join("secrets/control-token").exists(), "the file is gone once the keychain holds it");
+}
