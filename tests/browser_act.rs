@@ -182,6 +182,26 @@ fn dialogs_uploads_and_downloads() {
 }
 
 #[test]
+fn console_and_page_errors_are_buffered() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    c.ok("POST", "/tabs/open", Some(json!({ "url": format!("http://127.0.0.1:{pages}/console.html") })));
+    let texts = |v: &Value, key: &str| v[key].as_array().unwrap().iter().map(|m| format!("{}:{}", m["type"].as_str().unwrap(), m["text"].as_str().unwrap())).collect::<Vec<_>>();
+    let all = c.ok("GET", "/console", None);
+    assert!(texts(&all, "messages").contains(&"log:hello 42".to_string()), "{all}");
+    assert!(texts(&all, "messages").contains(&"debug:quiet".to_string()), "{all}");
+    act(&c, json!({ "kind": "click", "ref": ref_of(&c, "button", "Warn") }));
+    let warnings = c.ok("GET", "/console?level=warning", None);
+    let warned = texts(&warnings, "messages");
+    assert!(warned.contains(&"warning:careful 3".to_string()) && !warned.iter().any(|m| m.starts_with("log:")), "{warnings}");
+    let errors = c.ok("GET", "/errors?clear=true", None);
+    assert!(errors["errors"][0]["text"].as_str().unwrap().contains("kaboom"), "{errors}");
+    assert_eq!(c.ok("GET", "/errors", None)["errors"], json!([]), "cleared");
+}
+
+#[test]
 fn evaluate_can_be_switched_off() {
     let home = tempfile::tempdir().unwrap();
     let server = start_server_with(home.path(), json!({ "evaluateEnabled": false }));

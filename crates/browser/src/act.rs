@@ -346,6 +346,9 @@ pub fn parse(body: &Map<String, Value>, nested: bool) -> Result<Action> {
                 .to_string(),
             at: f.reference("ref").map(Locator::Ref),
         },
+        "close" if nested => {
+            return Err(bad("a batch cannot close its tab; send close on its own"));
+        }
         "close" => Kind::Close,
         "batch" if nested => return Err(bad("a batch cannot contain another batch")),
         "batch" => {
@@ -863,6 +866,12 @@ mod tests {
         assert_eq!(
             code(p(
                 json!({ "kind": "batch", "actions": [{ "kind": "batch", "actions": [] }] })
+            )),
+            Some("ACT_INVALID_REQUEST")
+        );
+        assert_eq!(
+            code(p(
+                json!({ "kind": "batch", "actions": [{ "kind": "close" }] })
             )),
             Some("ACT_INVALID_REQUEST")
         );

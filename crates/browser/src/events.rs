@@ -1,7 +1,8 @@
-//! What happens on a tab between calls: JavaScript dialogs and file
-//! choosers. Each tab Clawdis touches gets a watcher task that answers an
-//! armed dialog or chooser at once and keeps unanswered dialogs as pending,
-//! so an action that opens one reports `blockedByDialog` instead of hanging.
+//! What happens on a tab between calls: JavaScript dialogs, file choosers,
+//! console messages and page errors. Each tab Clawdis touches gets a
+//! watcher task that answers an armed dialog or chooser at once, keeps
+//! unanswered dialogs as pending (so an action that opens one reports
+//! `blockedByDialog` instead of hanging) and buffers the console.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -11,6 +12,7 @@ use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::page::{
     EventFileChooserOpened, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
 };
+use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -22,6 +24,107 @@ use crate::{BrowserError, Result};
 
 /// How many answered dialogs a tab remembers.
 const RECENT: usize = 10;
+/// How many console messages a tab keeps.
+const CONSOLE: usize = 500;
+/// How many page errors a tab keeps.
+const ERRORS: usize = 100;
+
+/// A console message or an uncaught page error.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConsoleMessage {
+    /// `log`, `info`, `warning`, `error`, `debug`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The message text.
+    pub text: String,
+    /// When it was logged (ms since the epoch).
+    pub timestamp: u64,
+    /// `{url, lineNumber, columnNumber}` where known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Value>,
+}
+
+/// Severity order for `?level=` filters.
+fn severity(kind: &str) -> u8 {
+    match kind {
+        "debug" | "verbose" => 0,
+        "warning" | "warn" => 2,
+        "error" | "assert" => 3,
+        _ => 1,
+    }
+}
+
+/// One console argument as text: strings as they are, other values as JSON.
+fn arg_text(arg: &Value) -> String {
+    match arg.get("value") {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) if !v.is_null() => v.to_string(),
+        _ => arg
+            .get("unserializableValue")
+            .or_else(|| arg.get("description"))
+            .and_then(Value::as_str)
+            .map_or_else(
+                || {
+                    arg.get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("undefined")
+                        .to_string()
+                },
+                str::to_string,
+            ),
+    }
+}
+
+fn location(frame: Option<&Value>) -> Option<Value> {
+    let f = frame?;
+    Some(
+        json!({ "url": f.get("url")?, "lineNumber": f.get("lineNumber")?, "columnNumber": f.get("columnNumber")? }),
+    )
+}
+
+impl ConsoleMessage {
+    fn from_console(e: &EventConsoleApiCalled) -> ConsoleMessage {
+        let v = serde_json::to_value(e).unwrap_or_default();
+        let text = v
+            .get("args")
+            .and_then(Value::as_array)
+            .map(|args| args.iter().map(arg_text).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default();
+        ConsoleMessage {
+            kind: v
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("log")
+                .to_string(),
+            text,
+            timestamp: v
+                .get("timestamp")
+                .and_then(Value::as_f64)
+                .map_or_else(now_ms, |t| t as u64),
+            location: location(v.pointer("/stackTrace/callFrames/0")),
+        }
+    }
+
+    fn from_exception(e: &EventExceptionThrown) -> ConsoleMessage {
+        let v = serde_json::to_value(&e.exception_details).unwrap_or_default();
+        let text = v
+            .pointer("/exception/description")
+            .or_else(|| v.get("text"))
+            .and_then(Value::as_str)
+            .unwrap_or("uncaught exception")
+            .to_string();
+        ConsoleMessage {
+            kind: "error".into(),
+            text,
+            timestamp: v
+                .get("timestamp")
+                .and_then(Value::as_f64)
+                .map_or_else(now_ms, |t| t as u64),
+            location: location(v.pointer("/stackTrace/callFrames/0"))
+                .or_else(|| location(Some(&v))),
+        }
+    }
+}
 
 /// The answer for the next dialog.
 #[derive(Clone, Debug)]
@@ -66,6 +169,8 @@ struct State {
     recent: VecDeque<DialogInfo>,
     next_id: u64,
     chooser: Option<(Vec<String>, Instant)>,
+    console: VecDeque<ConsoleMessage>,
+    errors: VecDeque<ConsoleMessage>,
 }
 
 /// The event state of one tab.
@@ -101,6 +206,14 @@ impl TabEvents {
             .event_listener::<EventFileChooserOpened>()
             .await
             .map_err(err)?;
+        let mut console = page
+            .event_listener::<EventConsoleApiCalled>()
+            .await
+            .map_err(err)?;
+        let mut exceptions = page
+            .event_listener::<EventExceptionThrown>()
+            .await
+            .map_err(err)?;
         let events = Arc::new(TabEvents {
             state: Mutex::new(State::default()),
             opened: watch::Sender::new(0),
@@ -121,6 +234,14 @@ impl TabEvents {
                     Some(e) = choosers.next() => {
                         let Some(events) = weak.upgrade() else { break };
                         events.on_chooser(&page, e.backend_node_id.map(|id| *id.inner())).await;
+                    }
+                    Some(e) = console.next() => {
+                        let Some(events) = weak.upgrade() else { break };
+                        events.log(ConsoleMessage::from_console(&e), false);
+                    }
+                    Some(e) = exceptions.next() => {
+                        let Some(events) = weak.upgrade() else { break };
+                        events.log(ConsoleMessage::from_exception(&e), true);
                     }
                     else => break,
                 }
@@ -209,6 +330,41 @@ impl TabEvents {
         )
         .await;
         self.chooser_done.send_modify(|n| *n += 1);
+    }
+
+    fn log(&self, message: ConsoleMessage, error: bool) {
+        let mut s = self.state();
+        if error {
+            s.errors.push_back(message.clone());
+            if s.errors.len() > ERRORS {
+                s.errors.pop_front();
+            }
+        }
+        s.console.push_back(message);
+        if s.console.len() > CONSOLE {
+            s.console.pop_front();
+        }
+    }
+
+    /// Buffered console messages at or above `min_level`, oldest first.
+    pub fn console(&self, min_level: Option<&str>) -> Vec<ConsoleMessage> {
+        let floor = min_level.map_or(0, severity);
+        self.state()
+            .console
+            .iter()
+            .filter(|m| severity(&m.kind) >= floor)
+            .cloned()
+            .collect()
+    }
+
+    /// Uncaught page errors, oldest first; `clear` empties the buffer.
+    pub fn errors(&self, clear: bool) -> Vec<ConsoleMessage> {
+        let mut s = self.state();
+        let errors = s.errors.iter().cloned().collect();
+        if clear {
+            s.errors.clear();
+        }
+        errors
     }
 
     fn remember(&self, info: DialogInfo) {

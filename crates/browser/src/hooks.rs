@@ -49,6 +49,26 @@ pub async fn dialogs(manager: &Manager, target: Option<&str>) -> Result<Value> {
     Ok(json!({ "ok": true, "targetId": target_id, "browserState": events.browser_state() }))
 }
 
+/// `{ok, targetId, url, messages}` for `GET /console?level=`.
+pub async fn console(
+    manager: &Manager,
+    target: Option<&str>,
+    level: Option<&str>,
+) -> Result<Value> {
+    let (target_id, page) = manager.page_for(target).await?;
+    let events = manager.events(&target_id, &page).await?;
+    let url = manager.target_url(&target_id).await.unwrap_or_default();
+    Ok(json!({ "ok": true, "targetId": target_id, "url": url, "messages": events.console(level) }))
+}
+
+/// `{ok, targetId, url, errors}` for `GET /errors?clear=`.
+pub async fn errors(manager: &Manager, target: Option<&str>, clear: bool) -> Result<Value> {
+    let (target_id, page) = manager.page_for(target).await?;
+    let events = manager.events(&target_id, &page).await?;
+    let url = manager.target_url(&target_id).await.unwrap_or_default();
+    Ok(json!({ "ok": true, "targetId": target_id, "url": url, "errors": events.errors(clear) }))
+}
+
 /// How the files of an upload reach the page.
 #[derive(Clone, Debug)]
 pub enum Upload {

@@ -453,6 +453,8 @@ impl Manager {
             _ => new_blank_tab(&cdp).await?,
         };
         let page = cdp.page(&target_id).await?;
+        // Watch before loading, so dialogs and console output of the load count.
+        self.events(&target_id, &page).await?;
         self.mark_focused(&target_id);
         navigate_page(&page, &url, NAVIGATE_TIMEOUT).await?;
         self.tab(&target_id).await

@@ -1,5 +1,5 @@
 //! Acting on pages: OpenClaw's `/act`, the dialog and file-chooser hooks,
-//! `/dialogs`, and downloads.
+//! `/dialogs`, downloads, and the console and error buffers.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +12,7 @@ use clawdis_browser::{BrowserError, act};
 use serde_json::Value;
 
 use crate::AppState;
-use crate::api::{ApiResult, Body, Query, ok, profile};
+use crate::api::{ApiResult, Body, Query, flag, ok, profile};
 
 fn timeout(body: &Body) -> Option<Duration> {
     body.uint("timeoutMs").map(|ms| Duration::from_millis(ms.clamp(1, 600_000)))
@@ -28,6 +28,19 @@ pub async fn act(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
 pub async fn dialogs(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     ok(hooks::dialogs(&state.manager, q.get("targetId").map(String::as_str)).await?)
+}
+
+/// `GET /console?targetId&level` → `{ok, targetId, url, messages}`.
+pub async fn console(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
+    profile(&q, None)?;
+    let level = q.get("level").map(String::as_str).filter(|l| !l.is_empty());
+    ok(hooks::console(&state.manager, q.get("targetId").map(String::as_str), level).await?)
+}
+
+/// `GET /errors?targetId&clear` → `{ok, targetId, url, errors}`.
+pub async fn errors(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
+    profile(&q, None)?;
+    ok(hooks::errors(&state.manager, q.get("targetId").map(String::as_str), flag(&q, "clear")).await?)
 }
 
 /// `POST /hooks/dialog {accept, promptText?, dialogId?, targetId?, timeoutMs?}`.

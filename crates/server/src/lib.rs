@@ -17,7 +17,7 @@ use std::sync::Arc;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{any, delete, get, post};
 use axum::{Json, Router, middleware};
 use clawdis_browser::manager::Manager;
 use clawdis_browser::settings::Settings;
@@ -68,13 +68,39 @@ impl AppState {
     }
 }
 
+/// OpenClaw routes this server does not implement (yet): they answer 501
+/// so clients can tell "unsupported here" from a wrong path (404).
+const OPENCLAW_UNIMPLEMENTED: &[&str] = &[
+    "/reset-profile",
+    "/profiles/create",
+    "/profiles/{name}",
+    "/doctor",
+    "/requests",
+    "/trace/start",
+    "/trace/stop",
+    "/highlight",
+    "/response/body",
+    "/permissions/grant",
+    "/cookies",
+    "/cookies/set",
+    "/cookies/clear",
+    "/storage/{kind}",
+    "/storage/{kind}/set",
+    "/storage/{kind}/clear",
+    "/set/{setting}",
+];
+
 async fn not_implemented(method: Method, uri: Uri) -> Response {
     json_error(StatusCode::NOT_IMPLEMENTED, format!("not implemented: {method} {}", uri.path()))
 }
 
+async fn unknown_route(method: Method, uri: Uri) -> Response {
+    json_error(StatusCode::NOT_FOUND, format!("unknown route: {method} {}", uri.path()))
+}
+
 /// The control API router.
 pub fn router(state: Arc<AppState>) -> Router {
-    Router::new()
+    let router = Router::new()
         .route("/", get(basic::status))
         .route("/start", post(basic::start))
         .route("/stop", post(basic::stop))
@@ -94,11 +120,17 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/text", get(inspect::text))
         .route("/act", post(act::act))
         .route("/dialogs", get(act::dialogs))
+        .route("/console", get(act::console))
+        .route("/errors", get(act::errors))
         .route("/hooks/dialog", post(act::dialog))
         .route("/hooks/file-chooser", post(act::file_chooser))
         .route("/download", post(act::download))
         .route("/wait/download", post(act::wait_download))
-        .fallback(not_implemented)
+        .fallback(unknown_route);
+    let router = OPENCLAW_UNIMPLEMENTED
+        .iter()
+        .fold(router, |r, path| r.route(path, any(not_implemented)));
+    router
         .layer(middleware::from_fn_with_state(state.clone(), security::guard))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
