@@ -214,6 +214,9 @@ impl TabEvents {
             .event_listener::<EventExceptionThrown>()
             .await
             .map_err(err)?;
+        // Keep the renderer's accessibility tree live, so the first
+        // snapshot after a navigation does not pay for building it.
+        page_call(&page, "Accessibility.enable", json!({})).await?;
         let events = Arc::new(TabEvents {
             state: Mutex::new(State::default()),
             opened: watch::Sender::new(0),

@@ -275,36 +275,34 @@ fn child_frames(tree: &Value, out: &mut Vec<String>) {
     }
 }
 
-async fn forest(page: &Page) -> Result<Forest> {
-    let main = page_call(page, "Accessibility.getFullAXTree", json!({})).await?;
-    let main_nodes = parse_nodes(&main, "");
+/// Reads one child frame's accessibility tree and the DOM node owning it;
+/// `None` for frames this session cannot read (out-of-process iframes).
+async fn frame_tree(page: &Page, frame: &str) -> Option<(Value, i64)> {
+    let (sub, owner) = tokio::join!(
+        page_call(page, "Accessibility.getFullAXTree", json!({ "frameId": frame })),
+        page_call(page, "DOM.getFrameOwner", json!({ "frameId": frame })),
+    );
+    Some((sub.ok()?, owner.ok()?.get("backendNodeId")?.as_i64()?))
+}
+
+/// The main frame's tree with same-process child frames grafted under
+/// their `<iframe>` nodes.
+async fn forest(page: &Page, frame_tree_json: &Value, main: &Value) -> Forest {
+    let main_nodes = parse_nodes(main, "");
     let root = root_of(&main_nodes);
     let mut nodes: HashMap<String, AxNode> =
         main_nodes.into_iter().map(|n| (n.id.clone(), n)).collect();
     let mut grafts: HashMap<String, Vec<String>> = HashMap::new();
-    let tree = page_call(page, "Page.getFrameTree", json!({})).await?;
     let mut frames = Vec::new();
-    if let Some(t) = tree.get("frameTree") {
+    if let Some(t) = frame_tree_json.get("frameTree") {
         child_frames(t, &mut frames);
     }
-    for (i, frame) in frames.iter().enumerate() {
-        // Out-of-process frames live in other targets; skip what this session cannot read.
-        let Ok(sub) = page_call(
-            page,
-            "Accessibility.getFullAXTree",
-            json!({ "frameId": frame }),
-        )
-        .await
-        else {
-            continue;
-        };
-        let Ok(owner) = page_call(page, "DOM.getFrameOwner", json!({ "frameId": frame })).await
-        else {
-            continue;
-        };
-        let Some(owner_backend) = owner.get("backendNodeId").and_then(Value::as_i64) else {
-            continue;
-        };
+    let subs = futures::future::join_all(frames.iter().map(|f| frame_tree(page, f))).await;
+    for (i, (sub, owner_backend)) in subs
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, s)| Some((i, s?)))
+    {
         let sub_nodes = parse_nodes(&sub, &format!("f{i}:"));
         let Some(sub_root) = root_of(&sub_nodes) else {
             continue;
@@ -319,11 +317,11 @@ async fn forest(page: &Page) -> Result<Forest> {
         grafts.entry(owner_id).or_default().push(sub_root);
         nodes.extend(sub_nodes.into_iter().map(|n| (n.id.clone(), n)));
     }
-    Ok(Forest {
+    Forest {
         nodes,
         root,
         grafts,
-    })
+    }
 }
 
 /// The backend node ids inside the first element matching `selector`.
@@ -397,20 +395,34 @@ fn entry_of(n: &AxNode) -> RefEntry {
 pub struct Capture {
     /// The document refs are bound to.
     pub document: String,
+    /// The main frame's URL when the snapshot was taken.
+    pub url: String,
     forest: Forest,
     in_scope: Option<HashSet<i64>>,
 }
 
 /// Reads the page's accessibility forest (and the selector's scope).
 pub async fn capture(page: &Page, selector: Option<&str>) -> Result<Capture> {
-    let document = document_id(page).await?;
-    let forest = forest(page).await?;
+    let (tree, main) = tokio::try_join!(
+        page_call(page, "Page.getFrameTree", json!({})),
+        page_call(page, "Accessibility.getFullAXTree", json!({})),
+    )?;
+    let frame = tree.pointer("/frameTree/frame");
+    let text = |key: &str| {
+        frame
+            .and_then(|f| f.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let forest = forest(page, &tree, &main).await;
     let in_scope = match selector.filter(|s| !s.trim().is_empty()) {
         Some(sel) => Some(scope(page, sel).await?),
         None => None,
     };
     Ok(Capture {
-        document,
+        document: text("loaderId"),
+        url: text("url") + &text("urlFragment"),
         forest,
         in_scope,
     })

@@ -57,21 +57,20 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
     }
     let m = &state.manager;
     let (target_id, page) = m.page_for(q.get("targetId").map(String::as_str)).await?;
-    let url = url_of(&page).await;
     match format {
         "domSnapshot" => {
             let nodes = snapshot::dom_snapshot(&page, &opts).await?;
-            ok(json!({ "ok": true, "format": format, "targetId": target_id, "url": url, "nodes": nodes }))
+            ok(json!({ "ok": true, "format": format, "targetId": target_id, "url": url_of(&page).await, "nodes": nodes }))
         }
         "aria" => {
             let capture = snapshot::capture(&page, opts.selector.as_deref()).await?;
             let nodes = m.with_refs(&target_id, |t| capture.aria(t, &opts));
-            ok(json!({ "ok": true, "format": format, "targetId": target_id, "url": url, "nodes": nodes }))
+            ok(json!({ "ok": true, "format": format, "targetId": target_id, "url": capture.url, "nodes": nodes }))
         }
         _ => {
             let capture = snapshot::capture(&page, opts.selector.as_deref()).await?;
             let snap = m.with_refs(&target_id, |t| capture.ai(t, &opts));
-            let mut v = json!({ "ok": true, "format": "ai", "targetId": target_id, "url": url });
+            let mut v = json!({ "ok": true, "format": "ai", "targetId": target_id, "url": capture.url });
             let Value::Object(extra) = serde_json::to_value(snap).unwrap_or_default() else { unreachable!("struct serialises to an object") };
             if let Some(o) = v.as_object_mut() {
                 o.extend(extra);
