@@ -202,6 +202,47 @@ fn console_and_page_errors_are_buffered() {
 }
 
 #[test]
+fn cookies_storage_and_emulation() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    c.ok("POST", "/tabs/open", Some(json!({ "url": format!("http://127.0.0.1:{pages}/form.html") })));
+
+    c.ok("POST", "/cookies/set", Some(json!({ "cookie": { "name": "session", "value": "s1", "sameSite": "lax" } })));
+    assert_eq!(eval(&c, "document.cookie"), "session=s1");
+    let jar = c.ok("GET", "/cookies", None);
+    assert!(jar["cookies"].as_array().unwrap().iter().any(|k| k["name"] == "session" && k["value"] == "s1"), "{jar}");
+    assert_eq!(c.call("POST", "/cookies/set", Some(json!({ "cookie": { "value": "x" } }))).0, 400);
+    c.ok("POST", "/cookies/clear", None);
+    assert_eq!(eval(&c, "document.cookie"), "");
+
+    c.ok("POST", "/storage/local/set", Some(json!({ "key": "k", "value": "v" })));
+    assert_eq!(eval(&c, "localStorage.getItem('k')"), "v");
+    assert_eq!(c.ok("GET", "/storage/local?key=k", None)["values"], json!({ "k": "v" }));
+    c.ok("POST", "/storage/session/set", Some(json!({ "key": "n", "value": 3 })));
+    assert_eq!(eval(&c, "sessionStorage.getItem('n')"), "3");
+    c.ok("POST", "/storage/local/clear", None);
+    assert_eq!(c.ok("GET", "/storage/local", None)["values"], json!({}));
+    assert_eq!(c.call("GET", "/storage/cookies", None).0, 400);
+
+    c.ok("POST", "/set/media", Some(json!({ "colorScheme": "dark" })));
+    assert_eq!(eval(&c, "matchMedia('(prefers-color-scheme: dark)').matches"), true);
+    c.ok("POST", "/set/timezone", Some(json!({ "timezoneId": "Asia/Tokyo" })));
+    assert_eq!(eval(&c, "Intl.DateTimeFormat().resolvedOptions().timeZone"), "Asia/Tokyo");
+    assert_eq!(c.call("POST", "/set/timezone", Some(json!({ "timezoneId": "Mars/Olympus" }))).0, 400);
+    c.ok("POST", "/set/locale", Some(json!({ "locale": "de-DE" })));
+    assert_eq!(eval(&c, "Intl.NumberFormat().resolvedOptions().locale"), "de-DE");
+    c.ok("POST", "/set/offline", Some(json!({ "offline": true })));
+    let probe = json!({ "js": "fetch(location.href).then(() => 'online', () => 'offline')", "await": true });
+    assert_eq!(c.ok("POST", "/eval", Some(probe.clone()))["result"], "offline");
+    c.ok("POST", "/set/offline", Some(json!({ "offline": false })));
+    assert_eq!(c.ok("POST", "/eval", Some(probe))["result"], "online");
+    assert_eq!(c.call("POST", "/set/headers", Some(json!({ "headers": { "X-N": 1 } }))).0, 400);
+    assert_eq!(c.call("POST", "/set/bogus", Some(json!({}))).0, 404);
+}
+
+#[test]
 fn evaluate_can_be_switched_off() {
     let home = tempfile::tempdir().unwrap();
     let server = start_server_with(home.path(), json!({ "evaluateEnabled": false }));

@@ -7,6 +7,7 @@ pub mod cdp;
 pub mod color;
 pub mod discovery;
 pub mod element;
+pub mod emulation;
 pub mod events;
 pub mod files;
 pub mod hooks;
@@ -20,6 +21,7 @@ pub mod profile;
 pub mod refs;
 pub mod settings;
 pub mod snapshot;
+pub mod storage;
 pub mod targets;
 pub mod wait;
 

@@ -7,6 +7,7 @@ mod api;
 mod basic;
 mod inspect;
 mod security;
+mod state;
 mod tabs;
 mod token;
 
@@ -81,13 +82,6 @@ const OPENCLAW_UNIMPLEMENTED: &[&str] = &[
     "/highlight",
     "/response/body",
     "/permissions/grant",
-    "/cookies",
-    "/cookies/set",
-    "/cookies/clear",
-    "/storage/{kind}",
-    "/storage/{kind}/set",
-    "/storage/{kind}/clear",
-    "/set/{setting}",
 ];
 
 async fn not_implemented(method: Method, uri: Uri) -> Response {
@@ -122,6 +116,13 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/dialogs", get(act::dialogs))
         .route("/console", get(act::console))
         .route("/errors", get(act::errors))
+        .route("/cookies", get(state::cookies))
+        .route("/cookies/set", post(state::set_cookie))
+        .route("/cookies/clear", post(state::clear_cookies))
+        .route("/storage/{kind}", get(state::read))
+        .route("/storage/{kind}/set", post(state::write))
+        .route("/storage/{kind}/clear", post(state::clear))
+        .route("/set/{setting}", post(state::set))
         .route("/hooks/dialog", post(act::dialog))
         .route("/hooks/file-chooser", post(act::file_chooser))
         .route("/download", post(act::download))
