@@ -240,6 +240,17 @@ fn cookies_storage_and_emulation() {
     assert_eq!(c.ok("POST", "/eval", Some(probe))["result"], "online");
     assert_eq!(c.call("POST", "/set/headers", Some(json!({ "headers": { "X-N": 1 } }))).0, 400);
     assert_eq!(c.call("POST", "/set/bogus", Some(json!({}))).0, 404);
+
+    // Permissions and highlighting.
+    let origin = format!("http://127.0.0.1:{pages}");
+    c.ok("POST", "/permissions/grant", Some(json!({ "permissions": ["geolocation"], "origin": origin })));
+    let state = json!({ "js": "navigator.permissions.query({ name: 'geolocation' }).then((p) => p.state)", "await": true });
+    assert_eq!(c.ok("POST", "/eval", Some(state))["result"], "granted");
+    assert_eq!(c.call("POST", "/permissions/grant", Some(json!({ "permissions": ["telepathy"] }))).0, 400);
+    c.ok("POST", "/highlight", Some(json!({ "ref": ref_of(&c, "button", "Submit") })));
+    let outline = "(({ style: s }) => [s.outlineWidth, s.outlineStyle, s.outlineColor])(document.querySelector('#submit'))";
+    assert_eq!(eval(&c, outline), json!(["3px", "solid", "rgb(255, 69, 0)"]), "lobster orange outline");
+    assert_eq!(c.call("POST", "/highlight", Some(json!({}))).0, 400);
 }
 
 #[test]

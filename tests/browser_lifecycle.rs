@@ -199,3 +199,21 @@ fn a_restarted_server_adopts_its_browser() {
     drop(second);
     assert!(within(Duration::from_secs(10), || browsers_on(&user_data).is_empty()), "the adopted browser is stopped with the server");
 }
+
+#[test]
+fn reset_profile_moves_it_aside_and_the_next_start_is_fresh() {
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server_with(home.path(), json!({}));
+    let c = Client::new(&server);
+    c.ok("POST", "/tabs/open", Some(json!({ "url": "about:blank" })));
+    let user_data = home.path().join("browser/clawd/user-data");
+    std::fs::write(user_data.join("marker"), "old").unwrap();
+    let reset = c.ok("POST", "/reset-profile", None);
+    assert_eq!((reset["moved"].as_bool(), reset["from"].as_str()), (Some(true), Some(user_data.to_str().unwrap())), "{reset}");
+    let moved = PathBuf::from(reset["to"].as_str().unwrap());
+    assert!(moved.join("marker").exists() && !user_data.exists());
+    assert_eq!(c.ok("GET", "/", None)["running"], false, "the browser was stopped first");
+    c.ok("POST", "/tabs/open", Some(json!({ "url": "about:blank" })));
+    assert!(!user_data.join("marker").exists(), "a fresh profile");
+    assert_eq!(read_json(user_data.join("Local State"))["profile"]["info_cache"]["Default"]["name"], "clawd", "themed again");
+}

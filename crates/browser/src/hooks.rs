@@ -69,6 +69,37 @@ pub async fn errors(manager: &Manager, target: Option<&str>, clear: bool) -> Res
     Ok(json!({ "ok": true, "targetId": target_id, "url": url, "errors": events.errors(clear) }))
 }
 
+/// Outlines the element a ref names in `color` for two seconds.
+pub async fn highlight(
+    manager: &Manager,
+    target_id: &str,
+    page: &chromiumoxide::Page,
+    reference: &str,
+    color: &str,
+) -> Result<()> {
+    let backend = manager.element(target_id, page, reference).await?;
+    element::scroll_into_view(page, backend).await?;
+    let js = "function(color) { const before = this.style.outline; \
+              this.style.outline = `3px solid ${color}`; \
+              setTimeout(() => { this.style.outline = before; }, 2000); }";
+    element::call_on(page, backend, js, &[json!(color)]).await.map(drop)
+}
+
+/// Grants browser permissions (`geolocation`, `notifications`, ...), for
+/// one origin or all.
+pub async fn grant(manager: &Manager, permissions: &[String], origin: Option<&str>) -> Result<Value> {
+    let cdp = manager.ensure().await?;
+    let mut params = json!({ "permissions": permissions });
+    if let Some(origin) = origin {
+        params["origin"] = json!(origin);
+    }
+    cdp.call("Browser.grantPermissions", params).await.map_err(|e| match e {
+        BrowserError::Cdp(m) => BrowserError::invalid(format!("permissions refused: {m}")),
+        other => other,
+    })?;
+    Ok(json!({ "ok": true }))
+}
+
 /// How the files of an upload reach the page.
 #[derive(Clone, Debug)]
 pub enum Upload {

@@ -342,6 +342,27 @@ impl Manager {
         Ok(stopped)
     }
 
+    /// Stops the browser and moves its profile aside, to
+    /// `user-data.reset-<ms>` beside it; the next start makes a fresh,
+    /// themed one. Returns whether a profile was moved, and from/to where.
+    pub async fn reset_profile(&self) -> Result<(bool, PathBuf, Option<PathBuf>)> {
+        if self.settings().connect_only() {
+            return Err(BrowserError::invalid(
+                "reset-profile only applies to a browser Clawdis launches (this one is attach-only or remote)",
+            ));
+        }
+        self.stop().await?;
+        let _resetting = self.lifecycle.lock().await;
+        let from = self.user_data_dir();
+        if !from.exists() {
+            return Ok((false, from, None));
+        }
+        let to = from.with_file_name(format!("user-data.reset-{}", now_ms()));
+        std::fs::rename(&from, &to)?;
+        tracing::info!(from = %from.display(), to = %to.display(), "profile reset");
+        Ok((true, from, Some(to)))
+    }
+
     /// The connection, starting the browser when it is enabled and down.
     pub async fn ensure(&self) -> Result<Arc<Cdp>> {
         match self.live() {

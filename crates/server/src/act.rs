@@ -88,3 +88,24 @@ pub async fn wait_download(State(state): State<Arc<AppState>>, Q(q): Q<Query>, b
     profile(&q, Some(&body))?;
     ok(hooks::download(&state.manager, body.str("targetId"), None, body.str("path"), timeout(&body)).await?)
 }
+
+/// `POST /highlight {ref, targetId?}`: outlines the element for two seconds.
+pub async fn highlight(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let reference = body.str("ref").ok_or_else(|| BrowserError::invalid("ref is required"))?;
+    let m = &state.manager;
+    let (target_id, page) = m.page_for(body.str("targetId")).await?;
+    let color = m.settings().accent_color;
+    hooks::highlight(m, &target_id, &page, reference, &color).await?;
+    ok(serde_json::json!({ "ok": true, "targetId": target_id, "url": m.target_url(&target_id).await.unwrap_or_default() }))
+}
+
+/// `POST /permissions/grant {permissions: [...], origin?}`.
+pub async fn grant(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let permissions: Vec<String> = body.0.get("permissions").and_then(Value::as_array).map(|p| p.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default();
+    if permissions.is_empty() {
+        return Err(BrowserError::invalid("permissions are required").into());
+    }
+    ok(hooks::grant(&state.manager, &permissions, body.str("origin")).await?)
+}

@@ -52,3 +52,14 @@ pub async fn profiles(State(state): State<Arc<AppState>>) -> ApiResult {
         "isRemote": false,
     }]}))
 }
+
+/// `POST /reset-profile` → `{ok, profile, moved, from, to?}`.
+pub async fn reset_profile(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let (moved, from, to) = state.manager.reset_profile().await?;
+    let mut v = json!({ "ok": true, "profile": clawdis_browser::manager::PROFILE, "moved": moved, "from": from.display().to_string() });
+    if let Some(to) = to {
+        v["to"] = json!(to.display().to_string());
+    }
+    ok(v)
+}

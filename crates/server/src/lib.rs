@@ -72,16 +72,13 @@ impl AppState {
 /// OpenClaw routes this server does not implement (yet): they answer 501
 /// so clients can tell "unsupported here" from a wrong path (404).
 const OPENCLAW_UNIMPLEMENTED: &[&str] = &[
-    "/reset-profile",
     "/profiles/create",
     "/profiles/{name}",
     "/doctor",
     "/requests",
     "/trace/start",
     "/trace/stop",
-    "/highlight",
     "/response/body",
-    "/permissions/grant",
 ];
 
 async fn not_implemented(method: Method, uri: Uri) -> Response {
@@ -99,6 +96,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/start", post(basic::start))
         .route("/stop", post(basic::stop))
         .route("/profiles", get(basic::profiles))
+        .route("/reset-profile", post(basic::reset_profile))
         .route("/tabs", get(tabs::list))
         .route("/tabs/open", post(tabs::open))
         .route("/tabs/focus", post(tabs::focus))
@@ -116,6 +114,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/dialogs", get(act::dialogs))
         .route("/console", get(act::console))
         .route("/errors", get(act::errors))
+        .route("/highlight", post(act::highlight))
+        .route("/permissions/grant", post(act::grant))
         .route("/cookies", get(state::cookies))
         .route("/cookies/set", post(state::set_cookie))
         .route("/cookies/clear", post(state::clear_cookies))
