@@ -67,6 +67,10 @@ fn tabs_snapshots_and_page_reads() {
     assert_eq!((q["matches"][0]["tag"].as_str(), q["matches"][0]["id"].as_str(), q["matches"][0]["index"].as_i64()), (Some("input"), Some("name"), Some(1)));
     assert_eq!(c.call("POST", "/query", Some(json!({ "selector": "[[" }))).0, 400);
     assert!(c.ok("POST", "/dom", Some(json!({ "format": "text" })))["text"].as_str().unwrap().contains("Name"));
+    let cut = c.ok("POST", "/dom", Some(json!({ "format": "html", "selector": "form", "maxChars": 20 })));
+    let html = cut["html"].as_str().unwrap();
+    assert!(cut["truncated"] == true && html.chars().count() <= 20 + "…[truncated]".chars().count() && html.ends_with("…[truncated]"), "{cut}");
+    assert_eq!(c.call("POST", "/tabs/focus", Some(json!({}))).0, 400, "missing targetId");
     let t = c.ok("GET", "/text?maxChars=5", None);
     assert_eq!(t["truncated"], true);
 
@@ -122,9 +126,23 @@ fn tab_focus_actions_and_parallel_calls() {
     assert!(tab["lastFocusedAt"].as_u64().unwrap() > before);
     assert_eq!(c.ok("POST", "/eval", Some(json!({ "js": "document.visibilityState" })))["result"], "visible");
 
+    // A prefix two tabs share is ambiguous (409); ids are hex, so among 17 tabs two share a first digit.
+    let mut firsts: Vec<char> = c.ok("GET", "/tabs", None)["tabs"].as_array().unwrap().iter().map(|t| t["targetId"].as_str().unwrap().chars().next().unwrap()).collect();
+    let shared = loop {
+        if let Some(ch) = firsts.iter().find(|ch| firsts.iter().filter(|x| x == ch).count() > 1) {
+            break *ch;
+        }
+        assert!(firsts.len() <= 17);
+        let id = c.ok("POST", "/tabs/open", Some(json!({ "url": "about:blank" })))["targetId"].as_str().unwrap().to_string();
+        firsts.push(id.chars().next().unwrap());
+    };
+    let (status, err) = c.call("POST", "/tabs/focus", Some(json!({ "targetId": shared.to_string() })));
+    assert_eq!((status, err["error"].as_str()), (409, Some("ambiguous target id prefix")));
+    c.ok("POST", "/tabs/focus", Some(json!({ "targetId": first })));
+
     // /tabs/action: list, select by index, unknown actions refused.
     let listed = c.ok("POST", "/tabs/action", Some(json!({ "action": "list" })));
-    assert_eq!(listed["tabs"].as_array().unwrap().len(), tabs + 1);
+    assert_eq!(listed["tabs"].as_array().unwrap().len(), firsts.len());
     let selected = c.ok("POST", "/tabs/action", Some(json!({ "action": "select", "index": 0 })));
     assert_eq!(selected["ok"], true);
     assert!(selected["targetId"].is_string(), "{selected}");
