@@ -5,6 +5,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 
+use base64::Engine;
 use clawdis_e2e::bin;
 use clawdis_e2e::control::{json, request, start_server};
 
@@ -45,6 +46,15 @@ fn every_call_needs_the_token_and_a_loopback_host() {
         401
     );
     assert_eq!(request(s.port, "POST", "/stop", &[], "").0, 401);
+    // OpenClaw's other spellings of the same secret.
+    let basic = format!("Basic {}", base64_encode(&format!("openclaw:{}", s.token)));
+    for header in [("x-openclaw-password", s.token.as_str()), ("Authorization", basic.as_str())] {
+        assert_eq!(request(s.port, "GET", "/", &[header], "").0, 200, "{}", header.0);
+    }
+    let wrong = format!("Basic {}", base64_encode("openclaw:nope"));
+    assert_eq!(request(s.port, "GET", "/", &[("Authorization", &wrong)], "").0, 401);
+    let (status, body) = request(s.port, "GET", "/", &[("x-openclaw-password", "nope")], "");
+    assert_eq!((status, body.as_str()), (401, "Unauthorized"));
 
     let (status, body) = request(
         s.port,
@@ -189,4 +199,8 @@ fn a_remote_control_url_means_connect_only() {
     let status = json(&body);
     assert_eq!((status["running"].as_bool(), status["attachOnly"].as_bool()), (Some(false), Some(true)), "{status}");
     assert!(!home.path().join("browser/clawd/user-data").exists(), "nothing was launched");
+}
+
+fn base64_encode(text: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(text)
 }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use base64::Engine;
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -39,12 +40,26 @@ fn cross_site(headers: &HeaderMap) -> bool {
         .any(|v| v != "null" && host_of_url(v).is_none_or(|h| !is_loopback_host(&h)))
 }
 
+/// The secret a request presents, the ways OpenClaw accepts it:
+/// `Authorization: Bearer <token>`, `x-openclaw-password: <token>`, or
+/// HTTP Basic with the token as the password.
+fn presented(headers: &HeaderMap) -> Option<String> {
+    let text = |name| headers.get(name).and_then(|v: &header::HeaderValue| v.to_str().ok());
+    if let Some(auth) = text(header::AUTHORIZATION.as_str()) {
+        if let Some(bearer) = auth.strip_prefix("Bearer ") {
+            return Some(bearer.trim().to_string());
+        }
+        if let Some(basic) = auth.strip_prefix("Basic ") {
+            let decoded = base64::engine::general_purpose::STANDARD.decode(basic.trim()).ok()?;
+            let pair = String::from_utf8(decoded).ok()?;
+            return pair.split_once(':').map(|(_, password)| password.to_string());
+        }
+    }
+    text("x-openclaw-password").map(|p| p.trim().to_string())
+}
+
 fn token_ok(headers: &HeaderMap, token: &str) -> bool {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|given| constant_time_eq(given.trim().as_bytes(), token.as_bytes()))
+    presented(headers).is_some_and(|given| constant_time_eq(given.as_bytes(), token.as_bytes()))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
