@@ -82,21 +82,29 @@ pub async fn highlight(
     let js = "function(color) { const before = this.style.outline; \
               this.style.outline = `3px solid ${color}`; \
               setTimeout(() => { this.style.outline = before; }, 2000); }";
-    element::call_on(page, backend, js, &[json!(color)]).await.map(drop)
+    element::call_on(page, backend, js, &[json!(color)])
+        .await
+        .map(drop)
 }
 
 /// Grants browser permissions (`geolocation`, `notifications`, ...), for
 /// one origin or all.
-pub async fn grant(manager: &Manager, permissions: &[String], origin: Option<&str>) -> Result<Value> {
+pub async fn grant(
+    manager: &Manager,
+    permissions: &[String],
+    origin: Option<&str>,
+) -> Result<Value> {
     let cdp = manager.ensure().await?;
     let mut params = json!({ "permissions": permissions });
     if let Some(origin) = origin {
         params["origin"] = json!(origin);
     }
-    cdp.call("Browser.grantPermissions", params).await.map_err(|e| match e {
-        BrowserError::Cdp(m) => BrowserError::invalid(format!("permissions refused: {m}")),
-        other => other,
-    })?;
+    cdp.call("Browser.grantPermissions", params)
+        .await
+        .map_err(|e| match e {
+            BrowserError::Cdp(m) => BrowserError::invalid(format!("permissions refused: {m}")),
+            other => other,
+        })?;
     Ok(json!({ "ok": true }))
 }
 
@@ -189,42 +197,55 @@ pub async fn download(
         json!({ "behavior": "allowAndName", "downloadPath": incoming, "eventsEnabled": true }),
     )
     .await?;
-    let deadline = Instant::now() + timeout;
-    if let Some(at) = trigger {
-        let backend = element::find(manager, &target_id, &page, &at, timeout).await?;
-        let point = element::point(&page, backend, timeout).await?;
-        input::click(&page, point, Button::Left, false, 0, Duration::ZERO).await?;
-    }
-    let begun = tokio::time::timeout_at(deadline, begins.next())
-        .await
-        .map_err(|_| {
-            BrowserError::Timeout(format!(
-                "no download started within {} ms",
-                timeout.as_millis()
-            ))
-        })?
-        .ok_or_else(|| BrowserError::Conflict("browser not running".into()))?;
-    loop {
-        let p = tokio::time::timeout_at(deadline, progress.next())
+    let waited = async {
+        let deadline = Instant::now() + timeout;
+        if let Some(at) = trigger {
+            let backend = element::find(manager, &target_id, &page, &at, timeout).await?;
+            let point = element::point(&page, backend, timeout).await?;
+            input::click(&page, point, Button::Left, false, 0, Duration::ZERO).await?;
+        }
+        let begun = tokio::time::timeout_at(deadline, begins.next())
             .await
             .map_err(|_| {
-                BrowserError::Timeout(format!("the download of {} did not finish", begun.url))
+                BrowserError::Timeout(format!(
+                    "no download started within {} ms",
+                    timeout.as_millis()
+                ))
             })?
             .ok_or_else(|| BrowserError::Conflict("browser not running".into()))?;
-        if p.guid != begun.guid {
-            continue;
-        }
-        match p.state {
-            DownloadProgressState::Completed => break,
-            DownloadProgressState::Canceled => {
-                return Err(BrowserError::Conflict(format!(
-                    "the download of {} was canceled",
-                    begun.url
-                )));
+        loop {
+            let p = tokio::time::timeout_at(deadline, progress.next())
+                .await
+                .map_err(|_| {
+                    BrowserError::Timeout(format!("the download of {} did not finish", begun.url))
+                })?
+                .ok_or_else(|| BrowserError::Conflict("browser not running".into()))?;
+            if p.guid != begun.guid {
+                continue;
             }
-            DownloadProgressState::InProgress => {}
+            match p.state {
+                DownloadProgressState::Completed => break,
+                DownloadProgressState::Canceled => {
+                    return Err(BrowserError::Conflict(format!(
+                        "the download of {} was canceled",
+                        begun.url
+                    )));
+                }
+                DownloadProgressState::InProgress => {}
+            }
         }
+        Ok::<_, BrowserError>(begun)
     }
+    .await;
+    // Later downloads (a person using the clawd browser) go back to
+    // Chromium's own handling.
+    let _ = cdp
+        .call(
+            "Browser.setDownloadBehavior",
+            json!({ "behavior": "default" }),
+        )
+        .await;
+    let begun = waited?;
     let dest = match requested {
         Some(d) => d,
         None => files::download_target(manager.home(), &safe_name(&begun.suggested_filename))?,
