@@ -147,11 +147,26 @@ fn dialogs_uploads_and_downloads() {
     assert_eq!(listed["browserState"]["dialogs"]["pending"][0]["dialogId"], pending["dialogId"]);
     // Another action while it is open reports it too instead of hanging.
     assert_eq!(act(&c, json!({ "kind": "press", "key": "a" }))["blockedByDialog"], true);
+    // Reads that would run in the page answer 409 at once instead of hanging.
+    for (method, path) in [("GET", "/snapshot"), ("POST", "/eval"), ("POST", "/screenshot"), ("GET", "/text")] {
+        let (status, err) = c.call(method, path, Some(json!({ "js": "1" })));
+        assert_eq!((status, err["code"].as_str()), (409, Some("DIALOG_OPEN")), "{method} {path}: {err}");
+    }
     let answered = c.ok("POST", "/hooks/dialog", Some(json!({ "accept": true, "dialogId": pending["dialogId"] })));
     assert_eq!(answered["handled"], true);
     assert_eq!(out(), "alerted");
     let recent = &c.ok("GET", "/dialogs", None)["browserState"]["dialogs"];
     assert_eq!((recent["pending"].as_array().map(Vec::len), recent["recent"][0]["outcome"].as_str()), (Some(0), Some("accepted")));
+
+    // A dialog opened while a page loads does not hold up the open call.
+    let began = std::time::Instant::now();
+    let tab = c.ok("POST", "/tabs/open", Some(json!({ "url": format!("http://127.0.0.1:{pages}/greeting.html") })));
+    assert!(began.elapsed() < std::time::Duration::from_secs(15), "open waited for a load the dialog blocks");
+    let pending = c.ok("GET", "/dialogs", None);
+    assert_eq!(pending["browserState"]["dialogs"]["pending"][0]["message"], "welcome", "{pending}");
+    c.ok("POST", "/hooks/dialog", Some(json!({ "accept": true })));
+    assert_eq!(out(), "after");
+    c.ok("DELETE", &format!("/tabs/{}", tab["targetId"].as_str().unwrap()), None);
 
     // Uploads come from <home>/uploads only.
     let uploads = home.path().join("uploads");

@@ -2,7 +2,7 @@
 //! real headless Chromium, fixture pages on loopback.
 
 use clawdis_e2e::control::{Client, fixture_server, start_server};
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[test]
 fn tabs_snapshots_and_page_reads() {
@@ -147,6 +147,18 @@ fn tab_focus_actions_and_parallel_calls() {
     assert_eq!(selected["ok"], true);
     assert!(selected["targetId"].is_string(), "{selected}");
     assert_eq!(c.call("POST", "/tabs/action", Some(json!({ "action": "explode" }))).0, 400);
+
+    // After the active tab closes, the tab listed as active is the one calls
+    // without a targetId use (the most recently focused one still open).
+    c.ok("POST", "/tabs/focus", Some(json!({ "targetId": second })));
+    c.ok("POST", "/tabs/focus", Some(json!({ "targetId": first })));
+    c.ok("DELETE", &format!("/tabs/{first}"), None);
+    let listed = c.ok("GET", "/tabs", None);
+    let active: Vec<&Value> = listed["tabs"].as_array().unwrap().iter().filter(|t| t["isActive"] == true).collect();
+    assert_eq!(active.len(), 1, "{listed}");
+    assert_eq!(active[0]["targetId"], second.as_str());
+    assert_eq!(c.ok("POST", "/act", Some(json!({ "kind": "evaluate", "fn": "1" })))["targetId"], second.as_str());
+    let first = c.ok("POST", "/tabs/open", Some(json!({ "url": form })))["targetId"].as_str().unwrap().to_string();
 
     // 10 calls at once on two tabs all finish; status still answers fast.
     let started = std::time::Instant::now();

@@ -135,7 +135,7 @@ pub async fn upload(
         .iter()
         .map(|p| files::upload_file(manager.home(), p).map(|f| f.display().to_string()))
         .collect::<Result<_>>()?;
-    let (target_id, page) = manager.page_for(target).await?;
+    let (target_id, page) = manager.page_ready(target).await?;
     let wait = timeout.unwrap_or(crate::act::ACTION_TIMEOUT);
     match via {
         Upload::Input(at) => {
@@ -184,7 +184,7 @@ pub async fn download(
         .map(|p| files::download_target(manager.home(), p))
         .transpose()?;
     let timeout = timeout.unwrap_or(DOWNLOAD_TIMEOUT);
-    let (target_id, page) = manager.page_for(target).await?;
+    let (target_id, page) = manager.page_ready(target).await?;
     let cdp = manager.connected()?;
     let _one_at_a_time = DOWNLOADS.lock().await;
     // Chromium saves under the download's guid; the file is renamed after.

@@ -75,6 +75,9 @@ pub enum BrowserError {
     /// The DevTools protocol reported an error.
     #[error("{0}")]
     Cdp(String),
+    /// A JavaScript dialog blocks the page until it is answered.
+    #[error("{0}")]
+    DialogOpen(String),
     /// The browser did not answer in time.
     #[error("{0}")]
     Timeout(String),
@@ -97,7 +100,10 @@ impl BrowserError {
             BrowserError::Config(_) | BrowserError::Invalid { .. } => 400,
             BrowserError::Forbidden { .. } => 403,
             BrowserError::Missing(_) => 404,
-            BrowserError::PortInUse(_) | BrowserError::Conflict(_) | BrowserError::StaleRef(_) => 409,
+            BrowserError::PortInUse(_)
+            | BrowserError::Conflict(_)
+            | BrowserError::StaleRef(_)
+            | BrowserError::DialogOpen(_) => 409,
             BrowserError::Unsupported(_) => 501,
             BrowserError::Timeout(_) => 504,
             BrowserError::NotFound(_) | BrowserError::Io(_) | BrowserError::Cdp(_) => 500,
@@ -109,6 +115,7 @@ impl BrowserError {
         match self {
             BrowserError::Invalid { code, .. } | BrowserError::Forbidden { code, .. } => *code,
             BrowserError::StaleRef(_) => Some("STALE_REF"),
+            BrowserError::DialogOpen(_) => Some("DIALOG_OPEN"),
             _ => None,
         }
     }

@@ -101,6 +101,23 @@ struct Inner {
 }
 
 impl Inner {
+    /// The tab calls without a `targetId` act on, among the open `ids`:
+    /// the one last opened or focused through Clawdis while it is open,
+    /// else the most recently focused one still open, else the first in
+    /// Chromium's list (its newest).
+    fn active_among<'a, S: AsRef<str>>(&self, ids: &'a [S]) -> Option<&'a str> {
+        let ids = || ids.iter().map(AsRef::as_ref);
+        ids()
+            .find(|id| self.active.as_deref() == Some(*id))
+            .or_else(|| {
+                ids()
+                    .filter_map(|id| Some((self.focused.get(id)?, id)))
+                    .max()
+                    .map(|(_, id)| id)
+            })
+            .or_else(|| ids().next())
+    }
+
     /// Drops a dead process or connection; true when something was dropped.
     fn reap(&mut self) -> bool {
         let process_dead = self.process.as_mut().is_some_and(|p| !p.is_running());
@@ -390,12 +407,11 @@ impl Manager {
             .unwrap_or_default())
     }
 
-    /// The tabs, oldest first; `None` when no browser is up.
+    /// The tabs in Chromium's order; `None` when no browser is up.
     pub async fn tabs(&self) -> Result<Option<Vec<Tab>>> {
         let Some(cdp) = self.live() else {
             return Ok(None);
         };
-        // CDP lists targets oldest first.
         let infos = Self::page_targets(&cdp).await?;
         let port = self.status().cdp_port;
         let inner = self.inner();
@@ -403,12 +419,7 @@ impl Manager {
             .iter()
             .filter_map(|t| t.get("targetId").and_then(Value::as_str))
             .collect();
-        let active = inner
-            .active
-            .as_deref()
-            .filter(|a| ids.contains(a))
-            .or(ids.last().copied())
-            .map(str::to_string);
+        let active = inner.active_among(&ids).map(str::to_string);
         Ok(Some(
             infos
                 .iter()
@@ -475,9 +486,9 @@ impl Manager {
         };
         let page = cdp.page(&target_id).await?;
         // Watch before loading, so dialogs and console output of the load count.
-        self.events(&target_id, &page).await?;
+        let events = self.events(&target_id, &page).await?;
         self.mark_focused(&target_id);
-        navigate_page(&page, &url, NAVIGATE_TIMEOUT).await?;
+        navigate_page(&page, &url, NAVIGATE_TIMEOUT, events.dialog_opened()).await?;
         self.tab(&target_id).await
     }
 
@@ -492,11 +503,8 @@ impl Manager {
                     .map(str::to_string)
             })
             .collect();
-        let active = self.inner().active.clone();
-        // Most recently created first in CDP's list.
-        Ok(active
-            .filter(|a| ids.contains(a))
-            .or_else(|| ids.first().cloned()))
+        let inner = self.inner();
+        Ok(inner.active_among(&ids).map(str::to_string))
     }
 
     /// Brings a tab to the front and makes it active.
@@ -563,6 +571,19 @@ impl Manager {
         Ok((id, page))
     }
 
+    /// `page_for`, refused with 409 `DIALOG_OPEN` while a JavaScript dialog
+    /// blocks the page (every call into it would hang until answered).
+    pub async fn page_ready(&self, target: Option<&str>) -> Result<(String, Page)> {
+        let (id, page) = self.page_for(target).await?;
+        if let Some(d) = self.events(&id, &page).await?.pending() {
+            return Err(BrowserError::DialogOpen(format!(
+                "a {} dialog (\"{}\", dialogId {}) blocks this tab; answer it with POST /hooks/dialog {{accept}}",
+                d.kind, d.message, d.dialog_id
+            )));
+        }
+        Ok((id, page))
+    }
+
     /// The dialog and file-chooser state of a tab, watching it from the
     /// first time it is used.
     pub async fn events(&self, target_id: &str, page: &Page) -> Result<Arc<TabEvents>> {
@@ -601,8 +622,9 @@ impl Manager {
     ) -> Result<(String, String)> {
         let url = policy::check_url(url, &self.settings())?;
         let (id, page) = self.page_for(target).await?;
-        navigate_page(&page, &url, timeout).await?;
-        let current = page_url(&page).await.unwrap_or(url);
+        let events = self.events(&id, &page).await?;
+        navigate_page(&page, &url, timeout, events.dialog_opened()).await?;
+        let current = self.target_url(&id).await.unwrap_or(url);
         Ok((id, current))
     }
 
@@ -640,13 +662,25 @@ pub async fn page_url(page: &Page) -> Result<String> {
 }
 
 /// `Page.navigate`, then waits (up to `timeout`) for the load event of the
-/// new document. A page that never finishes loading is left as it is.
-pub async fn navigate_page(page: &Page, url: &str, timeout: Duration) -> Result<()> {
+/// new document. A page that never finishes loading, or that opens a
+/// dialog while loading (`dialog` changes), is left as it is.
+async fn navigate_page(
+    page: &Page,
+    url: &str,
+    timeout: Duration,
+    mut dialog: tokio::sync::watch::Receiver<u64>,
+) -> Result<()> {
     let mut loads = page
         .event_listener::<EventLoadEventFired>()
         .await
         .map_err(|e| BrowserError::Cdp(e.to_string()))?;
-    let nav = page_call(page, "Page.navigate", json!({ "url": url })).await?;
+    let nav = tokio::select! {
+        nav = page_call(page, "Page.navigate", json!({ "url": url })) => nav?,
+        _ = dialog.changed() => {
+            tracing::info!(url, "a dialog opened while the page loaded");
+            return Ok(());
+        }
+    };
     if let Some(error) = nav
         .get("errorText")
         .and_then(Value::as_str)
@@ -659,8 +693,13 @@ pub async fn navigate_page(page: &Page, url: &str, timeout: Duration) -> Result<
     if nav.get("loaderId").is_none() {
         return Ok(());
     }
-    if tokio::time::timeout(timeout, loads.next()).await.is_err() {
-        tracing::info!(url, "page still loading after {} ms", timeout.as_millis());
+    tokio::select! {
+        loaded = tokio::time::timeout(timeout, loads.next()) => {
+            if loaded.is_err() {
+                tracing::info!(url, "page still loading after {} ms", timeout.as_millis());
+            }
+        }
+        _ = dialog.changed() => tracing::info!(url, "a dialog opened while the page loaded"),
     }
     Ok(())
 }

@@ -94,7 +94,7 @@ pub async fn highlight(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body:
     profile(&q, Some(&body))?;
     let reference = body.str("ref").ok_or_else(|| BrowserError::invalid("ref is required"))?;
     let m = &state.manager;
-    let (target_id, page) = m.page_for(body.str("targetId")).await?;
+    let (target_id, page) = m.page_ready(body.str("targetId")).await?;
     let color = m.settings().accent_color;
     hooks::highlight(m, &target_id, &page, reference, &color).await?;
     ok(serde_json::json!({ "ok": true, "targetId": target_id, "url": m.target_url(&target_id).await.unwrap_or_default() }))

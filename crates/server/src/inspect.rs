@@ -56,7 +56,7 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
         opts.depth = Some(opts.depth.unwrap_or(6));
     }
     let m = &state.manager;
-    let (target_id, page) = m.page_for(q.get("targetId").map(String::as_str)).await?;
+    let (target_id, page) = m.page_ready(q.get("targetId").map(String::as_str)).await?;
     match format {
         "domSnapshot" => {
             let nodes = snapshot::dom_snapshot(&page, &opts).await?;
@@ -90,7 +90,7 @@ pub async fn screenshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body
     }
     let kind = ImageType::parse(body.str("type"))?;
     let m = &state.manager;
-    let (target_id, page) = m.page_for(body.str("targetId")).await?;
+    let (target_id, page) = m.page_ready(body.str("targetId")).await?;
     let area = if let Some(r) = reference {
         ShotArea::Element(m.element(&target_id, &page, r).await?)
     } else if let Some(selector) = element {
@@ -109,7 +109,7 @@ pub async fn screenshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body
 /// `{targetId?}` → `{ok, path, targetId, url}`.
 pub async fn pdf(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
-    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     let path = inspect::pdf(&page, state.manager.home()).await?;
     ok(json!({ "ok": true, "path": path.display().to_string(), "targetId": target_id, "url": url_of(&page).await }))
 }
@@ -121,7 +121,7 @@ pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body
         return Err(BrowserError::Forbidden { message: "evaluate is disabled in settings".into(), code: Some("ACT_EVALUATE_DISABLED") }.into());
     }
     let js = body.str("js").ok_or_else(|| BrowserError::invalid("js is required"))?;
-    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     let result = inspect::eval(&page, js, body.bool("await").unwrap_or(false)).await?;
     ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "result": result }))
 }
@@ -130,7 +130,7 @@ pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body
 pub async fn query(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let selector = body.str("selector").ok_or_else(|| BrowserError::invalid("selector is required"))?;
-    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     let matches = inspect::query(&page, selector, body.uint("limit").map(|n| n as usize)).await?;
     ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "matches": matches }))
 }
@@ -139,7 +139,7 @@ pub async fn query(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
 pub async fn dom(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let format = body.str("format").unwrap_or("html");
-    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     let (content, truncated) = inspect::dom(&page, format, body.str("selector"), body.uint("maxChars").map(|n| n as usize)).await?;
     let mut v = json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "format": format, "truncated": truncated });
     v[format] = json!(content);
@@ -149,7 +149,7 @@ pub async fn dom(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
 /// OpenClaw's `GET /text?targetId&selector&maxChars`.
 pub async fn text(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
-    let (target_id, page) = state.manager.page_for(q.get("targetId").map(String::as_str)).await?;
+    let (target_id, page) = state.manager.page_ready(q.get("targetId").map(String::as_str)).await?;
     let (text, truncated) = inspect::text(&page, q.get("selector").map(String::as_str).filter(|s| !s.is_empty()), number(&q, "maxChars")?).await?;
     ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "text": text, "truncated": truncated }))
 }

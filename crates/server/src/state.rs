@@ -14,7 +14,7 @@ use crate::api::{ApiResult, Body, Query, ok, profile};
 /// `GET /cookies?targetId` → `{ok, targetId, cookies}`.
 pub async fn cookies(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
-    let (target_id, page) = state.manager.page_for(q.get("targetId").map(String::as_str)).await?;
+    let (target_id, page) = state.manager.page_ready(q.get("targetId").map(String::as_str)).await?;
     ok(json!({ "ok": true, "targetId": target_id, "cookies": storage::cookies(&page).await? }))
 }
 
@@ -22,7 +22,7 @@ pub async fn cookies(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiR
 pub async fn set_cookie(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let cookie = body.0.get("cookie").and_then(Value::as_object).ok_or_else(|| BrowserError::invalid("cookie is required"))?;
-    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     storage::set_cookie(&page, cookie).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
@@ -30,7 +30,7 @@ pub async fn set_cookie(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body
 /// `POST /cookies/clear`.
 pub async fn clear_cookies(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
-    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     storage::clear_cookies(&page).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
@@ -39,7 +39,7 @@ pub async fn clear_cookies(State(state): State<Arc<AppState>>, Q(q): Q<Query>, b
 pub async fn read(State(state): State<Arc<AppState>>, Path(kind): Path<String>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let k = Kind::parse(&kind)?;
-    let (target_id, page) = state.manager.page_for(q.get("targetId").map(String::as_str)).await?;
+    let (target_id, page) = state.manager.page_ready(q.get("targetId").map(String::as_str)).await?;
     let values = storage::read(&page, k, q.get("key").map(String::as_str)).await?;
     ok(json!({ "ok": true, "targetId": target_id, "kind": kind, "values": values }))
 }
@@ -54,7 +54,7 @@ pub async fn write(State(state): State<Arc<AppState>>, Path(kind): Path<String>,
         Some(v) if !v.is_null() => v.to_string(),
         _ => return Err(BrowserError::invalid("value is required").into()),
     };
-    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     storage::write(&page, k, key, &value).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
@@ -63,7 +63,7 @@ pub async fn write(State(state): State<Arc<AppState>>, Path(kind): Path<String>,
 pub async fn clear(State(state): State<Arc<AppState>>, Path(kind): Path<String>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let k = Kind::parse(&kind)?;
-    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     storage::clear(&page, k).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
@@ -72,7 +72,7 @@ pub async fn clear(State(state): State<Arc<AppState>>, Path(kind): Path<String>,
 pub async fn set(State(state): State<Arc<AppState>>, Path(setting): Path<String>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     emulation::check(&setting)?;
-    let (target_id, page) = state.manager.page_for(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     emulation::apply(&page, &setting, &body.0).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
