@@ -197,7 +197,7 @@ fn dialogs_uploads_and_downloads() {
 }
 
 #[test]
-fn console_and_page_errors_are_buffered() {
+fn console_errors_and_requests_are_buffered() {
     let pages = fixture_server();
     let home = tempfile::tempdir().unwrap();
     let server = start_server(home.path());
@@ -214,6 +214,18 @@ fn console_and_page_errors_are_buffered() {
     let errors = c.ok("GET", "/errors?clear=true", None);
     assert!(errors["errors"][0]["text"].as_str().unwrap().contains("kaboom"), "{errors}");
     assert_eq!(c.ok("GET", "/errors", None)["errors"], json!([]), "cleared");
+
+    // Network requests: the document, a 404 and a refused connection.
+    let page = c.ok("GET", "/requests", None);
+    let doc = page["requests"].as_array().unwrap().iter().find(|r| r["url"].as_str().unwrap().ends_with("/console.html")).cloned();
+    assert_eq!(doc.map(|d| (d["method"].clone(), d["status"].clone(), d["ok"].clone())), Some((json!("GET"), json!(200), json!(true))), "{page}");
+    let probe = "() => Promise.all([fetch('/missing.txt'), fetch('http://127.0.0.1:9/x').catch(() => null)]).then(() => 'done')";
+    assert_eq!(act(&c, json!({ "kind": "evaluate", "fn": probe }))["result"], "done");
+    let missing = c.ok("GET", "/requests?filter=missing", None);
+    assert_eq!((missing["requests"][0]["status"].as_u64(), missing["requests"][0]["ok"].as_bool()), (Some(404), Some(false)), "{missing}");
+    let refused = c.ok("GET", "/requests?filter=127.0.0.1:9/&clear=true", None);
+    assert!(refused["requests"][0]["failureText"].is_string(), "{refused}");
+    assert_eq!(c.ok("GET", "/requests", None)["requests"], json!([]), "cleared");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! What happens on a tab between calls: JavaScript dialogs, file choosers,
-//! console messages and page errors. Each tab Clawdis touches gets a
+//! console messages, page errors and network requests. Each tab Clawdis touches gets a
 //! watcher task that answers an armed dialog or chooser at once, keeps
 //! unanswered dialogs as pending (so an action that opens one reports
 //! `blockedByDialog` instead of hanging) and buffers the console.
@@ -9,6 +9,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventLoadingFailed, EventRequestWillBeSent, EventResponseReceived,
+};
 use chromiumoxide::cdp::browser_protocol::page::{
     EventFileChooserOpened, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
 };
@@ -28,6 +31,34 @@ const RECENT: usize = 10;
 const CONSOLE: usize = 500;
 /// How many page errors a tab keeps.
 const ERRORS: usize = 100;
+/// How many network requests a tab keeps.
+const REQUESTS: usize = 500;
+
+/// One network request of the tab, updated as its response arrives.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestEntry {
+    /// Chromium's request id (redirects share it).
+    pub id: String,
+    /// When it was sent (ms since the epoch).
+    pub timestamp: u64,
+    /// HTTP method.
+    pub method: String,
+    /// Request URL.
+    pub url: String,
+    /// `Document`, `Script`, `Fetch`, ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_type: Option<String>,
+    /// HTTP status, once a response arrived.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Whether it succeeded (a status below 400), once known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    /// Why it failed, for failed requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_text: Option<String>,
+}
 
 /// A console message or an uncaught page error.
 #[derive(Clone, Debug, Serialize)]
@@ -171,6 +202,7 @@ struct State {
     chooser: Option<(Vec<String>, Instant)>,
     console: VecDeque<ConsoleMessage>,
     errors: VecDeque<ConsoleMessage>,
+    requests: VecDeque<RequestEntry>,
 }
 
 /// The event state of one tab.
@@ -217,6 +249,18 @@ impl TabEvents {
         // Keep the renderer's accessibility tree live, so the first
         // snapshot after a navigation does not pay for building it.
         page_call(&page, "Accessibility.enable", json!({})).await?;
+        let mut sent = page
+            .event_listener::<EventRequestWillBeSent>()
+            .await
+            .map_err(err)?;
+        let mut answered = page
+            .event_listener::<EventResponseReceived>()
+            .await
+            .map_err(err)?;
+        let mut failed = page
+            .event_listener::<EventLoadingFailed>()
+            .await
+            .map_err(err)?;
         let events = Arc::new(TabEvents {
             state: Mutex::new(State::default()),
             opened: watch::Sender::new(0),
@@ -245,6 +289,26 @@ impl TabEvents {
                     Some(e) = exceptions.next() => {
                         let Some(events) = weak.upgrade() else { break };
                         events.log(ConsoleMessage::from_exception(&e), true);
+                    }
+                    Some(e) = sent.next() => {
+                        let Some(events) = weak.upgrade() else { break };
+                        events.on_request(&e);
+                    }
+                    Some(e) = answered.next() => {
+                        let Some(events) = weak.upgrade() else { break };
+                        let status = e.response.status as u16;
+                        events.update_request(e.request_id.inner(), |r| {
+                            r.status = Some(status);
+                            r.ok = Some(status < 400);
+                        });
+                    }
+                    Some(e) = failed.next() => {
+                        let Some(events) = weak.upgrade() else { break };
+                        let text = e.error_text.clone();
+                        events.update_request(e.request_id.inner(), |r| {
+                            r.ok = Some(false);
+                            r.failure_text = Some(text);
+                        });
                     }
                     else => break,
                 }
@@ -347,6 +411,47 @@ impl TabEvents {
         if s.console.len() > CONSOLE {
             s.console.pop_front();
         }
+    }
+
+    fn on_request(&self, e: &EventRequestWillBeSent) {
+        let kind = e.r#type.as_ref().map(|t| t.as_ref().to_string());
+        let entry = RequestEntry {
+            id: e.request_id.inner().clone(),
+            timestamp: (*e.wall_time.inner() * 1000.0) as u64,
+            method: e.request.method.clone(),
+            url: e.request.url.clone(),
+            resource_type: kind,
+            status: None,
+            ok: None,
+            failure_text: None,
+        };
+        let mut s = self.state();
+        s.requests.push_back(entry);
+        if s.requests.len() > REQUESTS {
+            s.requests.pop_front();
+        }
+    }
+
+    fn update_request(&self, id: &str, f: impl FnOnce(&mut RequestEntry)) {
+        if let Some(r) = self.state().requests.iter_mut().rev().find(|r| r.id == id) {
+            f(r);
+        }
+    }
+
+    /// Network requests whose URL contains `filter`, oldest first; `clear`
+    /// empties the buffer.
+    pub fn requests(&self, filter: Option<&str>, clear: bool) -> Vec<RequestEntry> {
+        let mut s = self.state();
+        let out = s
+            .requests
+            .iter()
+            .filter(|r| filter.is_none_or(|f| r.url.contains(f)))
+            .cloned()
+            .collect();
+        if clear {
+            s.requests.clear();
+        }
+        out
     }
 
     /// Buffered console messages at or above `min_level`, oldest first.

@@ -61,6 +61,21 @@ pub async fn console(
     Ok(json!({ "ok": true, "targetId": target_id, "url": url, "messages": events.console(level) }))
 }
 
+/// `{ok, targetId, url, requests}` for `GET /requests?filter=&clear=`.
+pub async fn requests(
+    manager: &Manager,
+    target: Option<&str>,
+    filter: Option<&str>,
+    clear: bool,
+) -> Result<Value> {
+    let (target_id, page) = manager.page_for(target).await?;
+    let events = manager.events(&target_id, &page).await?;
+    let url = manager.target_url(&target_id).await.unwrap_or_default();
+    Ok(
+        json!({ "ok": true, "targetId": target_id, "url": url, "requests": events.requests(filter, clear) }),
+    )
+}
+
 /// `{ok, targetId, url, errors}` for `GET /errors?clear=`.
 pub async fn errors(manager: &Manager, target: Option<&str>, clear: bool) -> Result<Value> {
     let (target_id, page) = manager.page_for(target).await?;

@@ -43,6 +43,13 @@ pub async fn errors(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiRe
     ok(hooks::errors(&state.manager, q.get("targetId").map(String::as_str), flag(&q, "clear")).await?)
 }
 
+/// `GET /requests?targetId&filter&clear` → `{ok, targetId, url, requests}`.
+pub async fn requests(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
+    profile(&q, None)?;
+    let filter = q.get("filter").map(String::as_str).filter(|f| !f.is_empty());
+    ok(hooks::requests(&state.manager, q.get("targetId").map(String::as_str), filter, flag(&q, "clear")).await?)
+}
+
 /// `POST /hooks/dialog {accept, promptText?, dialogId?, targetId?, timeoutMs?}`.
 pub async fn dialog(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;

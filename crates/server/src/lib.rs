@@ -75,7 +75,6 @@ const OPENCLAW_UNIMPLEMENTED: &[&str] = &[
     "/profiles/create",
     "/profiles/{name}",
     "/doctor",
-    "/requests",
     "/trace/start",
     "/trace/stop",
     "/response/body",
@@ -114,6 +113,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/dialogs", get(act::dialogs))
         .route("/console", get(act::console))
         .route("/errors", get(act::errors))
+        .route("/requests", get(act::requests))
         .route("/highlight", post(act::highlight))
         .route("/permissions/grant", post(act::grant))
         .route("/cookies", get(state::cookies))
