@@ -226,6 +226,15 @@ fn console_errors_and_requests_are_buffered() {
     let refused = c.ok("GET", "/requests?filter=127.0.0.1:9/&clear=true", None);
     assert!(refused["requests"][0]["failureText"].is_string(), "{refused}");
     assert_eq!(c.ok("GET", "/requests", None)["requests"], json!([]), "cleared");
+
+    // Response bodies by URL pattern.
+    act(&c, json!({ "kind": "evaluate", "fn": "() => fetch('/form.html').then((r) => r.text()).then(() => 'fetched')" }));
+    let got = c.ok("POST", "/response/body", Some(json!({ "url": "**/form.html", "maxChars": 50000 })));
+    assert_eq!(got["response"]["status"], 200, "{got}");
+    assert!(got["response"]["body"].as_str().unwrap().contains("<title>Form</title>"));
+    let (status, err) = c.call("POST", "/response/body", Some(json!({ "url": "never.txt", "timeoutMs": 300 })));
+    assert!(status >= 400 && err["error"].as_str().unwrap().contains("never.txt"), "{status} {err}");
+    assert_eq!(c.call("POST", "/response/body", Some(json!({}))).0, 400);
 }
 
 #[test]

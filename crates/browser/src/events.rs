@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::network::{
-    EventLoadingFailed, EventRequestWillBeSent, EventResponseReceived,
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
     EventFileChooserOpened, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
@@ -58,6 +58,9 @@ pub struct RequestEntry {
     /// Why it failed, for failed requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure_text: Option<String>,
+    /// Whether its body has fully arrived.
+    #[serde(skip)]
+    pub finished: bool,
 }
 
 /// A console message or an uncaught page error.
@@ -210,6 +213,7 @@ pub struct TabEvents {
     state: Mutex<State>,
     opened: watch::Sender<u64>,
     chooser_done: watch::Sender<u64>,
+    loaded: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for TabEvents {
@@ -261,10 +265,15 @@ impl TabEvents {
             .event_listener::<EventLoadingFailed>()
             .await
             .map_err(err)?;
+        let mut finished = page
+            .event_listener::<EventLoadingFinished>()
+            .await
+            .map_err(err)?;
         let events = Arc::new(TabEvents {
             state: Mutex::new(State::default()),
             opened: watch::Sender::new(0),
             chooser_done: watch::Sender::new(0),
+            loaded: watch::Sender::new(0),
         });
         let weak = Arc::downgrade(&events);
         tokio::spawn(async move {
@@ -309,6 +318,11 @@ impl TabEvents {
                             r.ok = Some(false);
                             r.failure_text = Some(text);
                         });
+                    }
+                    Some(e) = finished.next() => {
+                        let Some(events) = weak.upgrade() else { break };
+                        events.update_request(e.request_id.inner(), |r| r.finished = true);
+                        events.loaded.send_modify(|n| *n += 1);
                     }
                     else => break,
                 }
@@ -424,6 +438,7 @@ impl TabEvents {
             status: None,
             ok: None,
             failure_text: None,
+            finished: false,
         };
         let mut s = self.state();
         s.requests.push_back(entry);
@@ -452,6 +467,21 @@ impl TabEvents {
             s.requests.clear();
         }
         out
+    }
+
+    /// A receiver that changes whenever a response body has fully arrived.
+    pub fn response_loaded(&self) -> watch::Receiver<u64> {
+        self.loaded.subscribe()
+    }
+
+    /// The newest request whose URL `matches` and whose body has arrived.
+    pub fn finished_request(&self, matches: impl Fn(&str) -> bool) -> Option<RequestEntry> {
+        self.state()
+            .requests
+            .iter()
+            .rev()
+            .find(|r| r.finished && matches(&r.url))
+            .cloned()
     }
 
     /// Buffered console messages at or above `min_level`, oldest first.

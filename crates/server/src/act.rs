@@ -50,6 +50,15 @@ pub async fn requests(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
     ok(hooks::requests(&state.manager, q.get("targetId").map(String::as_str), filter, flag(&q, "clear")).await?)
 }
 
+/// `POST /response/body {url, targetId?, timeoutMs?, maxChars?}` → `{ok, targetId, url, response}`.
+pub async fn response_body(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let pattern = body.str("url").ok_or_else(|| BrowserError::invalid("url is required"))?;
+    let wait = timeout(&body).unwrap_or(hooks::DOWNLOAD_TIMEOUT);
+    let max = body.uint("maxChars").map(|n| n as usize);
+    ok(hooks::response_body(&state.manager, body.str("targetId"), pattern, wait, max).await?)
+}
+
 /// `POST /hooks/dialog {accept, promptText?, dialogId?, targetId?, timeoutMs?}`.
 pub async fn dialog(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;

@@ -77,7 +77,6 @@ const OPENCLAW_UNIMPLEMENTED: &[&str] = &[
     "/doctor",
     "/trace/start",
     "/trace/stop",
-    "/response/body",
 ];
 
 async fn not_implemented(method: Method, uri: Uri) -> Response {
@@ -114,6 +113,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/console", get(act::console))
         .route("/errors", get(act::errors))
         .route("/requests", get(act::requests))
+        .route("/response/body", post(act::response_body))
         .route("/highlight", post(act::highlight))
         .route("/permissions/grant", post(act::grant))
         .route("/cookies", get(state::cookies))
