@@ -50,6 +50,14 @@ fn tabs_snapshots_and_page_reads() {
     assert!(button["backendDOMNodeId"].is_i64());
     let again = c.ok("GET", &format!("/snapshot?targetId={id}"), None);
     assert_eq!(again["refs"][&submit]["name"], "Submit", "refs survive a re-snapshot");
+    // A repeat snapshot marks what is new since the last one; urls shows link targets.
+    c.ok("POST", "/eval", Some(json!({ "js": "document.body.append(Object.assign(document.createElement('button'), { textContent: 'Fresh' }))" })));
+    let marked = c.ok("GET", &format!("/snapshot?targetId={id}&urls=true"), None);
+    let text = marked["snapshot"].as_str().unwrap();
+    let line = |name: &str| text.lines().find(|l| l.contains(name)).unwrap_or_default().to_string();
+    assert!(line("\"Fresh\"").ends_with("[new]"), "{text}");
+    assert!(!line("\"Submit\"").contains("[new]"), "{text}");
+    assert!(line("\"Long page\"").ends_with(&format!("-> http://127.0.0.1:{pages}/long.html")), "{text}");
     let cut = c.ok("GET", "/snapshot?maxChars=40", None);
     assert_eq!(cut["truncated"], true);
     let dom = c.ok("GET", "/snapshot?format=domSnapshot&limit=5", None);

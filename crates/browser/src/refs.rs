@@ -34,31 +34,36 @@ pub struct RefTable {
     next: u32,
     by_key: HashMap<NodeKey, u32>,
     entries: HashMap<u32, RefEntry>,
+    snapshots: u32,
 }
 
 impl RefTable {
     /// Starts a snapshot of `document`: a new document discards every ref.
-    pub fn begin(&mut self, document: &str) {
+    /// True when this document was snapshotted before.
+    pub fn begin(&mut self, document: &str) -> bool {
         if self.document != document {
             *self = RefTable {
                 document: document.to_string(),
                 ..RefTable::default()
             };
         }
+        self.snapshots += 1;
+        self.snapshots > 1
     }
 
-    /// The number for a node, reusing the one it had in an earlier snapshot.
-    pub fn number(&mut self, key: NodeKey, entry: RefEntry) -> u32 {
-        let n = match self.by_key.get(&key) {
-            Some(n) => *n,
+    /// The number for a node, reusing the one it had in an earlier snapshot
+    /// of the document; true when the node is new.
+    pub fn number(&mut self, key: NodeKey, entry: RefEntry) -> (u32, bool) {
+        let (n, fresh) = match self.by_key.get(&key) {
+            Some(n) => (*n, false),
             None => {
                 self.next += 1;
                 self.by_key.insert(key, self.next);
-                self.next
+                (self.next, true)
             }
         };
         self.entries.insert(n, entry);
-        n
+        (n, fresh)
     }
 
     /// Looks a ref up for an action on `document`.
@@ -113,14 +118,15 @@ mod tests {
     #[test]
     fn refs_survive_resnapshots_and_go_stale_on_navigation() {
         let mut t = RefTable::default();
-        t.begin("doc1");
-        let a = t.number(NodeKey::Dom(40), entry(40));
-        let b = t.number(NodeKey::Dom(41), entry(41));
-        t.begin("doc1");
+        assert!(!t.begin("doc1"), "first snapshot");
+        let (a, fresh) = t.number(NodeKey::Dom(40), entry(40));
+        assert!(fresh);
+        let (b, _) = t.number(NodeKey::Dom(41), entry(41));
+        assert!(t.begin("doc1"), "a repeat");
         assert_eq!(
             t.number(NodeKey::Dom(41), entry(41)),
-            b,
-            "same node, same ref"
+            (b, false),
+            "same node, same ref, not new"
         );
         assert_eq!(
             t.lookup(&format!("e{a}"), "doc1").unwrap().backend_node_id,
@@ -134,7 +140,7 @@ mod tests {
             t.lookup("e1", "doc2"),
             Err(BrowserError::StaleRef(_))
         ));
-        t.begin("doc2");
+        assert!(!t.begin("doc2"), "a new document starts over");
         assert!(matches!(
             t.lookup("e2", "doc2"),
             Err(BrowserError::StaleRef(_))

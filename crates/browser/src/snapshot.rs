@@ -107,6 +107,8 @@ pub struct SnapshotOptions {
     pub depth: Option<usize>,
     /// Scope to the first element matching this CSS selector.
     pub selector: Option<String>,
+    /// Append link targets (`- link "Docs" [ref=e4] -> https://…`).
+    pub urls: bool,
 }
 
 /// One node of the `aria` format.
@@ -279,7 +281,11 @@ fn child_frames(tree: &Value, out: &mut Vec<String>) {
 /// `None` for frames this session cannot read (out-of-process iframes).
 async fn frame_tree(page: &Page, frame: &str) -> Option<(Value, i64)> {
     let (sub, owner) = tokio::join!(
-        page_call(page, "Accessibility.getFullAXTree", json!({ "frameId": frame })),
+        page_call(
+            page,
+            "Accessibility.getFullAXTree",
+            json!({ "frameId": frame })
+        ),
         page_call(page, "DOM.getFrameOwner", json!({ "frameId": frame })),
     );
     Some((sub.ok()?, owner.ok()?.get("backendNodeId")?.as_i64()?))
@@ -451,7 +457,7 @@ impl Capture {
                         .is_none_or(|s| n.backend.is_some_and(|b| s.contains(&b)));
                 let next_depth = if shown { depth + 1 } else { depth };
                 if shown && opts.depth.is_none_or(|d| depth <= d) {
-                    let number = table.number(key_of(n), entry_of(n));
+                    let (number, _) = table.number(key_of(n), entry_of(n));
                     out.push(AriaNode {
                         reference: format!("ax{number}"),
                         role: if n.role.is_empty() {
@@ -478,6 +484,16 @@ impl Capture {
 
 fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
+}
+
+/// A string-valued AX property.
+fn prop_text(n: &AxNode, name: &str) -> Option<String> {
+    n.props
+        .iter()
+        .find(|(k, _)| k == name)
+        .and_then(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
 }
 
 fn states(n: &AxNode) -> String {
@@ -516,7 +532,7 @@ impl Capture {
             .filter(|n| !n.is_empty())
             .collect();
         {
-            table.begin(&self.document);
+            let repeat = table.begin(&self.document);
             // (node id, depth, parent's name): text equal to the parent's name is noise.
             let mut stack: Vec<(String, usize, String)> = forest
                 .root
@@ -540,8 +556,8 @@ impl Capture {
                         interactive
                     } else if text {
                         !n.name.trim().is_empty()
-                        && n.name.trim() != parent_name.trim()
-                        && !control_names.contains(n.name.trim())
+                            && n.name.trim() != parent_name.trim()
+                            && !control_names.contains(n.name.trim())
                     } else {
                         !(structural
                             && n.name.trim().is_empty()
@@ -565,8 +581,11 @@ impl Capture {
                         }
                         line.push_str(&states(n));
                         if interactive || REF_ROLES.contains(&n.role.as_str()) {
-                            let number = table.number(key_of(n), entry_of(n));
+                            let (number, fresh) = table.number(key_of(n), entry_of(n));
                             line.push_str(&format!(" [ref=e{number}]"));
+                            if repeat && fresh {
+                                line.push_str(" [new]");
+                            }
                             ref_map.insert(
                                 format!("e{number}"),
                                 json!({ "role": n.role, "name": n.name.trim() }),
@@ -580,6 +599,12 @@ impl Capture {
                         {
                             line.push_str(": ");
                             line.push_str(v);
+                        } else if opts.urls
+                            && n.role == "link"
+                            && let Some(url) = prop_text(n, "url")
+                        {
+                            line.push_str(" -> ");
+                            line.push_str(&url);
                         }
                         line
                     };

@@ -50,6 +50,7 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
         compact: flag(&q, "compact"),
         depth: number(&q, "depth")?,
         selector: q.get("selector").cloned().filter(|s| !s.trim().is_empty()),
+        urls: flag(&q, "urls"),
     };
     if efficient {
         opts.max_chars = Some(opts.max_chars.unwrap_or(8000));
