@@ -1,0 +1,78 @@
+// Drives `clawdis serve` with OpenClaw's own browser client (the `openclaw`
+// npm package's client modules, unchanged) and checks each answer.
+//
+//   node scripts/openclaw-client-check.mjs <openclaw dist dir> <control URL> <page URL>
+//
+// The token comes from OPENCLAW_GATEWAY_TOKEN, as OpenClaw's gateway does.
+// scripts/openclaw-client-check (the shell wrapper) installs the package and
+// starts a server; exit status 0 means every call worked.
+
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import assert from "node:assert/strict";
+
+const [dist, base, pageUrl] = process.argv.slice(2);
+
+// The bundle's modules export minified names; map them back by reading the
+// `export { real as x }` line of the module that defines `wanted`.
+async function load(wanted) {
+  for (const file of readdirSync(dist).filter((f) => f.endsWith(".mjs"))) {
+    const text = readFileSync(join(dist, file), "utf8");
+    if (!text.includes(`async function ${wanted}(`)) continue;
+    const exports = text.match(/export \{([^}]*)\}/);
+    if (!exports) continue;
+    const mod = await import(join(dist, file));
+    const names = {};
+    for (const part of exports[1].split(",")) {
+      const [real, alias] = part.trim().split(/\s+as\s+/);
+      if (alias) names[real] = mod[alias];
+    }
+    return names;
+  }
+  throw new Error(`no module defines ${wanted}`);
+}
+
+const client = await load("browserSnapshot");
+const actions = await load("browserAct");
+const steps = [];
+async function step(name, f) {
+  try {
+    const out = await f();
+    steps.push(`ok   ${name}`);
+    return out;
+  } catch (e) {
+    steps.push(`FAIL ${name}: ${e?.stack ?? e}`);
+    throw e;
+  }
+}
+
+try {
+  const status = await step("status", () => client.browserStatus(base));
+  assert.equal(status.color, "#FF4500");
+  await step("start", () => client.browserStart(base));
+  const tab = await step("open tab", () => client.browserOpenTab(base, pageUrl));
+  assert.equal(tab.title, "Form");
+  const tabs = await step("tabs", () => client.browserTabs(base));
+  assert.ok(JSON.stringify(tabs).includes(tab.targetId));
+  const snap = await step("snapshot (agent default: no format)", () =>
+    client.browserSnapshot(base, { targetId: tab.targetId }));
+  assert.equal(snap.format, "ai");
+  const ref = Object.entries(snap.refs).find(([, v]) => v.role === "textbox")[0];
+  const submit = Object.entries(snap.refs).find(([, v]) => v.name === "Submit")[0];
+  await step("act type", () => actions.browserAct(base, { kind: "type", ref, text: "Ada", targetId: tab.targetId, submit: false, slowly: false, timeoutMs: 60000 }));
+  const clicked = await step("act click", () => actions.browserAct(base, { kind: "click", ref: submit, targetId: tab.targetId, doubleClick: false }));
+  assert.equal(clicked.targetId, tab.targetId);
+  const result = await step("act evaluate", () => actions.browserAct(base, { kind: "evaluate", fn: "() => document.querySelector('#out').textContent", targetId: tab.targetId }));
+  assert.equal(result.result, "Hello Ada");
+  await step("snapshot efficient", () => client.browserSnapshot(base, { targetId: tab.targetId, mode: "efficient" }));
+  const shot = await step("screenshot", () => actions.browserScreenshotAction(base, { targetId: tab.targetId, fullPage: false, type: "png" }));
+  assert.ok(shot.path.startsWith("/"));
+  await step("navigate", () => actions.browserNavigate(base, { url: pageUrl, targetId: tab.targetId }));
+  await step("console", () => actions.browserConsoleMessages(base, { targetId: tab.targetId }));
+  await step("arm dialog", () => actions.browserArmDialog(base, { accept: true, targetId: tab.targetId }));
+  await step("focus", () => client.browserFocusTab(base, tab.targetId));
+  await step("close tab (raw id)", () => client.browserCloseTabByRawTargetId(base, tab.targetId));
+  await step("stop", () => client.browserStop(base));
+} finally {
+  console.log(steps.join("\n"));
+}
