@@ -72,6 +72,20 @@ try {
   await step("arm dialog", () => actions.browserArmDialog(base, { accept: true, targetId: tab.targetId }));
   await step("focus", () => client.browserFocusTab(base, tab.targetId));
   await step("close tab (raw id)", () => client.browserCloseTabByRawTargetId(base, tab.targetId));
+  // The agent's `browser` tool itself, pointed at this server.
+  const tool = actions.createBrowserTool({ sandboxBridgeUrl: base });
+  const run = (args) => tool.execute("check", args);
+  const text = (out) => JSON.stringify(out);
+  const opened = await step("tool open", () => run({ action: "open", url: pageUrl }));
+  assert.ok(text(opened).includes("Form"), text(opened));
+  const seen = await step("tool snapshot", () => run({ action: "snapshot" }));
+  const button = text(seen).match(/button \\"Submit\\" \[ref=(e\d+)\]/);
+  assert.ok(button, text(seen));
+  await step("tool act click", () => run({ action: "act", request: { kind: "click", ref: button[1] } }));
+  const read = await step("tool act evaluate", () => run({ action: "act", request: { kind: "evaluate", fn: "() => document.querySelector('#out').textContent" } }));
+  assert.ok(text(read).includes("Hello"), text(read));
+  await step("tool tabs", () => run({ action: "tabs" }));
+  await step("tool screenshot", () => run({ action: "screenshot" }));
   await step("stop", () => client.browserStop(base));
 } finally {
   console.log(steps.join("\n"));
