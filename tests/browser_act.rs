@@ -114,6 +114,12 @@ fn acting_on_refs() {
     act(&c, json!({ "kind": "click", "ref": ref_of(&c, "button", "Inner button") }));
     assert_eq!(eval(&c, "document.querySelector('iframe').contentDocument.querySelector('#out').textContent"), "inner clicked");
 
+    // Pickers get their value; text inputs keep what the page made of the typing.
+    c.ok("POST", "/navigate", Some(json!({ "url": format!("http://127.0.0.1:{pages}/inputs.html") })));
+    act(&c, json!({ "kind": "type", "selector": "#date", "text": "2026-11-22" }));
+    act(&c, json!({ "kind": "type", "selector": "#code", "text": "abc" }));
+    assert_eq!(eval(&c, "[date.value, code.value]"), json!(["2026-11-22", "ABC"]));
+
     // close closes the tab.
     assert_eq!(act(&c, json!({ "kind": "close", "targetId": other }))["targetId"], other.as_str());
     assert!(!c.ok("GET", "/tabs", None)["tabs"].as_array().unwrap().iter().any(|t| t["targetId"] == other.as_str()));

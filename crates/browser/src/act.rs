@@ -658,7 +658,6 @@ impl Runner<'_> {
         } else {
             input::insert_text(page, text).await?;
         }
-        // Inputs that ignore typed text (date, color, range) get the value set.
         element::call_on(page, backend, ENSURE_VALUE, &[json!(text)]).await?;
         Ok(())
     }
@@ -737,8 +736,11 @@ const SELECT_ALL: &str = r#"function() {
   }
 }"#;
 
+/// Inputs that ignore typed text get their value set (what a date or colour
+/// picker would do); text inputs keep whatever the page made of the typing.
 const ENSURE_VALUE: &str = r#"function(text) {
-  if (!('value' in this) || this.value === text || this.isContentEditable) return;
+  const picked = ['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range'];
+  if (this.tagName !== 'INPUT' || !picked.includes(this.type) || this.value === text) return;
   const proto = Object.getPrototypeOf(this);
   const setter = Object.getOwnPropertyDescriptor(proto, 'value');
   if (setter && setter.set) setter.set.call(this, text); else this.value = text;
