@@ -227,10 +227,22 @@ fn console_errors_and_requests_are_buffered() {
     assert_eq!(doc.map(|d| (d["method"].clone(), d["status"].clone(), d["ok"].clone())), Some((json!("GET"), json!(200), json!(true))), "{page}");
     let probe = "() => Promise.all([fetch('/missing.txt'), fetch('http://127.0.0.1:9/x').catch(() => null)]).then(() => 'done')";
     assert_eq!(act(&c, json!({ "kind": "evaluate", "fn": probe }))["result"], "done");
-    let missing = c.ok("GET", "/requests?filter=missing", None);
+    // Network events reach the log on their own schedule, not with the page's promise: poll until settled.
+    let settled = |path: &str, done: &dyn Fn(&Value) -> bool| {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let v = c.ok("GET", path, None);
+            if done(&v["requests"][0]) || std::time::Instant::now() > end {
+                return v;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    let missing = settled("/requests?filter=missing", &|r| r["status"].is_u64());
     assert_eq!((missing["requests"][0]["status"].as_u64(), missing["requests"][0]["ok"].as_bool()), (Some(404), Some(false)), "{missing}");
-    let refused = c.ok("GET", "/requests?filter=127.0.0.1:9/&clear=true", None);
+    let refused = settled("/requests?filter=127.0.0.1:9/", &|r| r["failureText"].is_string());
     assert!(refused["requests"][0]["failureText"].is_string(), "{refused}");
+    c.ok("GET", "/requests?clear=true", None);
     assert_eq!(c.ok("GET", "/requests", None)["requests"], json!([]), "cleared");
 
     // Response bodies by URL pattern.

@@ -214,6 +214,7 @@ pub struct TabEvents {
     opened: watch::Sender<u64>,
     chooser_done: watch::Sender<u64>,
     loaded: watch::Sender<u64>,
+    barrier: tokio::sync::mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl std::fmt::Debug for TabEvents {
@@ -269,16 +270,21 @@ impl TabEvents {
             .event_listener::<EventLoadingFinished>()
             .await
             .map_err(err)?;
+        let (barrier, mut barriers) = tokio::sync::mpsc::unbounded_channel();
         let events = Arc::new(TabEvents {
             state: Mutex::new(State::default()),
             opened: watch::Sender::new(0),
             chooser_done: watch::Sender::new(0),
             loaded: watch::Sender::new(0),
+            barrier,
         });
         let weak = Arc::downgrade(&events);
         tokio::spawn(async move {
             loop {
+                // Events first: a barrier is answered only once every event
+                // already received has been recorded.
                 tokio::select! {
+                    biased;
                     Some(e) = opening.next() => {
                         let Some(events) = weak.upgrade() else { break };
                         events.on_opening(&page, &e).await;
@@ -323,6 +329,9 @@ impl TabEvents {
                         let Some(events) = weak.upgrade() else { break };
                         events.update_request(e.request_id.inner(), |r| r.finished = true);
                         events.loaded.send_modify(|n| *n += 1);
+                    }
+                    Some(done) = barriers.recv() => {
+                        let _ = done.send(());
                     }
                     else => break,
                 }
@@ -467,6 +476,26 @@ impl TabEvents {
             s.requests.clear();
         }
         out
+    }
+
+    /// Waits until every event the page sent before this call is recorded:
+    /// a round trip to the page (its answer comes after its earlier
+    /// events), then a barrier through the watcher. Best effort while a
+    /// dialog blocks the page.
+    pub async fn settle(&self, page: &Page) {
+        if self.pending().is_none() {
+            let _ = crate::cdp::page_call_with(
+                page,
+                "Runtime.evaluate",
+                json!({ "expression": "0" }),
+                Duration::from_secs(1),
+            )
+            .await;
+        }
+        let (done, wait) = tokio::sync::oneshot::channel();
+        if self.barrier.send(done).is_ok() {
+            let _ = tokio::time::timeout(Duration::from_secs(1), wait).await;
+        }
     }
 
     /// A receiver that changes whenever a response body has fully arrived.

@@ -57,6 +57,7 @@ pub async fn console(
 ) -> Result<Value> {
     let (target_id, page) = manager.page_for(target).await?;
     let events = manager.events(&target_id, &page).await?;
+    events.settle(&page).await;
     let url = manager.target_url(&target_id).await.unwrap_or_default();
     Ok(json!({ "ok": true, "targetId": target_id, "url": url, "messages": events.console(level) }))
 }
@@ -70,6 +71,7 @@ pub async fn requests(
 ) -> Result<Value> {
     let (target_id, page) = manager.page_for(target).await?;
     let events = manager.events(&target_id, &page).await?;
+    events.settle(&page).await;
     let url = manager.target_url(&target_id).await.unwrap_or_default();
     Ok(
         json!({ "ok": true, "targetId": target_id, "url": url, "requests": events.requests(filter, clear) }),
@@ -140,6 +142,7 @@ pub async fn response_body(
 pub async fn errors(manager: &Manager, target: Option<&str>, clear: bool) -> Result<Value> {
     let (target_id, page) = manager.page_for(target).await?;
     let events = manager.events(&target_id, &page).await?;
+    events.settle(&page).await;
     let url = manager.target_url(&target_id).await.unwrap_or_default();
     Ok(json!({ "ok": true, "targetId": target_id, "url": url, "errors": events.errors(clear) }))
 }
