@@ -294,6 +294,11 @@ fn cookies_storage_and_emulation() {
     assert_eq!(c.ok("POST", "/eval", Some(probe))["result"], "online");
     assert_eq!(c.call("POST", "/set/headers", Some(json!({ "headers": { "X-N": 1 } }))).0, 400);
     assert_eq!(c.call("POST", "/set/bogus", Some(json!({}))).0, 404);
+    c.ok("POST", "/set/device", Some(json!({ "name": "iPhone 13" })));
+    assert_eq!(eval(&c, "[screen.width, devicePixelRatio, navigator.userAgent.includes('iPhone'), navigator.maxTouchPoints > 0]"), json!([390, 3, true, true]));
+    c.ok("POST", "/set/device", Some(json!({ "clear": true })));
+    assert_eq!(eval(&c, "navigator.userAgent.includes('iPhone')"), false);
+    assert_eq!(c.call("POST", "/set/device", Some(json!({ "name": "Nokia 3310" }))).0, 400);
 
     // Permissions and highlighting.
     let origin = format!("http://127.0.0.1:{pages}");

@@ -28,7 +28,8 @@ async fn check_in_page(page: &Page, probe: &str, field: &str, value: &str) -> Re
 }
 
 /// The settings `/set/{setting}` applies.
-pub const SETTINGS: [&str; 6] = [
+pub const SETTINGS: [&str; 7] = [
+    "device",
     "offline",
     "headers",
     "geolocation",
@@ -38,7 +39,7 @@ pub const SETTINGS: [&str; 6] = [
 ];
 
 fn unknown(setting: &str) -> BrowserError {
-    if matches!(setting, "credentials" | "device") {
+    if setting == "credentials" {
         BrowserError::Unsupported(format!("not implemented: POST /set/{setting}"))
     } else {
         BrowserError::Missing(format!("unknown route: POST /set/{setting}"))
@@ -139,6 +140,43 @@ pub async fn apply(page: &Page, setting: &str, body: &Map<String, Value>) -> Res
             );
             check_in_page(page, &probe, "timezoneId", id).await?;
             ("Emulation.setTimezoneOverride", json!({ "timezoneId": id }))
+        }
+        "device" if flag("clear") == Some(true) => {
+            page_call(page, "Emulation.clearDeviceMetricsOverride", json!({})).await?;
+            page_call(
+                page,
+                "Emulation.setTouchEmulationEnabled",
+                json!({ "enabled": false }),
+            )
+            .await?;
+            ("Emulation.setUserAgentOverride", json!({ "userAgent": "" }))
+        }
+        "device" => {
+            let name = text("name")
+                .ok_or_else(|| BrowserError::invalid("name is required (or clear: true)"))?;
+            let d = crate::devices::find(name).ok_or_else(|| {
+                let known: Vec<&str> = crate::devices::DEVICES.iter().map(|d| d.name).collect();
+                BrowserError::invalid(format!(
+                    "unknown device {name}; known: {}",
+                    known.join(", ")
+                ))
+            })?;
+            page_call(
+                page,
+                "Emulation.setDeviceMetricsOverride",
+                json!({ "width": d.width, "height": d.height, "deviceScaleFactor": d.scale, "mobile": d.mobile }),
+            )
+            .await?;
+            page_call(
+                page,
+                "Emulation.setTouchEmulationEnabled",
+                json!({ "enabled": d.mobile, "maxTouchPoints": 5 }),
+            )
+            .await?;
+            (
+                "Emulation.setUserAgentOverride",
+                json!({ "userAgent": d.user_agent }),
+            )
         }
         "locale" => {
             let locale =

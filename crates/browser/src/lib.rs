@@ -5,6 +5,7 @@
 pub mod act;
 pub mod cdp;
 pub mod color;
+pub mod devices;
 pub mod discovery;
 pub mod element;
 pub mod emulation;
