@@ -50,6 +50,8 @@ try {
   const status = await step("status", () => client.browserStatus(base));
   assert.equal(status.color, "#FF4500");
   await step("start", () => client.browserStart(base));
+  const doctor = await step("doctor", () => client.browserDoctor(base));
+  assert.ok(Array.isArray(doctor.checks));
   const tab = await step("open tab", () => client.browserOpenTab(base, pageUrl));
   assert.equal(tab.title, "Form");
   const tabs = await step("tabs", () => client.browserTabs(base));

@@ -163,6 +163,10 @@ fn an_occupied_cdp_port_is_reported_and_left_alone() {
     assert!(began.elapsed() < Duration::from_secs(20));
     assert!(status >= 400 && body["error"].as_str().unwrap().contains(&cdp.to_string()), "{status} {body}");
     assert!(TcpStream::connect(("127.0.0.1", cdp)).is_ok(), "the other process keeps its port");
+    let doctor = c.ok("GET", "/doctor", None);
+    let find = |id: &str| doctor["checks"].as_array().unwrap().iter().find(|k| k["id"] == id).cloned().unwrap_or_default();
+    assert_eq!((find("cdp-port")["status"].as_str(), find("executable")["status"].as_str()), (Some("warn"), Some("pass")), "{doctor}");
+    assert!(find("cdp-port")["summary"].as_str().unwrap().contains(&cdp.to_string()));
     assert!(browsers_on(&home.path().join("browser/clawd/user-data")).is_empty());
 }
 
@@ -216,4 +220,17 @@ fn reset_profile_moves_it_aside_and_the_next_start_is_fresh() {
     c.ok("POST", "/tabs/open", Some(json!({ "url": "about:blank" })));
     assert!(!user_data.join("marker").exists(), "a fresh profile");
     assert_eq!(read_json(user_data.join("Local State"))["profile"]["info_cache"]["Default"]["name"], "clawd", "themed again");
+}
+
+#[test]
+fn doctor_names_a_missing_browser() {
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server_with(home.path(), json!({ "executablePath": "/nonexistent/chromium" }));
+    let c = Client::new(&server);
+    let doctor = c.ok("GET", "/doctor", None);
+    assert_eq!(doctor["ok"], false, "{doctor}");
+    let exe = doctor["checks"].as_array().unwrap().iter().find(|k| k["id"] == "executable").unwrap();
+    assert_eq!(exe["status"], "fail");
+    assert!(exe["fixHint"].is_string());
+    assert_eq!(c.call("POST", "/start", None).0, 500, "start fails the same way");
 }

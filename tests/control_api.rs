@@ -92,7 +92,7 @@ fn every_call_needs_the_token_and_a_loopback_host() {
     let (status, body) = request(s.port, "GET", "/no/such/route", &[("Authorization", &auth)], "");
     assert_eq!(status, 404, "unknown paths are 404: {body}");
     assert!(json(&body)["error"].is_string());
-    for (method, path) in [("POST", "/trace/stop"), ("POST", "/trace/start"), ("POST", "/set/credentials"), ("GET", "/doctor")] {
+    for (method, path) in [("POST", "/trace/stop"), ("POST", "/trace/start"), ("POST", "/set/credentials"), ("POST", "/profiles/create")] {
         let (status, body) = request(s.port, method, path, &[("Authorization", &auth)], "");
         assert_eq!(status, 501, "OpenClaw routes not implemented here are 501: {method} {path} {body}");
         assert!(json(&body)["error"].as_str().unwrap().contains("not implemented"));

@@ -7,6 +7,7 @@ pub mod cdp;
 pub mod color;
 pub mod devices;
 pub mod discovery;
+pub mod doctor;
 pub mod element;
 pub mod emulation;
 pub mod events;

@@ -18,6 +18,16 @@ pub async fn status(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiRe
     ok(v)
 }
 
+/// `GET /doctor` → `{ok, profile, status, checks}`.
+pub async fn doctor(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
+    profile(&q, None)?;
+    let checks = clawdis_browser::doctor::run(&state.manager);
+    let healthy = checks.iter().all(|c| c.status != "fail");
+    let mut status = serde_json::to_value(state.manager.status()).unwrap_or_else(|_| json!({}));
+    status["ports"] = json!({ "control": state.control_port, "cdp": status["cdpPort"] });
+    ok(json!({ "ok": healthy, "profile": clawdis_browser::manager::PROFILE, "status": status, "checks": checks }))
+}
+
 /// Starts the browser (`?headless=true` for a one-shot headless launch).
 pub async fn start(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;

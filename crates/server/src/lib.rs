@@ -74,7 +74,6 @@ impl AppState {
 const OPENCLAW_UNIMPLEMENTED: &[&str] = &[
     "/profiles/create",
     "/profiles/{name}",
-    "/doctor",
     "/trace/start",
     "/trace/stop",
 ];
@@ -95,6 +94,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/stop", post(basic::stop))
         .route("/profiles", get(basic::profiles))
         .route("/reset-profile", post(basic::reset_profile))
+        .route("/doctor", get(basic::doctor))
         .route("/tabs", get(tabs::list))
         .route("/tabs/open", post(tabs::open))
         .route("/tabs/focus", post(tabs::focus))
