@@ -109,6 +109,10 @@ fn acting_on_refs() {
     assert!(status >= 400 && err["error"].as_str().unwrap().contains("Never"), "{status} {err}");
     act(&c, json!({ "kind": "wait", "url": "**/slow.html", "loadState": "load", "selector": "#status", "textGone": "Waiting" }));
 
+    // frame= scopes a snapshot to one iframe.
+    c.ok("POST", "/navigate", Some(json!({ "url": format!("http://127.0.0.1:{pages}/frame.html") })));
+    let framed = c.ok("GET", "/snapshot?frame=%23inner", None)["snapshot"].as_str().unwrap().to_string();
+    assert!(framed.contains("button \"Inner button\"") && !framed.contains("Outer"), "{framed}");
     // An iframe's button has a ref, and clicking it works.
     c.ok("POST", "/navigate", Some(json!({ "url": format!("http://127.0.0.1:{pages}/frame.html") })));
     act(&c, json!({ "kind": "click", "ref": ref_of(&c, "button", "Inner button") }));

@@ -49,7 +49,8 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
         interactive: flag(&q, "interactive"),
         compact: flag(&q, "compact"),
         depth: number(&q, "depth")?,
-        selector: q.get("selector").cloned().filter(|s| !s.trim().is_empty()),
+        // `frame` (a selector for an <iframe>) scopes like `selector`: the scope follows into frames.
+        selector: ["selector", "frame"].iter().find_map(|k| q.get(*k).cloned().filter(|s| !s.trim().is_empty())),
         urls: flag(&q, "urls"),
     };
     if efficient {
