@@ -199,6 +199,22 @@ fn centre(quads: &Value) -> Option<(f64, f64)> {
     })
 }
 
+/// Outlines the element a ref names in `color` for two seconds.
+pub async fn highlight(
+    manager: &Manager,
+    target_id: &str,
+    page: &chromiumoxide::Page,
+    reference: &str,
+    color: &str,
+) -> Result<()> {
+    let backend = manager.element(target_id, page, reference).await?;
+    scroll_into_view(page, backend).await?;
+    let js = "function(color) { const before = this.style.outline; \
+              this.style.outline = `3px solid ${color}`; \
+              setTimeout(() => { this.style.outline = before; }, 2000); }";
+    call_on(page, backend, js, &[json!(color)]).await.map(drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

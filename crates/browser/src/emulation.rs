@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cdp::page_call;
 use crate::inspect::eval;
+use crate::manager::Manager;
 use crate::{BrowserError, Result};
 
 fn bad_value(what: &str, e: BrowserError) -> BrowserError {
@@ -191,4 +192,25 @@ pub async fn apply(page: &Page, setting: &str, body: &Map<String, Value>) -> Res
         .await
         .map(drop)
         .map_err(|e| bad_value(setting, e))
+}
+
+/// Grants browser permissions (`geolocation`, `notifications`, ...), for
+/// one origin or all.
+pub async fn grant(
+    manager: &Manager,
+    permissions: &[String],
+    origin: Option<&str>,
+) -> Result<Value> {
+    let cdp = manager.ensure().await?;
+    let mut params = json!({ "permissions": permissions });
+    if let Some(origin) = origin {
+        params["origin"] = json!(origin);
+    }
+    cdp.call("Browser.grantPermissions", params)
+        .await
+        .map_err(|e| match e {
+            BrowserError::Cdp(m) => BrowserError::invalid(format!("permissions refused: {m}")),
+            other => other,
+        })?;
+    Ok(json!({ "ok": true }))
 }

@@ -16,6 +16,7 @@ pub mod hooks;
 pub mod input;
 pub mod inspect;
 pub mod launch;
+pub mod logs;
 pub mod manager;
 pub mod policy;
 pub mod process;

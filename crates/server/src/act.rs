@@ -8,6 +8,7 @@ use axum::extract::{Query as Q, State};
 use clawdis_browser::element::Locator;
 use clawdis_browser::events::DialogReply;
 use clawdis_browser::hooks::{self, Upload};
+use clawdis_browser::{element, emulation, logs};
 use clawdis_browser::{BrowserError, act};
 use serde_json::Value;
 
@@ -34,20 +35,20 @@ pub async fn dialogs(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiR
 pub async fn console(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let level = q.get("level").map(String::as_str).filter(|l| !l.is_empty());
-    ok(hooks::console(&state.manager, q.get("targetId").map(String::as_str), level).await?)
+    ok(logs::console(&state.manager, q.get("targetId").map(String::as_str), level).await?)
 }
 
 /// `GET /errors?targetId&clear` → `{ok, targetId, url, errors}`.
 pub async fn errors(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
-    ok(hooks::errors(&state.manager, q.get("targetId").map(String::as_str), flag(&q, "clear")).await?)
+    ok(logs::errors(&state.manager, q.get("targetId").map(String::as_str), flag(&q, "clear")).await?)
 }
 
 /// `GET /requests?targetId&filter&clear` → `{ok, targetId, url, requests}`.
 pub async fn requests(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let filter = q.get("filter").map(String::as_str).filter(|f| !f.is_empty());
-    ok(hooks::requests(&state.manager, q.get("targetId").map(String::as_str), filter, flag(&q, "clear")).await?)
+    ok(logs::requests(&state.manager, q.get("targetId").map(String::as_str), filter, flag(&q, "clear")).await?)
 }
 
 /// `POST /response/body {url, targetId?, timeoutMs?, maxChars?}` → `{ok, targetId, url, response}`.
@@ -56,7 +57,7 @@ pub async fn response_body(State(state): State<Arc<AppState>>, Q(q): Q<Query>, b
     let pattern = body.str("url").ok_or_else(|| BrowserError::invalid("url is required"))?;
     let wait = timeout(&body).unwrap_or(hooks::DOWNLOAD_TIMEOUT);
     let max = body.uint("maxChars").map(|n| n as usize);
-    ok(hooks::response_body(&state.manager, body.str("targetId"), pattern, wait, max).await?)
+    ok(logs::response_body(&state.manager, body.str("targetId"), pattern, wait, max).await?)
 }
 
 /// `POST /hooks/dialog {accept, promptText?, dialogId?, targetId?, timeoutMs?}`.
@@ -112,7 +113,7 @@ pub async fn highlight(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body:
     let m = &state.manager;
     let (target_id, page) = m.page_ready(body.str("targetId")).await?;
     let color = m.settings().accent_color;
-    hooks::highlight(m, &target_id, &page, reference, &color).await?;
+    element::highlight(m, &target_id, &page, reference, &color).await?;
     ok(serde_json::json!({ "ok": true, "targetId": target_id, "url": m.target_url(&target_id).await.unwrap_or_default() }))
 }
 
@@ -123,5 +124,5 @@ pub async fn grant(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
     if permissions.is_empty() {
         return Err(BrowserError::invalid("permissions are required").into());
     }
-    ok(hooks::grant(&state.manager, &permissions, body.str("origin")).await?)
+    ok(emulation::grant(&state.manager, &permissions, body.str("origin")).await?)
 }
