@@ -153,6 +153,15 @@ impl Drop for Cdp {
     }
 }
 
+/// A stream of one kind of page event.
+pub async fn page_events<T: chromiumoxide::cdp::IntoEventKind>(
+    page: &Page,
+) -> Result<chromiumoxide::listeners::EventStream<T>> {
+    page.event_listener::<T>()
+        .await
+        .map_err(|e| BrowserError::Cdp(e.to_string()))
+}
+
 /// A page-level command with the default timeout.
 pub async fn page_call(page: &Page, method: &str, params: Value) -> Result<Value> {
     page_call_with(page, method, params, CALL_TIMEOUT).await

@@ -13,7 +13,7 @@ use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::cdp::{Cdp, page_call};
+use crate::cdp::{Cdp, page_call, page_events};
 use crate::events::TabEvents;
 use crate::launch::{LaunchOptions, no_display, running_as_root};
 use crate::process::{self, RunningBrowser};
@@ -670,10 +670,7 @@ async fn navigate_page(
     timeout: Duration,
     mut dialog: tokio::sync::watch::Receiver<u64>,
 ) -> Result<()> {
-    let mut loads = page
-        .event_listener::<EventLoadEventFired>()
-        .await
-        .map_err(|e| BrowserError::Cdp(e.to_string()))?;
+    let mut loads = page_events::<EventLoadEventFired>(page).await?;
     let nav = tokio::select! {
         nav = page_call(page, "Page.navigate", json!({ "url": url })) => nav?,
         _ = dialog.changed() => {

@@ -28,8 +28,8 @@ pub use console::ConsoleMessage;
 pub use dialogs::{DialogInfo, DialogReply};
 pub use network::RequestEntry;
 
-use crate::cdp::page_call;
-use crate::{BrowserError, Result};
+use crate::Result;
+use crate::cdp::{page_call, page_events};
 
 #[derive(Default)]
 struct State {
@@ -61,46 +61,18 @@ impl std::fmt::Debug for TabEvents {
 impl TabEvents {
     /// Starts watching `page`; the watcher ends with the tab.
     pub async fn watch(page: Page) -> Result<Arc<TabEvents>> {
-        let err = |e: chromiumoxide::error::CdpError| BrowserError::Cdp(e.to_string());
-        let mut opening = page
-            .event_listener::<EventJavascriptDialogOpening>()
-            .await
-            .map_err(err)?;
-        let mut closed = page
-            .event_listener::<EventJavascriptDialogClosed>()
-            .await
-            .map_err(err)?;
-        let mut choosers = page
-            .event_listener::<EventFileChooserOpened>()
-            .await
-            .map_err(err)?;
-        let mut console = page
-            .event_listener::<EventConsoleApiCalled>()
-            .await
-            .map_err(err)?;
-        let mut exceptions = page
-            .event_listener::<EventExceptionThrown>()
-            .await
-            .map_err(err)?;
+        let mut opening = page_events::<EventJavascriptDialogOpening>(&page).await?;
+        let mut closed = page_events::<EventJavascriptDialogClosed>(&page).await?;
+        let mut choosers = page_events::<EventFileChooserOpened>(&page).await?;
+        let mut console = page_events::<EventConsoleApiCalled>(&page).await?;
+        let mut exceptions = page_events::<EventExceptionThrown>(&page).await?;
         // Keep the renderer's accessibility tree live, so the first
         // snapshot after a navigation does not pay for building it.
         page_call(&page, "Accessibility.enable", json!({})).await?;
-        let mut sent = page
-            .event_listener::<EventRequestWillBeSent>()
-            .await
-            .map_err(err)?;
-        let mut answered = page
-            .event_listener::<EventResponseReceived>()
-            .await
-            .map_err(err)?;
-        let mut failed = page
-            .event_listener::<EventLoadingFailed>()
-            .await
-            .map_err(err)?;
-        let mut finished = page
-            .event_listener::<EventLoadingFinished>()
-            .await
-            .map_err(err)?;
+        let mut sent = page_events::<EventRequestWillBeSent>(&page).await?;
+        let mut answered = page_events::<EventResponseReceived>(&page).await?;
+        let mut failed = page_events::<EventLoadingFailed>(&page).await?;
+        let mut finished = page_events::<EventLoadingFinished>(&page).await?;
         let (barrier, mut barriers) = tokio::sync::mpsc::unbounded_channel();
         let events = Arc::new(TabEvents {
             state: Mutex::new(State::default()),
