@@ -167,6 +167,9 @@ fn dialogs_uploads_and_downloads() {
     assert_eq!(out(), "alerted");
     let recent = &c.ok("GET", "/dialogs", None)["browserState"]["dialogs"];
     assert_eq!((recent["pending"].as_array().map(Vec::len), recent["recent"][0]["outcome"].as_str()), (Some(0), Some("accepted")));
+    let same: Vec<&Value> = recent["recent"].as_array().unwrap().iter().filter(|d| d["dialogId"] == pending["dialogId"]).collect();
+    assert_eq!(same.len(), 1, "one record per dialog: {recent}");
+    assert_eq!(same[0]["handledBy"], "hook");
 
     // A dialog opened while a page loads does not hold up the open call.
     let began = std::time::Instant::now();

@@ -138,18 +138,22 @@ impl TabEvents {
         dialog_id: Option<&str>,
         timeout: Duration,
     ) -> Result<bool> {
-        let pending = self.state().pending.clone();
-        match pending {
-            Some(info) if dialog_id.is_none_or(|id| id == info.dialog_id) => {
-                answer(page, &reply).await?;
-                let mut s = self.state();
-                if s.pending
-                    .as_ref()
-                    .is_some_and(|p| p.dialog_id == info.dialog_id)
-                {
-                    s.pending = None;
+        // Taken before answering, so the close event that follows finds no
+        // pending dialog to record a second time.
+        let taken = {
+            let mut s = self.state();
+            let matches = s
+                .pending
+                .as_ref()
+                .is_some_and(|p| dialog_id.is_none_or(|id| id == p.dialog_id));
+            if matches { s.pending.take() } else { None }
+        };
+        match taken {
+            Some(info) => {
+                if let Err(e) = answer(page, &reply).await {
+                    self.state().pending = Some(info);
+                    return Err(e);
                 }
-                drop(s);
                 self.remember(DialogInfo {
                     outcome: Some(outcome(reply.accept)),
                     handled_by: Some("hook"),
