@@ -95,12 +95,17 @@ pub async fn upload(
             let point = element::point(&page, backend, wait).await?;
             let mut done = events.arm_chooser(&page, files, wait).await?;
             input::click(&page, point, Button::Left, false, 0, Duration::ZERO).await?;
-            tokio::time::timeout(wait, done.changed())
-                .await
-                .map_err(|_| {
-                    BrowserError::Timeout(format!("clicking {at} opened no file chooser"))
-                })?
-                .map_err(|_| BrowserError::Missing("tab not found".into()))?;
+            match tokio::time::timeout(wait, done.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Err(BrowserError::Missing("tab not found".into())),
+                Err(_) => {
+                    // Nothing opened: later choosers are the user's again.
+                    events.disarm_chooser(&page).await;
+                    return Err(BrowserError::Timeout(format!(
+                        "clicking {at} opened no file chooser"
+                    )));
+                }
+            }
         }
         Upload::Next => {
             let events = manager.events(&target_id, &page).await?;

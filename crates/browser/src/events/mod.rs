@@ -166,12 +166,7 @@ impl TabEvents {
         if let Err(e) = result {
             tracing::warn!(error = %e, "setting chosen files");
         }
-        let _ = page_call(
-            page,
-            "Page.setInterceptFileChooserDialog",
-            json!({ "enabled": false }),
-        )
-        .await;
+        self.disarm_chooser(page).await;
         self.chooser_done.send_modify(|n| *n += 1);
     }
 
@@ -193,6 +188,17 @@ impl TabEvents {
         if self.barrier.send(done).is_ok() {
             let _ = tokio::time::timeout(Duration::from_secs(1), wait).await;
         }
+    }
+
+    /// Drops armed files and stops intercepting file choosers.
+    pub async fn disarm_chooser(&self, page: &Page) {
+        self.state().chooser = None;
+        let _ = page_call(
+            page,
+            "Page.setInterceptFileChooserDialog",
+            json!({ "enabled": false }),
+        )
+        .await;
     }
 
     /// Arms `files` for the next file chooser on this tab.
