@@ -177,7 +177,7 @@ fn cross_site_writes_never_launch_and_same_origin_ones_do() {
     if let Some(ip) = outward_address() {
         assert!(std::net::TcpStream::connect((ip, s.port)).is_err(), "the API listens on loopback only");
     }
-    for header in [("Origin", "http://evil.example"), ("Sec-Fetch-Site", "cross-site"), ("Referer", "http://evil.example/x")] {
+    for header in [("Origin", "http://evil.example"), ("Origin", "null"), ("Sec-Fetch-Site", "cross-site"), ("Referer", "http://evil.example/x")] {
         let (status, body) = request(s.port, "POST", "/start", &[("Authorization", &auth), header], "");
         assert_eq!(status, 403, "{header:?}: {body}");
     }

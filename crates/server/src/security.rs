@@ -37,7 +37,8 @@ fn cross_site(headers: &HeaderMap) -> bool {
     [get("origin"), get("referer")]
         .into_iter()
         .flatten()
-        .any(|v| v != "null" && host_of_url(v).is_none_or(|h| !is_loopback_host(&h)))
+        // An opaque origin (`null`: sandboxed frames, data: and file: pages) is not loopback either.
+        .any(|v| host_of_url(v).is_none_or(|h| !is_loopback_host(&h)))
 }
 
 /// The secret a request presents, the ways OpenClaw accepts it:
