@@ -134,15 +134,28 @@ fn attach_only_connects_and_never_launches() {
     assert!(browsers_on(&home.path().join("browser/clawd/user-data")).is_empty());
     assert_eq!(c.ok("GET", "/", None)["attachOnly"], true);
 
-    // A browser someone else started on the CDP port is used.
+    drop(server);
+
+    // A browser someone else started is used. It picks its own port (so no
+    // other test can take it first) and the server is pointed at it.
     let theirs = tempfile::tempdir().unwrap();
     let mut chromium = Command::new("/usr/bin/chromium")
-        .args(["--headless", "--no-sandbox", "--no-first-run", &format!("--remote-debugging-port={cdp}"), &format!("--user-data-dir={}", theirs.path().display()), "about:blank"])
+        .args(["--headless", "--no-sandbox", "--no-first-run", "--remote-debugging-port=0", &format!("--user-data-dir={}", theirs.path().display()), "about:blank"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    assert!(within(Duration::from_secs(20), || devtools_version(cdp).is_some()), "hand-started chromium answers");
+    let port_file = theirs.path().join("DevToolsActivePort");
+    let mut port = 0u16;
+    assert!(
+        within(Duration::from_secs(20), || {
+            port = std::fs::read_to_string(&port_file).ok().and_then(|t| t.lines().next()?.parse().ok()).unwrap_or(0);
+            port != 0 && devtools_version(port).is_some()
+        }),
+        "hand-started chromium answers"
+    );
+    let server = start_server_full(home.path(), json!({ "cdpPort": port }), &["--attach-only"], &[]);
+    let c = Client::new(&server);
     c.ok("POST", "/start", None);
     let tabs = c.ok("GET", "/tabs", None);
     assert_eq!(tabs["running"], true);

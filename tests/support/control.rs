@@ -11,9 +11,22 @@ use serde_json::Value;
 
 use crate::{bin, workspace_root};
 
-/// A free loopback port.
+/// A free loopback port for a server a test starts later. It comes from
+/// below the kernel's ephemeral range (32768 and up on Linux), so the
+/// outgoing connections of parallel tests cannot take it in the meantime.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let seed = std::process::id().wrapping_mul(7919)
+        ^ std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    loop {
+        let n = seed.wrapping_add(NEXT.fetch_add(4099, Ordering::Relaxed));
+        let port = 20_000 + (n % 12_000) as u16;
+        let free = |ip: &str| TcpListener::bind((ip, port)).is_ok();
+        if free("127.0.0.1") && (free("::1") || TcpListener::bind("[::1]:0").is_err()) {
+            return port;
+        }
+    }
 }
 
 /// A running `clawdis serve`, stopped (SIGTERM) on drop.
