@@ -65,7 +65,7 @@ fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CLAWDIS_LOG")
-                .unwrap_or_else(|_| "info".into()),
+                .unwrap_or_else(|_| "info,chromiumoxide=error".into()),
         )
         .with_writer(std::io::stderr)
         .init();
