@@ -7,8 +7,26 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use crate::cdp::page_call;
+use crate::events::TabEvents;
 use crate::manager::Manager;
 use crate::{BrowserError, Result};
+
+/// `{ok, targetId, url, <key>: read(events)}` once the tab's events so far
+/// are recorded.
+async fn settled(
+    manager: &Manager,
+    target: Option<&str>,
+    key: &str,
+    read: impl FnOnce(&TabEvents) -> Value,
+) -> Result<Value> {
+    let (target_id, page) = manager.page_for(target).await?;
+    let events = manager.events(&target_id, &page).await?;
+    events.settle(&page).await;
+    let url = manager.target_url(&target_id).await.unwrap_or_default();
+    let mut out = json!({ "ok": true, "targetId": target_id, "url": url });
+    out[key] = read(&events);
+    Ok(out)
+}
 
 /// `{ok, targetId, url, messages}` for `GET /console?level=`.
 pub async fn console(
@@ -16,11 +34,7 @@ pub async fn console(
     target: Option<&str>,
     level: Option<&str>,
 ) -> Result<Value> {
-    let (target_id, page) = manager.page_for(target).await?;
-    let events = manager.events(&target_id, &page).await?;
-    events.settle(&page).await;
-    let url = manager.target_url(&target_id).await.unwrap_or_default();
-    Ok(json!({ "ok": true, "targetId": target_id, "url": url, "messages": events.console(level) }))
+    settled(manager, target, "messages", |e| json!(e.console(level))).await
 }
 
 /// `{ok, targetId, url, requests}` for `GET /requests?filter=&clear=`.
@@ -30,13 +44,10 @@ pub async fn requests(
     filter: Option<&str>,
     clear: bool,
 ) -> Result<Value> {
-    let (target_id, page) = manager.page_for(target).await?;
-    let events = manager.events(&target_id, &page).await?;
-    events.settle(&page).await;
-    let url = manager.target_url(&target_id).await.unwrap_or_default();
-    Ok(
-        json!({ "ok": true, "targetId": target_id, "url": url, "requests": events.requests(filter, clear) }),
-    )
+    settled(manager, target, "requests", |e| {
+        json!(e.requests(filter, clear))
+    })
+    .await
 }
 
 /// Default limit of a response body returned as text.
@@ -101,9 +112,5 @@ pub async fn response_body(
 
 /// `{ok, targetId, url, errors}` for `GET /errors?clear=`.
 pub async fn errors(manager: &Manager, target: Option<&str>, clear: bool) -> Result<Value> {
-    let (target_id, page) = manager.page_for(target).await?;
-    let events = manager.events(&target_id, &page).await?;
-    events.settle(&page).await;
-    let url = manager.target_url(&target_id).await.unwrap_or_default();
-    Ok(json!({ "ok": true, "targetId": target_id, "url": url, "errors": events.errors(clear) }))
+    settled(manager, target, "errors", |e| json!(e.errors(clear))).await
 }

@@ -5,10 +5,10 @@ use chromiumoxide::Page;
 use serde_json::{Value, json};
 
 use super::parse::bad;
-use crate::Result;
 use crate::cdp::page_call;
 use crate::element;
-use crate::inspect::exception_message;
+use crate::inspect::{eval, exception_message};
+use crate::{BrowserError, Result};
 
 /// Runs `func` (a function, an expression, or a statement body) in the
 /// page, passing the element when `backend` is given, and returns its
@@ -18,52 +18,28 @@ pub async fn evaluate(page: &Page, func: &str, backend: Option<i64>) -> Result<V
         "async function(el) {{ const __v = ({func}\n); return typeof __v === 'function' ? await __v(el) : await __v; }}"
     );
     let as_body = format!("async function(el) {{ {func}\n }}");
-    let declaration = if compiles(page, &format!("({as_value})")).await? {
+    let value_error = compile(page, &format!("({as_value})")).await?;
+    let declaration = if value_error.is_null() {
         as_value
-    } else if compiles(page, &format!("({as_body})")).await? {
+    } else if compile(page, &format!("({as_body})")).await?.is_null() {
         as_body
     } else {
-        let details = compile(page, &format!("({as_value})")).await?;
-        return Err(bad(format!("evaluate: {}", exception_message(&details))));
+        return Err(bad(format!(
+            "evaluate: {}",
+            exception_message(&value_error)
+        )));
     };
     let result = match backend {
         Some(backend) => {
-            let object = element::object_id(page, backend).await?;
-            page_call(
-                page,
-                "Runtime.callFunctionOn",
-                json!({
-                    "functionDeclaration": declaration,
-                    "objectId": object,
-                    "arguments": [{ "objectId": object }],
-                    "awaitPromise": true,
-                    "returnByValue": true,
-                    "userGesture": true,
-                }),
-            )
-            .await?
+            let call = format!("function() {{ return ({declaration})(this); }}");
+            element::call_on(page, backend, &call, &[]).await
         }
-        None => {
-            page_call(
-                page,
-                "Runtime.evaluate",
-                json!({
-                    "expression": format!("({declaration})()"),
-                    "awaitPromise": true,
-                    "returnByValue": true,
-                    "userGesture": true,
-                }),
-            )
-            .await?
-        }
+        None => eval(page, &format!("({declaration})()"), true).await,
     };
-    if let Some(details) = result.get("exceptionDetails") {
-        return Err(bad(format!("evaluate: {}", exception_message(details))));
-    }
-    Ok(result
-        .pointer("/result/value")
-        .cloned()
-        .unwrap_or(Value::Null))
+    result.map_err(|e| match e {
+        BrowserError::Invalid { message, .. } => bad(format!("evaluate: {message}")),
+        other => other,
+    })
 }
 
 /// `Runtime.compileScript`'s exception details (`Null` when it compiles).
@@ -75,8 +51,4 @@ async fn compile(page: &Page, source: &str) -> Result<Value> {
     )
     .await?;
     Ok(r.get("exceptionDetails").cloned().unwrap_or(Value::Null))
-}
-
-async fn compiles(page: &Page, source: &str) -> Result<bool> {
-    Ok(compile(page, source).await?.is_null())
 }

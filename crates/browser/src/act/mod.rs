@@ -367,24 +367,19 @@ impl Runner<'_> {
             || matches!(tag, "checkbox" | "radio")
         {
             let want = truthy(&field.value);
-            let checked = element::call_on(
-                self.page,
-                backend,
-                "function() { return !!this.checked; }",
-                &[],
-            )
-            .await?;
-            if checked.as_bool() != Some(want) {
+            let checked = || {
+                element::call_on(
+                    self.page,
+                    backend,
+                    "function() { return !!this.checked; }",
+                    &[],
+                )
+            };
+            if checked().await?.as_bool() != Some(want) {
                 let p = element::point(self.page, backend, timeout).await?;
                 input::click(self.page, p, Button::Left, false, 0, Duration::ZERO).await?;
             }
-            let now = element::call_on(
-                self.page,
-                backend,
-                "function() { return !!this.checked; }",
-                &[],
-            )
-            .await?;
+            let now = checked().await?;
             if now.as_bool() != Some(want) {
                 return Err(bad(format!("could not set {} to {want}", field.at)));
             }
