@@ -129,6 +129,17 @@ pub struct Ctx {
     pub state: StateHandle,
     /// A response to hand to the first stage when resuming an in-place input request.
     pub resume_response: Option<Value>,
+    /// Who resumes, when not this process's CLI user (the app, a notification).
+    pub decider: Option<Decider>,
+}
+
+/// Who decides a paused run, and through which channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decider {
+    /// The person or account, when known.
+    pub by: Option<String>,
+    /// `app`, `notification`, `http` (the CLI is `cli`).
+    pub via: String,
 }
 
 impl Ctx {
@@ -147,6 +158,7 @@ impl Ctx {
             stdin_is_tty: unsafe { libc::isatty(0) } == 1,
             state,
             resume_response: None,
+            decider: None,
         }
     }
 

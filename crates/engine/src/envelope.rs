@@ -99,6 +99,45 @@ impl Envelope {
         Value::Object(obj)
     }
 
+    /// Reads back an envelope written by [`Envelope::to_value`] (a recorded
+    /// result); `None` when `value` is not one.
+    pub fn from_value(value: &Value) -> Option<Envelope> {
+        let Value::Object(obj) = value else { return None };
+        if obj.get("ok") == Some(&Value::Bool(false)) {
+            let Some(Value::Object(err)) = obj.get("error") else { return None };
+            let kind = match err.get("type") {
+                Some(Value::String(t)) => crate::error::ErrorKind::from_wire(t)?,
+                _ => return None,
+            };
+            let message = match err.get("message") {
+                Some(Value::String(m)) => m.to_string(),
+                _ => String::new(),
+            };
+            return Some(Envelope::Failure(Error { kind, message }));
+        }
+        let status = match obj.get("status") {
+            Some(Value::String(s)) => match &**s {
+                "ok" => Status::Ok,
+                "needs_approval" => Status::NeedsApproval,
+                "needs_input" => Status::NeedsInput,
+                "cancelled" => Status::Cancelled,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let output = match obj.get("output") {
+            Some(Value::Array(items)) => items.clone(),
+            _ => Vec::new(),
+        };
+        let present = |key: &str| obj.get(key).filter(|v| **v != Value::Null).cloned();
+        Some(Envelope::Success {
+            status,
+            output,
+            requires_approval: present("requiresApproval"),
+            requires_input: present("requiresInput"),
+        })
+    }
+
     /// The envelope as printed: pretty JSON plus a newline.
     pub fn render(&self) -> String {
         self.to_value().to_json_pretty() + "\n"

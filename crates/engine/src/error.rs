@@ -22,6 +22,15 @@ impl ErrorKind {
         }
     }
 
+    /// The kind with this wire spelling.
+    pub fn from_wire(s: &str) -> Option<ErrorKind> {
+        match s {
+            "parse_error" => Some(ErrorKind::ParseError),
+            "runtime_error" => Some(ErrorKind::RuntimeError),
+            _ => None,
+        }
+    }
+
     /// The process exit code Lobster uses for this kind.
     pub fn exit_code(self) -> i32 {
         match self {

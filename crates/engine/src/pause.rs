@@ -79,6 +79,7 @@ impl Pause {
             workflow_name: self.workflow_name,
             request_json: request.to_json(),
             state_json: self.state.to_json(),
+            cwd: ctx.cwd.to_str().map(str::to_string),
         };
         let envelope = match self.gate {
             Gate::Approval => Envelope::needs_approval(request),
@@ -148,13 +149,14 @@ pub async fn claim(ctx: &Ctx, state_key: &str, decision: Decision, not_found: &s
     }
 }
 
-/// The decision record for a resume from this CLI.
-pub fn cli_decision(intent: &Intent, ctx: &Ctx) -> Decision {
-    Decision {
-        decision: intent.decision().to_string(),
-        decided_by: ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY").map(|s| s.trim().to_string()),
-        decided_via: "cli".to_string(),
-    }
+/// The decision record for a resume: the context's [`Decider`](crate::context::Decider),
+/// else this CLI (`LOBSTER_APPROVAL_APPROVED_BY` names who).
+pub fn decision_for(intent: &Intent, ctx: &Ctx) -> Decision {
+    let (decided_by, decided_via) = match &ctx.decider {
+        Some(d) => (d.by.clone(), d.via.clone()),
+        None => (ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY").map(|s| s.trim().to_string()), "cli".to_string()),
+    };
+    Decision { decision: intent.decision().to_string(), decided_by, decided_via }
 }
 
 impl Claimed {

@@ -6,7 +6,7 @@ use crate::envelope::Envelope;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::parser::{Stage, StageRecord};
-use crate::pause::{Claimed, Gate, Intent, Pause, claim, cli_decision, load_pending};
+use crate::pause::{Claimed, Gate, Intent, Pause, claim, decision_for, load_pending};
 use crate::runtime::{PipelineResult, run_pipeline};
 use crate::schema::Schema;
 use crate::token::KIND_PIPELINE;
@@ -118,7 +118,7 @@ async fn resume_inner(state_key: &str, intent: Intent, ctx: &Ctx) -> Result<Enve
             return Err(Error::parse(format!("pipeline input response failed schema validation at {}: {}", e.path, e.message)));
         }
     }
-    let claimed = claim(ctx, state_key, cli_decision(&intent, ctx), NOT_FOUND).await?;
+    let claimed = claim(ctx, state_key, decision_for(&intent, ctx), NOT_FOUND).await?;
     if matches!(intent, Intent::Cancel | Intent::Approve(false)) {
         return claimed.finish(ctx, Envelope::cancelled(), None).await;
     }

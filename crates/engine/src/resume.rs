@@ -115,7 +115,9 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
             let run = ctx.state.store().await?.get_run_by_approval_id(&id).await?;
             // Like Lobster's approval index, an id dies with its run's decision.
             let run = run.filter(|r| {
-                !id.is_empty() && matches!(r.status, clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running)
+                !id.is_empty()
+                    && (matches!(r.status, clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running)
+                        || decided_elsewhere(r))
             });
             let Some(run) = run else {
                 return Err(Error::parse(format!("Approval ID \"{raw_id}\" not found or expired")));
@@ -124,13 +126,60 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
         }
         _ => return Err(Error::parse("resume requires --token or --id")),
     };
-    Ok(match decoded {
+    let state_key = match &decoded {
+        Token::State { state_key, .. } => Some(state_key.clone()),
+        Token::InlineWorkflow(_) => None,
+    };
+    if let Some(key) = &state_key
+        && let Some(recorded) = recorded_elsewhere(ctx, key).await?
+    {
+        return Ok(recorded);
+    }
+    let envelope = match decoded {
         Token::State { kind, state_key } if kind == KIND_PIPELINE => {
             crate::pipeline_tool::resume(&state_key, args.intent, ctx).await
         }
         Token::State { state_key, .. } => crate::workflow::resume::resume_stored(&state_key, args.intent, ctx).await,
         Token::InlineWorkflow(payload) => crate::workflow::resume::resume_inline(payload, args.intent, ctx).await,
-    })
+    };
+    // Lost the claim to a decision made in the app a moment ago: report how
+    // that one ends rather than "already being resumed".
+    if let (Envelope::Failure(_), Some(key)) = (&envelope, &state_key)
+        && let Some(recorded) = recorded_elsewhere(ctx, key).await?
+    {
+        return Ok(recorded);
+    }
+    Ok(envelope)
+}
+
+/// Whether `run` was decided outside the CLI: in the app, by a notification.
+fn decided_elsewhere(run: &clawdis_store::Run) -> bool {
+    run.decided_via.as_deref().is_some_and(|via| via != "cli")
+}
+
+/// The final envelope of a run a person decided outside the CLI, so the
+/// agent's own `resume` with the same token learns how it ended instead of
+/// getting "not found" (and no step runs twice). Waits while that resume is
+/// still running in a live process; `None` for anything else.
+async fn recorded_elsewhere(ctx: &Ctx, state_key: &str) -> Result<Option<Envelope>> {
+    let store = ctx.state.store().await?;
+    loop {
+        let Some(run) = store.get_run(state_key).await? else { return Ok(None) };
+        if !decided_elsewhere(&run) {
+            return Ok(None);
+        }
+        let owner_alive = run.claim_id.as_deref().and_then(clawdis_store::ProcessOwner::parse).is_some_and(|o| o.is_alive());
+        match run.status {
+            clawdis_store::RunStatus::Running if owner_alive => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running => return Ok(None),
+            _ => {
+                let recorded = run.result_json.as_deref().and_then(|json| Value::from_json(json).ok());
+                return Ok(recorded.as_ref().and_then(Envelope::from_value));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

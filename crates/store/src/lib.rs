@@ -24,7 +24,7 @@ pub const DB_FILE: &str = "clawdis.db";
 macro_rules! run_columns {
     () => {
         "state_key, kind, gate, approval_id, status, workflow_name, request_json, state_json, created_at, \
-         claim_id, decision, decided_by, decided_via, decided_at, result_json, next_state_key"
+         claim_id, decision, decided_by, decided_via, decided_at, result_json, next_state_key, cwd"
     };
 }
 
@@ -107,6 +107,8 @@ pub struct NewRun {
     pub request_json: String,
     /// Everything a resume needs, as JSON.
     pub state_json: String,
+    /// The directory the pausing process ran in.
+    pub cwd: Option<String>,
 }
 
 /// A recorded run.
@@ -144,6 +146,8 @@ pub struct Run {
     pub result_json: Option<String>,
     /// The next gate the resume paused at.
     pub next_state_key: Option<String>,
+    /// The directory the pausing process ran in.
+    pub cwd: Option<String>,
 }
 
 /// A decision that claims a pending run.
@@ -391,13 +395,14 @@ fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Run {
         decided_at: r.get(13),
         result_json: r.get(14),
         next_state_key: r.get(15),
+        cwd: r.get(16),
     }
 }
 
 async fn insert_run(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, run: &NewRun) -> Result<()> {
     sqlx::query(
-        "INSERT INTO runs (state_key, kind, approval_id, gate, status, workflow_name, request_json, state_json, created_at)
-         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+        "INSERT INTO runs (state_key, kind, approval_id, gate, status, workflow_name, request_json, state_json, created_at, cwd)
+         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
     )
     .bind(&run.state_key)
     .bind(&run.kind)
@@ -407,6 +412,7 @@ async fn insert_run(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, run: &NewRun) 
     .bind(&run.request_json)
     .bind(&run.state_json)
     .bind(now_iso())
+    .bind(&run.cwd)
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -451,6 +457,7 @@ mod tests {
             workflow_name: None,
             request_json: "{}".into(),
             state_json: "{}".into(),
+            cwd: None,
         }
     }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::{Error, Result};
-use crate::pause::{Intent, claim, cli_decision, load_pending};
+use crate::pause::{Intent, claim, decision_for, load_pending};
 use crate::schema::Schema;
 use crate::value::{Object, Value};
 
@@ -142,7 +142,7 @@ async fn resume_stored_inner(state_key: &str, intent: Intent, ctx: &Ctx) -> Resu
     };
     let state = Value::from_json(&row.state_json).map_err(|_| Error::runtime("Invalid workflow resume state"))?;
     let results = apply_decision(&state, &intent, ctx)?;
-    let claimed = claim(ctx, state_key, cli_decision(&intent, ctx), NOT_FOUND).await?;
+    let claimed = claim(ctx, state_key, decision_for(&intent, ctx), NOT_FOUND).await?;
     if matches!(intent, Intent::Cancel | Intent::Approve(false)) {
         return claimed.finish(ctx, Envelope::cancelled(), None).await;
     }
