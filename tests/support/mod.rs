@@ -1,6 +1,7 @@
 //! Helpers for black-box tests: locating workspace binaries and running them.
 
 pub mod control;
+pub mod desktop;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -192,6 +192,18 @@ impl Manager {
             .clone()
     }
 
+    /// Replaces the effective settings (the settings window saved them).
+    /// Turning the browser off stops it; other changes apply at the next
+    /// launch.
+    pub async fn apply_settings(&self, settings: Settings) -> Result<()> {
+        let enabled = settings.enabled;
+        *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
+        if !enabled && self.status().running {
+            self.stop().await?;
+        }
+        Ok(())
+    }
+
     /// The isolated user-data-dir.
     pub fn user_data_dir(&self) -> PathBuf {
         profile::user_data_dir(&self.home, PROFILE)

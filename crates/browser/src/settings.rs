@@ -129,8 +129,12 @@ impl Settings {
         if self.cdp_port == 0 {
             error("cdpPort", "CDP port must be between 1 and 65535".into());
         }
-        if parse_control_url(&self.control_url).is_err() {
-            error("controlUrl", format!("not an http URL with a port: {}", self.control_url));
+        match parse_control_url(&self.control_url) {
+            Err(_) => error("controlUrl", format!("not an http URL with a port: {}", self.control_url)),
+            Ok((_, FORBIDDEN_CDP_PORT)) => {
+                error("controlUrl", "port 9222 is reserved for other tools; pick another port".into())
+            }
+            Ok(_) => {}
         }
         if crate::color::parse_hex(&self.accent_color).is_none() {
             error("accentColor", format!("accent colour must look like #RRGGBB: {}", self.accent_color));

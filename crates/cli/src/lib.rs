@@ -1,7 +1,10 @@
-//! `clawdis`: the Clawdis backend without a window.
+//! The `clawdis` command line, without Tauri.
 //!
-//! `clawdis serve` runs the clawd browser's control API on loopback (Linux
-//! servers, CI); `clawdis token` prints the bearer token clients must send.
+//! `clawdis serve` runs the backend with no window (Linux servers, CI);
+//! `clawdis token` prints the bearer token clients must send. The desktop
+//! shell (the root `clawdis` package) parses the same [`Cli`] and runs the
+//! menu-bar app when no subcommand is given. This is the binary's front end,
+//! so it reports errors with `anyhow`.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -12,56 +15,69 @@ use clawdis_browser::settings::{Settings, parse_control_url};
 use clawdis_engine::context::clawdis_home;
 use clawdis_server::{AppState, ServerConfig, control_token};
 
+/// `clawdis [--home DIR] [serve|token|app]`.
 #[derive(Parser)]
 #[command(
     name = "clawdis",
     version,
     about = "Local companion for AI agents: workflows, the clawd browser, approvals"
 )]
-struct Cli {
-    /// Clawdis home (settings, browser profile, token). Default: $CLAWDIS_HOME or ~/.clawdis.
+pub struct Cli {
+    /// Clawdis home (settings, browser profile, token, runs). Default: $CLAWDIS_HOME or ~/.clawdis.
     #[arg(long, global = true)]
-    home: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+    /// What to run; the menu-bar app when omitted.
     #[command(subcommand)]
-    command: Command,
+    pub command: Option<Command>,
 }
 
+/// `clawdis` subcommands.
 #[derive(Subcommand)]
-enum Command {
+pub enum Command {
+    /// Run the menu-bar app (the default).
+    App,
     /// Run the backend headless: the browser control API on loopback.
     Serve(ServeArgs),
     /// Print the control API bearer token.
     Token,
 }
 
+impl Cli {
+    /// The Clawdis home: `--home`, else `$CLAWDIS_HOME`, else `~/.clawdis`.
+    pub fn home(&self) -> PathBuf {
+        self.home.clone().unwrap_or_else(|| clawdis_home(&std::env::vars().collect()))
+    }
+}
+
 /// `clawdis serve` flags; each overrides `<home>/settings.json` for this run.
-#[derive(clap::Args)]
-struct ServeArgs {
+#[derive(clap::Args, Default)]
+pub struct ServeArgs {
     /// Control API URL (default: settings' controlUrl, http://127.0.0.1:18791).
     /// A non-loopback URL means connect only; the API still binds loopback.
     #[arg(long, value_name = "URL")]
-    control_url: Option<String>,
+    pub control_url: Option<String>,
     /// Control API port (overrides the control URL's port).
     #[arg(long)]
-    port: Option<u16>,
+    pub port: Option<u16>,
     /// Chromium's DevTools port (default 18792; 9222 is refused).
     #[arg(long, value_name = "N")]
-    cdp_port: Option<u16>,
+    pub cdp_port: Option<u16>,
     /// Launch Chromium headless.
     #[arg(long)]
-    headless: bool,
+    pub headless: bool,
     /// Only connect to a browser already listening on the CDP port.
     #[arg(long)]
-    attach_only: bool,
+    pub attach_only: bool,
     /// The Chrome/Chromium executable (an absolute path).
     #[arg(long, value_name = "PATH")]
-    browser: Option<String>,
+    pub browser: Option<String>,
     /// Never launch a browser (the API still answers).
     #[arg(long)]
-    no_browser: bool,
+    pub no_browser: bool,
 }
 
-fn main() -> Result<()> {
+/// Logs to stderr; `CLAWDIS_LOG` sets the filter (default: info, chromiumoxide errors only).
+pub fn init_tracing() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CLAWDIS_LOG")
@@ -69,20 +85,31 @@ fn main() -> Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
-    let home = cli
-        .home
-        .unwrap_or_else(|| clawdis_home(&std::env::vars().collect()));
-    match cli.command {
+}
+
+/// Runs a subcommand other than [`Command::App`] (which needs the shell).
+pub fn run(home: PathBuf, command: Command) -> Result<()> {
+    match command {
         Command::Token => {
             println!("{}", control_token(&home)?);
             Ok(())
         }
         Command::Serve(args) => serve(home, args),
+        Command::App => bail!("this clawdis was built without the desktop app; run `clawdis serve`"),
     }
 }
 
-fn serve(home: PathBuf, args: ServeArgs) -> Result<()> {
+/// A backend ready to serve: where to listen and the shared state.
+pub struct Backend {
+    /// The loopback address of the control API.
+    pub addr: SocketAddr,
+    /// The control API's state (the browser manager).
+    pub state: std::sync::Arc<AppState>,
+}
+
+/// Loads `<home>/settings.json`, applies `args` over it, validates it and
+/// builds the backend (creating the control token on first start).
+pub fn backend(home: PathBuf, args: ServeArgs) -> Result<Backend> {
     let mut settings = Settings::load(&home)?;
     settings.headless |= args.headless;
     settings.attach_only |= args.attach_only;
@@ -125,6 +152,12 @@ fn serve(home: PathBuf, args: ServeArgs) -> Result<()> {
         no_browser: args.no_browser,
         control_port: port,
     });
+    Ok(Backend { addr, state })
+}
+
+/// `clawdis serve`: the backend with no window, until Ctrl-C or SIGTERM.
+pub fn serve(home: PathBuf, args: ServeArgs) -> Result<()> {
+    let Backend { addr, state } = backend(home, args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

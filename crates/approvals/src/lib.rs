@@ -1,0 +1,190 @@
+//! Approvals: the runs paused at an approval or input gate in one Clawdis
+//! home, whichever process paused them (`lobster` spawned by an agent,
+//! `clawdis serve`, the app), and the decisions people make on them.
+//!
+//! [`Approvals::watch`] polls the shared SQLite store and publishes a
+//! [`Event`] on a broadcast bus for every pause and every decision, so the
+//! app's notifications, tray and windows follow runs they did not start.
+//! [`Approvals::decide`] resumes a run inside this process through the
+//! engine, which claims it exactly once and records who decided and how.
+
+mod approval;
+mod watch;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use clawdis_engine::context::{Ctx, Decider, Mode, Sink, StateHandle};
+use clawdis_engine::pause::Intent;
+use clawdis_engine::resume::{ResumeArgs, resume};
+use clawdis_engine::value::Value;
+use clawdis_store::Store;
+use tokio::sync::broadcast;
+
+pub use approval::{Approval, Event};
+
+/// What can go wrong with approvals.
+#[derive(Debug, thiserror::Error)]
+pub enum ApprovalsError {
+    /// The store could not be opened or read.
+    #[error("approvals store: {0}")]
+    Store(#[from] clawdis_store::StoreError),
+    /// No run with this id.
+    #[error("no paused run {0}")]
+    NotFound(String),
+    /// The run was already decided (here, by the CLI, or in another window).
+    #[error("already decided: {0}")]
+    AlreadyDecided(String),
+    /// A response that is not JSON, or a choice the gate does not take.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A person's choice on a paused run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Choice {
+    /// Approve an approval gate.
+    Approve,
+    /// Deny (reject) an approval gate.
+    Deny,
+    /// Cancel the run, at any gate.
+    Cancel,
+    /// Answer an input gate with this JSON.
+    Respond(serde_json::Value),
+}
+
+/// How many decided runs [`Approvals::list`] returns besides the pending ones.
+const HISTORY: i64 = 50;
+
+/// The approvals of one Clawdis home.
+pub struct Approvals {
+    dir: PathBuf,
+    store: Store,
+    bus: broadcast::Sender<Event>,
+    pending: Mutex<usize>,
+}
+
+impl Approvals {
+    /// Opens the store in `state_dir` (the engine's: `LOBSTER_STATE_DIR`,
+    /// else the Clawdis home).
+    pub async fn open(state_dir: &Path) -> Result<Arc<Approvals>, ApprovalsError> {
+        let store = Store::open_dir(state_dir).await?;
+        let (bus, _) = broadcast::channel(256);
+        Ok(Arc::new(Approvals {
+            dir: state_dir.to_path_buf(),
+            store,
+            bus,
+            pending: Mutex::new(0),
+        }))
+    }
+
+    /// Receives every later [`Event`].
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.bus.subscribe()
+    }
+
+    /// Pending runs as of the watcher's last look.
+    pub fn pending_count(&self) -> usize {
+        self.pending.lock().map(|n| *n).unwrap_or(0)
+    }
+
+    /// Pending runs (oldest first), then the most recent decided ones.
+    pub async fn list(&self) -> Result<Vec<Approval>, ApprovalsError> {
+        let mut pending = self
+            .store
+            .list_runs(Some(clawdis_store::RunStatus::Pending), i64::MAX)
+            .await?;
+        pending.reverse();
+        let decided = self
+            .store
+            .list_runs(None, HISTORY + pending.len() as i64)
+            .await?;
+        let decided = decided
+            .into_iter()
+            .filter(|r| r.decision.is_some())
+            .take(HISTORY as usize);
+        Ok(pending
+            .iter()
+            .chain(decided.collect::<Vec<_>>().iter())
+            .map(Approval::from_run)
+            .collect())
+    }
+
+    /// One run by id (its state key).
+    pub async fn get(&self, id: &str) -> Result<Approval, ApprovalsError> {
+        let run = self
+            .store
+            .get_run(id)
+            .await?
+            .ok_or_else(|| ApprovalsError::NotFound(id.to_string()))?;
+        Ok(Approval::from_run(&run))
+    }
+
+    /// Resumes run `id` with `choice` in this process, exactly once, and
+    /// returns the resume's tool envelope. `decider` is recorded with it.
+    pub async fn decide(
+        &self,
+        id: &str,
+        choice: Choice,
+        decider: Decider,
+    ) -> Result<serde_json::Value, ApprovalsError> {
+        let run = self.get(id).await?;
+        if run.status != "pending" {
+            return Err(ApprovalsError::AlreadyDecided(format!(
+                "{} was {}",
+                run.id, run.status
+            )));
+        }
+        let intent = match (choice, run.gate.as_str()) {
+            (Choice::Approve, "approval") => Intent::Approve(true),
+            (Choice::Deny, "approval") => Intent::Approve(false),
+            (Choice::Respond(json), "input") => Intent::Respond(
+                Value::from_json(&json.to_string())
+                    .map_err(|e| ApprovalsError::Invalid(e.to_string()))?,
+            ),
+            (Choice::Cancel, _) => Intent::Cancel,
+            (choice, gate) => {
+                return Err(ApprovalsError::Invalid(format!(
+                    "a {gate} gate does not take {choice:?}"
+                )));
+            }
+        };
+        let decision = intent.decision();
+        let mut ctx = self.context(decider.clone());
+        if let Some(cwd) = run.cwd.as_deref().map(PathBuf::from).filter(|d| d.is_dir()) {
+            ctx.cwd = cwd;
+        }
+        let token = clawdis_engine::token::encode(&run.kind, &run.id);
+        let envelope = resume(
+            ResumeArgs {
+                token: Some(token),
+                id: None,
+                intent,
+            },
+            &ctx,
+        )
+        .await;
+        ctx.state.close().await;
+        if let clawdis_engine::envelope::Envelope::Failure(e) = &envelope {
+            // A failure is ours to report only if the run carries our
+            // decision; otherwise another decision got there first.
+            let now = self.get(id).await?;
+            let ours = now.decision.as_deref() == Some(decision)
+                && now.decided_via.as_deref() == Some(decider.via.as_str())
+                && now.decided_by == decider.by;
+            if !ours {
+                return Err(ApprovalsError::AlreadyDecided(e.message.clone()));
+            }
+        }
+        serde_json::from_str(&envelope.to_value().to_json())
+            .map_err(|e| ApprovalsError::Invalid(e.to_string()))
+    }
+
+    fn context(&self, decider: Decider) -> Ctx {
+        let mut ctx = Ctx::from_process(Mode::Tool);
+        ctx.stdout = Sink::buffer();
+        ctx.state = StateHandle::new(self.dir.clone());
+        ctx.decider = Some(decider);
+        ctx
+    }
+}

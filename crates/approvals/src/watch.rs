@@ -1,0 +1,91 @@
+//! Following the store: every process that shares the home writes to the
+//! same SQLite file, so a short poll of the runs table sees pauses and
+//! decisions from any of them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::{Approval, Approvals, Event};
+
+/// How often the store is read. A pause reaches the bus within this (plus
+/// one small query), well inside the 1 s the app promises.
+pub const POLL: Duration = Duration::from_millis(100);
+
+/// How many recent runs each look compares.
+const WINDOW: i64 = 200;
+
+impl Approvals {
+    /// Publishes an [`Event`] for each pause and change from now on, until
+    /// the last [`Approvals`] handle is dropped. Runs already pending when it
+    /// starts are announced as paused.
+    pub async fn watch(self: Arc<Self>) {
+        tracing::info!(dir = %self.dir.display(), "watching approvals");
+        let weak = Arc::downgrade(&self);
+        drop(self);
+        let mut seen: HashMap<String, (String, Option<String>)> = HashMap::new();
+        let mut ticker = tokio::time::interval(POLL);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticker.tick().await;
+            let Some(this) = weak.upgrade() else { return };
+            let runs = match this.look().await {
+                Ok(runs) => runs,
+                Err(e) => {
+                    tracing::warn!(error = %e, "approvals: reading the store");
+                    continue;
+                }
+            };
+            let mut now = HashMap::with_capacity(runs.len());
+            let mut pending = 0;
+            for run in &runs {
+                if run.status == clawdis_store::RunStatus::Pending {
+                    pending += 1;
+                }
+                let fingerprint = (run.status.as_str().to_string(), run.decided_at.clone());
+                let event = match seen.get(&run.state_key) {
+                    Some(old) if *old == fingerprint => None,
+                    Some(_) => Some(Event::Changed {
+                        approval: Approval::from_run(run),
+                    }),
+                    None if run.status == clawdis_store::RunStatus::Pending => {
+                        Some(Event::Paused {
+                            approval: Approval::from_run(run),
+                        })
+                    }
+                    None => None,
+                };
+                now.insert(run.state_key.clone(), fingerprint);
+                if let Some(event) = event {
+                    tracing::debug!(?event, "approvals event");
+                    let _ = this.bus.send(event);
+                }
+            }
+            seen = now;
+            if let Ok(mut count) = this.pending.lock() {
+                *count = pending;
+            }
+        }
+    }
+
+    /// Every pending run and the most recent others, oldest first.
+    async fn look(&self) -> Result<Vec<clawdis_store::Run>, clawdis_store::StoreError> {
+        let mut runs = self.store.list_runs(None, WINDOW).await?;
+        if runs.len() as i64 == WINDOW {
+            let pending = self
+                .store
+                .list_runs(Some(clawdis_store::RunStatus::Pending), i64::MAX)
+                .await?;
+            let known: std::collections::HashSet<String> =
+                runs.iter().map(|r| r.state_key.clone()).collect();
+            runs.extend(
+                pending
+                    .into_iter()
+                    .filter(|r| !known.contains(&r.state_key)),
+            );
+            runs.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        }
+        runs.reverse();
+        Ok(runs)
+    }
+}

@@ -1,0 +1,79 @@
+//! The menu-bar app: starts the backend in this process, puts the tray icon
+//! up and opens the windows on demand. Everything it shows comes from the
+//! backend's crates; this module only wires them to Tauri.
+
+mod backend;
+mod commands;
+mod notify;
+mod tray;
+mod windows;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use clawdis_approvals::Approvals;
+use clawdis_engine::context::Decider;
+use tauri::Manager;
+
+pub use backend::Backend;
+
+/// Runs the app until Quit.
+pub fn run(home: PathBuf) -> anyhow::Result<()> {
+    let app = commands::register(tauri::Builder::default())
+        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+            // A second launch shows the first one's approvals.
+            windows::open(app, windows::Window::Approvals);
+        }))
+        .setup(move |app| {
+            #[cfg(target_os = "macos")]
+            app.set_activation_policy(tauri::ActivationPolicy::Accessory);
+            let backend = Backend::start(home.clone()).context("starting the backend")?;
+            app.manage(backend);
+            let approvals = tauri::async_runtime::block_on(Approvals::open(&state_dir(&home)))
+                .context("opening the approvals store")?;
+            tauri::async_runtime::spawn(approvals.clone().watch());
+            notify::follow(app.handle().clone(), approvals.clone());
+            app.manage(approvals);
+            tray::create(app.handle())?;
+            Ok(())
+        })
+        .build(tauri::generate_context!())
+        .context("building the app")?;
+    app.run(|app, event| {
+        // Closing the last window keeps a menu-bar app running.
+        if let tauri::RunEvent::ExitRequested {
+            code: None, api, ..
+        } = &event
+        {
+            api.prevent_exit();
+        }
+        if let tauri::RunEvent::Exit = event {
+            app.state::<Backend>().stop();
+        }
+    });
+    Ok(())
+}
+
+/// Where runs are stored: `LOBSTER_STATE_DIR` when set (as for `lobster`),
+/// else the home.
+fn state_dir(home: &Path) -> PathBuf {
+    match std::env::var("LOBSTER_STATE_DIR") {
+        Ok(dir) if !dir.trim().is_empty() => PathBuf::from(dir.trim()),
+        _ => home.to_path_buf(),
+    }
+}
+
+/// A decision made by this machine's user through `via`.
+fn decider(via: &str) -> Decider {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .ok();
+    Decider {
+        by: user.filter(|u| !u.is_empty()),
+        via: via.to_string(),
+    }
+}
+
+/// The approvals, as managed state.
+type ApprovalsState = Arc<Approvals>;

@@ -1,0 +1,57 @@
+//! The app's windows, created when first asked for and focused after that.
+
+use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
+
+/// One of the app's windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    Settings,
+    Approvals,
+    Tabs,
+}
+
+impl Window {
+    /// The window's label (capabilities in `tauri.conf.json` name these).
+    pub fn label(self) -> &'static str {
+        match self {
+            Window::Settings => "settings",
+            Window::Approvals => "approvals",
+            Window::Tabs => "tabs",
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Window::Settings => "Clawdis Settings",
+            Window::Approvals => "Clawdis Approvals",
+            Window::Tabs => "Clawdis Tabs",
+        }
+    }
+
+    fn page(self) -> &'static str {
+        match self {
+            Window::Settings => "settings.html",
+            Window::Approvals => "approvals.html",
+            Window::Tabs => "tabs.html",
+        }
+    }
+}
+
+/// Shows `window`, creating it if it is not open.
+pub fn open<R: Runtime>(app: &AppHandle<R>, window: Window) {
+    if let Some(existing) = app.get_webview_window(window.label()) {
+        let _ = existing.unminimize();
+        let _ = existing.show();
+        let _ = existing.set_focus();
+        return;
+    }
+    let built =
+        WebviewWindowBuilder::new(app, window.label(), WebviewUrl::App(window.page().into()))
+            .title(window.title())
+            .inner_size(720.0, 560.0)
+            .min_inner_size(480.0, 360.0)
+            .build();
+    if let Err(e) = built {
+        tracing::error!(window = window.label(), error = %e, "opening a window");
+    }
+}

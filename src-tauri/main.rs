@@ -1,0 +1,21 @@
+//! `clawdis`: the menu-bar app, and `clawdis serve` (the same backend with
+//! no window). With no subcommand it runs the app; the backend's parts live
+//! in the Tauri-free crates under `crates/`, and this shell only wires them
+//! to the tray, windows and notifications.
+
+#[cfg(feature = "desktop")]
+mod desktop;
+
+use clap::Parser;
+use clawdis_cli::{Cli, Command};
+
+fn main() -> anyhow::Result<()> {
+    clawdis_cli::init_tracing();
+    let cli = Cli::parse();
+    let home = cli.home();
+    match cli.command.unwrap_or(Command::App) {
+        #[cfg(feature = "desktop")]
+        Command::App => desktop::run(home),
+        command => clawdis_cli::run(home, command),
+    }
+}

@@ -1,0 +1,218 @@
+//! Approvals decided in the backend (the app's windows and notifications):
+//! pauses from a separate `lobster` process reach the bus, a decision
+//! resumes the run in-process exactly once and is recorded, and the agent's
+//! later `lobster resume` gets the recorded envelope.
+
+use std::time::Duration;
+
+use clawdis_approvals::{Approvals, Choice, Event};
+use clawdis_e2e::{envelope, lobster};
+use clawdis_engine::context::Decider;
+
+const STEP: &str = "exec --json --shell 'cat mails.json' | approve --prompt 'Send 2 mails?' | exec --shell 'echo sent >> sent.txt; echo done'";
+
+fn pause(state: &std::path::Path, work: &std::path::Path, pipeline: &str) -> serde_json::Value {
+    std::fs::write(work.join("mails.json"), r#"[{"to":"ann"},{"to":"bob"}]"#).unwrap();
+    let out = lobster(state)
+        .current_dir(work)
+        .args(["run", "--mode", "tool", pipeline])
+        .output()
+        .unwrap();
+    envelope(&out)
+}
+
+fn app() -> Decider {
+    Decider {
+        by: Some("ann@example.com".into()),
+        via: "app".into(),
+    }
+}
+
+async fn next_event(rx: &mut tokio::sync::broadcast::Receiver<Event>) -> Event {
+    tokio::time::timeout(Duration::from_secs(1), rx.recv())
+        .await
+        .expect("an event within 1 s")
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pause_from_another_process_is_announced_and_decided_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, work) = (dir.path().join("state"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let approvals = Approvals::open(&state).await.unwrap();
+    let mut rx = approvals.subscribe();
+    tokio::spawn(approvals.clone().watch());
+
+    let paused = pause(&state, &work, STEP);
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let Event::Paused { approval } = next_event(&mut rx).await else {
+        panic!("a pause first")
+    };
+    assert_eq!(approval.prompt, "Send 2 mails?");
+    assert_eq!(approval.item_count, 2);
+    assert_eq!(approval.items[1]["to"], "bob");
+    assert_eq!(
+        approval.approval_id.as_deref(),
+        paused["requiresApproval"]["approvalId"].as_str()
+    );
+    assert_eq!(approvals.list().await.unwrap()[0].status, "pending");
+
+    let result = approvals
+        .decide(&approval.id, Choice::Approve, app())
+        .await
+        .unwrap();
+    assert_eq!(result["status"], "ok", "{result}");
+    assert_eq!(result["output"][0], "done");
+    let Event::Changed { approval: decided } = next_event(&mut rx).await else {
+        panic!("then a change")
+    };
+    assert_eq!(decided.status, "done");
+    assert_eq!(decided.decision.as_deref(), Some("approve"));
+    assert_eq!(decided.decided_via.as_deref(), Some("app"));
+    assert_eq!(decided.decided_by.as_deref(), Some("ann@example.com"));
+    assert!(decided.decided_at.is_some());
+
+    // A second decision on the same run is refused, and nothing runs again.
+    let again = approvals
+        .decide(&approval.id, Choice::Deny, app())
+        .await
+        .unwrap_err();
+    assert!(again.to_string().contains("already decided"), "{again}");
+
+    // The agent resumes later with its token: it gets the recorded outcome.
+    let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+    let out = lobster(&state)
+        .current_dir(&work)
+        .args(["resume", "--token", token, "--approve", "yes"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(envelope(&out), result, "the recorded final envelope");
+    let id = paused["requiresApproval"]["approvalId"].as_str().unwrap();
+    let by_id = lobster(&state)
+        .current_dir(&work)
+        .args(["resume", "--id", id, "--approve", "no"])
+        .output()
+        .unwrap();
+    assert_eq!(envelope(&by_id), result, "the approval id alias too");
+    assert_eq!(
+        std::fs::read_to_string(work.join("sent.txt")).unwrap(),
+        "sent\n",
+        "the step ran exactly once"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_app_and_the_cli_racing_run_the_rest_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, work) = (dir.path().join("state"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let approvals = Approvals::open(&state).await.unwrap();
+    for round in 1..=4 {
+        let paused = pause(&state, &work, STEP);
+        let token = paused["requiresApproval"]["resumeToken"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let id = approvals
+            .list()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|a| a.status == "pending")
+            .unwrap()
+            .id;
+        let cli = {
+            let (state, work) = (state.clone(), work.clone());
+            tokio::task::spawn_blocking(move || {
+                lobster(&state)
+                    .current_dir(&work)
+                    .args(["resume", "--token", &token, "--approve", "yes"])
+                    .output()
+                    .unwrap()
+            })
+        };
+        let in_app = approvals.decide(&id, Choice::Approve, app()).await;
+        let cli = cli.await.unwrap();
+        let sent = std::fs::read_to_string(work.join("sent.txt")).unwrap();
+        assert_eq!(
+            sent.lines().count(),
+            round,
+            "round {round}: the rest ran once"
+        );
+        let run = approvals.get(&id).await.unwrap();
+        match run.decided_via.as_deref() {
+            // The app won: the CLI gets the app's outcome.
+            Some("app") => {
+                assert_eq!(in_app.unwrap()["status"], "ok");
+                assert_eq!(envelope(&cli)["status"], "ok");
+            }
+            // The CLI won: the app is told plainly.
+            Some("cli") => {
+                assert!(cli.status.success());
+                assert!(in_app.unwrap_err().to_string().contains("already decided"));
+            }
+            other => panic!("decided via {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, work) = (dir.path().join("state"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let approvals = Approvals::open(&state).await.unwrap();
+    let flow = work.join("ask.lobster");
+    std::fs::write(
+        &flow,
+        "name: ask\nsteps:\n  - id: who\n    input:\n      prompt: Who gets it?\n      responseSchema:\n        type: object\n        properties:\n          name: {type: string}\n        required: [name]\n  - id: greet\n    command: echo hello\n",
+    )
+    .unwrap();
+    let paused = pause(&state, &work, flow.to_str().unwrap());
+    assert_eq!(paused["status"], "needs_input", "{paused}");
+    let ask = approvals.list().await.unwrap().remove(0);
+    assert_eq!(
+        (ask.gate.as_str(), ask.workflow.as_deref()),
+        ("input", Some("ask"))
+    );
+    assert_eq!(ask.response_schema.as_ref().unwrap()["required"][0], "name");
+    let wrong = approvals
+        .decide(&ask.id, Choice::Approve, app())
+        .await
+        .unwrap_err();
+    assert!(wrong.to_string().contains("does not take"), "{wrong}");
+    let done = approvals
+        .decide(
+            &ask.id,
+            Choice::Respond(serde_json::json!({"name": "ann"})),
+            app(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done["ok"], true, "{done}");
+    assert_eq!(
+        approvals.get(&ask.id).await.unwrap().decision.as_deref(),
+        Some("respond")
+    );
+
+    let paused = pause(&state, &work, STEP);
+    assert_eq!(paused["status"], "needs_approval");
+    let gate = approvals
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|a| a.status == "pending")
+        .unwrap();
+    let cancelled = approvals
+        .decide(&gate.id, Choice::Cancel, app())
+        .await
+        .unwrap();
+    assert_eq!(cancelled["status"], "cancelled");
+    assert!(
+        !work.join("sent.txt").exists(),
+        "a cancelled run runs nothing more"
+    );
+}

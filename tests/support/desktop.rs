@@ -1,0 +1,262 @@
+//! A desktop for black-box tests of the app: a private X server (Xvfb), a
+//! private D-Bus session bus and a notification server on it that records
+//! what it is shown and clicks actions, as a person would.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Whether the tools are installed; outside CI a test skips without them.
+pub fn available() -> bool {
+    let have = |tool: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let ok = have("Xvfb") && have("dbus-daemon");
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install xvfb and dbus"
+        );
+        eprintln!("skipping: Xvfb or dbus-daemon not installed");
+    }
+    ok
+}
+
+/// A child process that is killed when dropped.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `cmd` and returns it with the first line it prints (tools that
+/// announce readiness on stdout: `Xvfb -displayfd 1`, `dbus-daemon --print-address=1`).
+fn start_announcing(mut cmd: Command) -> (Guard, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(!line.trim().is_empty(), "{cmd:?} announced nothing");
+    (Guard(child), line.trim().to_string())
+}
+
+/// An X display and a session bus, both private to one test.
+pub struct Desktop {
+    /// `DISPLAY`.
+    pub display: String,
+    /// `DBUS_SESSION_BUS_ADDRESS`.
+    pub bus: String,
+    _x: Guard,
+    _dbus: Guard,
+}
+
+impl Desktop {
+    /// Starts Xvfb (it picks a free display) and a session bus.
+    pub fn start() -> Desktop {
+        let mut x = Command::new("Xvfb");
+        x.args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "1280x800x24",
+            "-nolisten",
+            "tcp",
+        ]);
+        let (x_guard, number) = start_announcing(x);
+        let mut dbus = Command::new("dbus-daemon");
+        dbus.args(["--session", "--nofork", "--print-address=1"]);
+        let (dbus_guard, bus) = start_announcing(dbus);
+        Desktop {
+            display: format!(":{number}"),
+            bus,
+            _x: x_guard,
+            _dbus: dbus_guard,
+        }
+    }
+
+    /// Points `cmd` at this desktop.
+    pub fn apply(&self, cmd: &mut Command) {
+        cmd.env("DISPLAY", &self.display)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
+            .env_remove("WAYLAND_DISPLAY");
+    }
+}
+
+/// A notification as the server received it.
+#[derive(Clone, Debug)]
+pub struct Shown {
+    /// The id the server gave it.
+    pub id: u32,
+    /// Sending application.
+    pub app_name: String,
+    /// Title.
+    pub summary: String,
+    /// Text.
+    pub body: String,
+    /// Action keys and labels, flattened as on the wire: `[key, label, ...]`.
+    pub actions: Vec<String>,
+}
+
+struct Server {
+    shown: mpsc::Sender<Shown>,
+    next: u32,
+}
+
+#[zbus::interface(name = "org.freedesktop.Notifications")]
+impl Server {
+    #[allow(clippy::too_many_arguments)]
+    fn notify(
+        &mut self,
+        app_name: String,
+        _replaces_id: u32,
+        _app_icon: String,
+        summary: String,
+        body: String,
+        actions: Vec<String>,
+        _hints: HashMap<String, zbus::zvariant::OwnedValue>,
+        _expire_timeout: i32,
+    ) -> u32 {
+        self.next += 1;
+        let _ = self.shown.send(Shown {
+            id: self.next,
+            app_name,
+            summary,
+            body,
+            actions,
+        });
+        self.next
+    }
+
+    fn get_capabilities(&self) -> Vec<String> {
+        ["actions", "body", "persistence"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    fn get_server_information(&self) -> (String, String, String, String) {
+        (
+            "clawdis-test".into(),
+            "clawdis".into(),
+            "1".into(),
+            "1.2".into(),
+        )
+    }
+
+    fn close_notification(&self, _id: u32) {}
+}
+
+/// The session's notification server (`org.freedesktop.Notifications`).
+pub struct Notifications {
+    conn: zbus::blocking::Connection,
+    shown: mpsc::Receiver<Shown>,
+}
+
+impl Notifications {
+    /// Owns the notification name on `desktop`'s bus.
+    pub fn serve(desktop: &Desktop) -> Notifications {
+        let (tx, rx) = mpsc::channel();
+        let conn = zbus::blocking::connection::Builder::address(desktop.bus.as_str())
+            .unwrap()
+            .name("org.freedesktop.Notifications")
+            .unwrap()
+            .serve_at(
+                "/org/freedesktop/Notifications",
+                Server { shown: tx, next: 0 },
+            )
+            .unwrap()
+            .build()
+            .unwrap();
+        Notifications { conn, shown: rx }
+    }
+
+    /// The next notification shown, within `timeout`.
+    pub fn next(&self, timeout: Duration) -> Option<Shown> {
+        self.shown.recv_timeout(timeout).ok()
+    }
+
+    /// Clicks action `key` on notification `id`.
+    pub fn click(&self, id: u32, key: &str) {
+        self.conn
+            .emit_signal(
+                None::<&str>,
+                "/org/freedesktop/Notifications",
+                "org.freedesktop.Notifications",
+                "ActionInvoked",
+                &(id, key),
+            )
+            .unwrap();
+    }
+}
+
+/// The menu-bar app (`clawdis` with no subcommand) on a test desktop,
+/// stopped on drop.
+pub struct App {
+    child: Child,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl App {
+    /// Starts the app for `home` (runs in `state`), browser off, control API
+    /// on a free port; returns once it watches for approvals.
+    pub fn start(desktop: &Desktop, home: &std::path::Path, state: &std::path::Path) -> App {
+        std::fs::create_dir_all(home).unwrap();
+        let settings = serde_json::json!({
+            "enabled": false,
+            "controlUrl": format!("http://127.0.0.1:{}", crate::control::free_port()),
+        });
+        std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
+        let mut cmd = Command::new(crate::bin("clawdis"));
+        cmd.args(["--home", home.to_str().unwrap()])
+            .env("LOBSTER_STATE_DIR", state)
+            .env("CLAWDIS_KEYCHAIN", "off")
+            .env("CLAWDIS_LOG", "info,clawdis=debug")
+            .env("XDG_RUNTIME_DIR", home)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        desktop.apply(&mut cmd);
+        let mut child = cmd.spawn().unwrap();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if line.contains("watching approvals") {
+                    let _ = ready_tx.send(());
+                }
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let app = App { child, log };
+        if ready_rx.recv_timeout(Duration::from_secs(30)).is_err() {
+            panic!("the app did not start:\n{}", app.log());
+        }
+        app
+    }
+
+    /// Everything the app logged so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,32 @@
+// Shared by the windows: calls into the app and small DOM helpers.
+"use strict";
+
+/** Calls an app command; rejects with the backend's message. */
+function call(cmd, args) {
+  return window.__TAURI__.core.invoke(cmd, args || {});
+}
+
+/** Subscribes to an app event. */
+function on(event, handler) {
+  return window.__TAURI__.event.listen(event, handler);
+}
+
+/** An element with attributes and children (strings become text). */
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (v !== false && v !== null && v !== undefined) node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c);
+  return node;
+}
+
+/** "3 min ago" from an RFC 3339 time. */
+function age(iso) {
+  const s = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
+  if (s < 60) return Math.floor(s) + " s ago";
+  if (s < 3600) return Math.floor(s / 60) + " min ago";
+  if (s < 86400) return Math.floor(s / 3600) + " h ago";
+  return Math.floor(s / 86400) + " d ago";
+}

@@ -1,0 +1,91 @@
+// The Approvals window: pending runs with Approve / Deny / Cancel (or a form
+// for input gates), and the recent decisions. Follows the `approvals` event.
+"use strict";
+
+const status = document.getElementById("status");
+
+async function decide(id, choice, response) {
+  status.textContent = "";
+  try {
+    const result = await call("approvals_decide", { id, choice, response });
+    status.textContent = `Resumed: ${result.ok ? result.status : "failed: " + result.error.message}`;
+  } catch (e) {
+    status.textContent = String(e);
+  }
+  await render();
+}
+
+/** A form built from the input gate's JSON schema (flat objects). */
+function inputForm(a) {
+  const schema = a.responseSchema || {};
+  const props = schema.properties || {};
+  const required = new Set(schema.required || []);
+  const defaults = a.defaults || {};
+  const fields = Object.entries(props).map(([name, spec]) => {
+    const type = spec.type || "string";
+    const id = `${a.id}-${name}`;
+    const input = type === "boolean"
+      ? el("input", { type: "checkbox", id, name, checked: defaults[name] === true })
+      : el("input", { type: type === "number" || type === "integer" ? "number" : "text", id, name,
+          value: defaults[name] ?? "", required: required.has(name) });
+    return type === "boolean"
+      ? el("label", { class: "check" }, input, spec.title || name)
+      : [el("label", { for: id }, (spec.title || name) + (required.has(name) ? " *" : "")), input];
+  });
+  const form = el("form", {
+    onsubmit: (ev) => {
+      ev.preventDefault();
+      const response = {};
+      for (const [name, spec] of Object.entries(props)) {
+        const field = form.elements[name];
+        const type = spec.type || "string";
+        if (type === "boolean") response[name] = field.checked;
+        else if (field.value === "") continue;
+        else if (type === "number" || type === "integer") response[name] = Number(field.value);
+        else response[name] = field.value;
+      }
+      decide(a.id, "respond", response);
+    },
+  }, fields, el("div", { class: "actions" },
+    el("button", { class: "primary", type: "submit" }, "Submit"),
+    el("button", { type: "button", onclick: () => decide(a.id, "cancel") }, "Cancel run")));
+  return form;
+}
+
+function card(a) {
+  const title = a.workflow ? `${a.workflow}` : "pipeline";
+  const head = el("div", {},
+    el("strong", {}, a.prompt || "(no prompt)"),
+    el("div", { class: "meta" }, `${title} · ${a.itemCount} item${a.itemCount === 1 ? "" : "s"} · ${age(a.createdAt)}`
+      + (a.approvalId ? ` · id ${a.approvalId}` : "")));
+  const preview = a.items.length ? el("pre", {}, JSON.stringify(a.items, null, 2) + (a.itemCount > a.items.length ? "\n…" : "")) : null;
+  if (a.status !== "pending") {
+    const who = [a.decision, a.decidedBy && `by ${a.decidedBy}`, a.decidedVia && `via ${a.decidedVia}`, a.decidedAt && age(a.decidedAt)]
+      .filter(Boolean).join(" ");
+    return el("div", { class: "card decided", "data-id": a.id }, head, el("div", { class: "meta" }, `${a.status}: ${who}`));
+  }
+  const body = a.gate === "input"
+    ? inputForm(a)
+    : el("div", { class: "actions" },
+        el("button", { class: "primary", onclick: () => decide(a.id, "approve") }, "Approve"),
+        el("button", { onclick: () => decide(a.id, "deny") }, "Deny"),
+        el("button", { onclick: () => decide(a.id, "cancel") }, "Cancel run"));
+  return el("div", { class: "card pending", "data-id": a.id }, head, preview, body);
+}
+
+async function render() {
+  let list;
+  try {
+    list = await call("approvals_list");
+  } catch (e) {
+    status.textContent = String(e);
+    return;
+  }
+  const pending = list.filter((a) => a.status === "pending");
+  const decided = list.filter((a) => a.status !== "pending");
+  document.getElementById("pending").replaceChildren(...(pending.length ? pending.map(card) : [el("div", { class: "empty" }, "Nothing waits for you.")]));
+  document.getElementById("decided").replaceChildren(...(decided.length ? decided.map(card) : [el("div", { class: "empty" }, "No decisions yet.")]));
+}
+
+on("approvals", render);
+render();
