@@ -7,15 +7,15 @@
 mod desktop;
 
 use clap::Parser;
-use clawdis_cli::{Cli, Command};
+use clawdis_cli::{AppArgs, Cli, Command};
 
 fn main() -> anyhow::Result<()> {
     clawdis_cli::init_tracing();
     let cli = Cli::parse();
     let home = cli.home();
-    match cli.command.unwrap_or(Command::App) {
+    match cli.command.unwrap_or(Command::App(AppArgs::default())) {
         #[cfg(feature = "desktop")]
-        Command::App => desktop::run(home),
+        Command::App(args) => desktop::run(home, args),
         command => clawdis_cli::run(home, command),
     }
 }

@@ -12,18 +12,25 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
+use clap::Parser;
 use clawdis_approvals::Approvals;
+use clawdis_cli::{AppArgs, Cli, Command, WindowName};
 use clawdis_engine::context::Decider;
 use tauri::Manager;
 
 pub use backend::Backend;
 
 /// Runs the app until Quit.
-pub fn run(home: PathBuf) -> anyhow::Result<()> {
+pub fn run(home: PathBuf, args: AppArgs) -> anyhow::Result<()> {
     let app = commands::register(tauri::Builder::default())
-        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
-            // A second launch shows the first one's approvals.
-            windows::open(app, windows::Window::Approvals);
+        .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
+            // A second launch opens the window it names (`--open`), else
+            // the first one's approvals.
+            let wanted = match Cli::try_parse_from(argv).map(|cli| cli.command) {
+                Ok(Some(Command::App(AppArgs { open: Some(window) }))) => window,
+                _ => WindowName::Approvals,
+            };
+            windows::open(app, wanted.into());
         }))
         .setup(move |app| {
             #[cfg(target_os = "macos")]
@@ -36,6 +43,10 @@ pub fn run(home: PathBuf) -> anyhow::Result<()> {
             notify::follow(app.handle().clone(), approvals.clone());
             app.manage(approvals);
             tray::create(app.handle())?;
+            quit_on_signal(app.handle().clone());
+            if let Some(window) = args.open {
+                windows::open(app.handle(), window.into());
+            }
             Ok(())
         })
         .build(tauri::generate_context!())
@@ -53,6 +64,27 @@ pub fn run(home: PathBuf) -> anyhow::Result<()> {
         }
     });
     Ok(())
+}
+
+/// SIGTERM or Ctrl-C quits like the menu's Quit: the browser is stopped.
+fn quit_on_signal<R: tauri::Runtime>(app: tauri::AppHandle<R>) {
+    tauri::async_runtime::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let Ok(mut term) = signal(SignalKind::terminate()) else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("quitting on a signal");
+        app.exit(0);
+    });
 }
 
 /// Where runs are stored: `LOBSTER_STATE_DIR` when set (as for `lobster`),

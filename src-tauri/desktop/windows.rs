@@ -37,6 +37,16 @@ impl Window {
     }
 }
 
+impl From<clawdis_cli::WindowName> for Window {
+    fn from(name: clawdis_cli::WindowName) -> Window {
+        match name {
+            clawdis_cli::WindowName::Settings => Window::Settings,
+            clawdis_cli::WindowName::Approvals => Window::Approvals,
+            clawdis_cli::WindowName::Tabs => Window::Tabs,
+        }
+    }
+}
+
 /// Shows `window`, creating it if it is not open.
 pub fn open<R: Runtime>(app: &AppHandle<R>, window: Window) {
     if let Some(existing) = app.get_webview_window(window.label()) {

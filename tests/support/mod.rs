@@ -2,6 +2,7 @@
 
 pub mod control;
 pub mod desktop;
+pub mod webdriver;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -35,7 +35,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Run the menu-bar app (the default).
-    App,
+    App(AppArgs),
     /// Run the backend headless: the browser control API on loopback.
     Serve(ServeArgs),
     /// Print the control API bearer token.
@@ -47,6 +47,25 @@ impl Cli {
     pub fn home(&self) -> PathBuf {
         self.home.clone().unwrap_or_else(|| clawdis_home(&std::env::vars().collect()))
     }
+}
+
+/// `clawdis app` flags.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct AppArgs {
+    /// Open this window at start; with the app already running, open it there.
+    #[arg(long, value_enum, value_name = "WINDOW")]
+    pub open: Option<WindowName>,
+}
+
+/// The app's windows, as `--open` names them.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowName {
+    /// The settings window.
+    Settings,
+    /// Pending and decided approvals.
+    Approvals,
+    /// The clawd browser's tabs.
+    Tabs,
 }
 
 /// `clawdis serve` flags; each overrides `<home>/settings.json` for this run.
@@ -95,7 +114,7 @@ pub fn run(home: PathBuf, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Serve(args) => serve(home, args),
-        Command::App => bail!("this clawdis was built without the desktop app; run `clawdis serve`"),
+        Command::App(_) => bail!("this clawdis was built without the desktop app; run `clawdis serve`"),
     }
 }
 

@@ -1,0 +1,253 @@
+//! The app's windows in their real web engine (WebKitGTK through
+//! tauri-driver) on a private Xvfb display and D-Bus session: each is
+//! driven like a person would, and screenshotted to check it is not blank.
+
+use std::path::Path;
+use std::time::Duration;
+
+use clawdis_approvals::Approvals;
+use clawdis_e2e::control::{free_port, request};
+use clawdis_e2e::desktop::Desktop;
+use clawdis_e2e::webdriver::{Session, available, distinct_colours};
+use clawdis_e2e::{envelope, lobster};
+use serde_json::{Value, json};
+
+const FLOW: &str = "exec --json --shell 'cat mails.json' | approve --prompt 'Send 2 mails?' | exec --shell 'echo sent >> sent.txt; echo done'";
+
+fn ready() -> bool {
+    clawdis_e2e::desktop::available() && available()
+}
+
+fn write_settings(home: &Path, settings: Value) -> u16 {
+    let port = free_port();
+    let mut settings = settings;
+    settings["controlUrl"] = format!("http://127.0.0.1:{port}").into();
+    std::fs::create_dir_all(home).unwrap();
+    std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
+    port
+}
+
+fn assert_not_blank(session: &Session, window: &str) {
+    let colours = distinct_colours(&session.screenshot());
+    assert!(
+        colours > 8,
+        "the {window} window looks blank ({colours} colours)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_approvals_window_approves_a_run_an_agent_paused() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (home, state, work) = (
+        dir.path().join("home"),
+        dir.path().join("state"),
+        dir.path().join("work"),
+    );
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("mails.json"), r#"[{"to":"ann"},{"to":"bob"}]"#).unwrap();
+    write_settings(&home, json!({"enabled": false}));
+    let out = lobster(&state)
+        .current_dir(&work)
+        .args(["run", "--mode", "tool", FLOW])
+        .output()
+        .unwrap();
+    let paused = envelope(&out);
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+
+    let desktop = Desktop::start();
+    let app = Session::start(
+        &desktop,
+        &[("LOBSTER_STATE_DIR", &state)],
+        &[
+            "--home",
+            home.to_str().unwrap(),
+            "app",
+            "--open",
+            "approvals",
+        ],
+    );
+    let card = app.wait_for(
+        "document.querySelector('.card.pending')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let card = card.as_str().unwrap();
+    assert!(
+        card.contains("Send 2 mails?")
+            && card.contains("2 items")
+            && card.contains("\"to\": \"bob\""),
+        "{card}"
+    );
+    assert_not_blank(&app, "approvals");
+
+    app.click(".card.pending button.primary");
+    let decided = app.wait_for(
+        "document.querySelector('.card.decided')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let decided = decided.as_str().unwrap();
+    assert!(
+        decided.contains("done: approve") && decided.contains("via app"),
+        "{decided}"
+    );
+    assert!(
+        app.run("return document.querySelector('.card.pending')", json!([]))
+            .is_null(),
+        "nothing pending any more"
+    );
+
+    let approvals = Approvals::open(&state).await.unwrap();
+    let run = approvals.list().await.unwrap().remove(0);
+    assert_eq!(
+        (run.decision.as_deref(), run.decided_via.as_deref()),
+        (Some("approve"), Some("app"))
+    );
+    let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+    let resumed = lobster(&state)
+        .current_dir(&work)
+        .args(["resume", "--token", token, "--approve", "no"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        envelope(&resumed)["output"][0],
+        "done",
+        "the agent gets the recorded outcome"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("sent.txt")).unwrap(),
+        "sent\n"
+    );
+}
+
+#[test]
+fn the_settings_window_validates_next_to_the_field_and_saves() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    write_settings(&home, json!({"enabled": false}));
+    let desktop = Desktop::start();
+    let app = Session::start(
+        &desktop,
+        &[("LOBSTER_STATE_DIR", dir.path())],
+        &[
+            "--home",
+            home.to_str().unwrap(),
+            "app",
+            "--open",
+            "settings",
+        ],
+    );
+    app.wait_for(
+        "document.querySelector('#controlUrl').value",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert_not_blank(&app, "settings");
+    let issue = |field: &str, kind: &str| {
+        let check =
+            format!("document.querySelector('.issue[data-field={field}] .{kind}')?.textContent");
+        app.wait_for(&check, json!(null), Duration::from_secs(5))
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+
+    app.fill("#executablePath", "bin/chromium");
+    app.click("button[type=submit]");
+    assert!(issue("executablePath", "error").contains("absolute"));
+
+    app.fill("#executablePath", "");
+    app.fill("#controlUrl", "http://127.0.0.1:9222");
+    app.click("button[type=submit]");
+    assert!(issue("controlUrl", "error").contains("9222"));
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join("settings.json")).unwrap())
+            .unwrap();
+    assert_ne!(
+        saved["controlUrl"], "http://127.0.0.1:9222",
+        "refused values are not saved"
+    );
+
+    app.fill("#controlUrl", "http://10.1.2.3:18791");
+    app.click("button[type=submit]");
+    assert!(issue("controlUrl", "warning").contains("only connect"));
+    app.wait_for(
+        "document.querySelector('#status').textContent === 'Saved.'",
+        json!(null),
+        Duration::from_secs(5),
+    );
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join("settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["controlUrl"], "http://10.1.2.3:18791");
+}
+
+#[test]
+fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let port = write_settings(
+        &home,
+        json!({"enabled": true, "headless": true, "cdpPort": free_port()}),
+    );
+    let pages = clawdis_e2e::control::fixture_server();
+    let desktop = Desktop::start();
+    let app = Session::start(
+        &desktop,
+        &[("LOBSTER_STATE_DIR", dir.path())],
+        &["--home", home.to_str().unwrap(), "app", "--open", "tabs"],
+    );
+    app.wait_for(
+        "document.querySelector('#tabs tr')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let token = std::fs::read_to_string(home.join("secrets/control-token")).unwrap();
+    let auth = format!("Bearer {}", token.trim());
+    let api = |method: &str, path: &str, body: Value| {
+        let (status, text) = request(
+            port,
+            method,
+            path,
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+            ],
+            &body.to_string(),
+        );
+        assert!(status < 400, "{method} {path}: {status} {text}");
+        serde_json::from_str::<Value>(&text).unwrap()
+    };
+
+    let url = format!("http://127.0.0.1:{pages}/greeting.html");
+    let tab = api("POST", "/tabs/open", json!({"url": url}));
+    let target = tab["targetId"].as_str().unwrap().to_string();
+    // The window shows the page within 1 s (the tab may be the first,
+    // blank one, navigated: wait for its URL, not just its row).
+    let row = format!(
+        "document.querySelector('tr[data-target=\"{target}\"]')?.textContent.includes(arg)"
+    );
+    app.wait_for(&row, json!(url), Duration::from_secs(1));
+    assert_not_blank(&app, "tabs");
+
+    app.click(&format!("tr[data-target=\"{target}\"] button:last-child"));
+    app.wait_for(
+        &format!("!document.querySelector('tr[data-target=\"{target}\"]')"),
+        json!(null),
+        Duration::from_secs(5),
+    );
+    let tabs = api("GET", "/tabs", json!(null));
+    assert!(
+        !tabs.to_string().contains(&target),
+        "closed in the browser too: {tabs}"
+    );
+}

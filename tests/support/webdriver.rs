@@ -1,0 +1,218 @@
+//! A small W3C WebDriver client for driving the app's windows in their
+//! real web engine: `tauri-driver` in front of WebKitWebDriver.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::control::{free_port, request};
+use crate::desktop::Desktop;
+
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// Whether `tauri-driver` and `WebKitWebDriver` are installed; outside CI a
+/// test skips without them.
+pub fn available() -> bool {
+    let have = |tool: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let ok = have("tauri-driver") && have("WebKitWebDriver");
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install tauri-driver and webkit2gtk-driver"
+        );
+        eprintln!("skipping: tauri-driver or WebKitWebDriver not installed");
+    }
+    ok
+}
+
+/// A WebDriver session on the app, started with `args`; the app and the
+/// driver are stopped on drop.
+pub struct Session {
+    driver: Child,
+    port: u16,
+    id: String,
+}
+
+impl Session {
+    /// Starts `tauri-driver` on `desktop` (with `env`) and the app with `args`.
+    pub fn start(desktop: &Desktop, env: &[(&str, &Path)], args: &[&str]) -> Session {
+        let port = free_port();
+        let mut cmd = Command::new("tauri-driver");
+        cmd.args([
+            "--port",
+            &port.to_string(),
+            "--native-port",
+            &free_port().to_string(),
+        ])
+        .envs(env.iter().copied())
+        .env("CLAWDIS_KEYCHAIN", "off")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        desktop.apply(&mut cmd);
+        let driver = cmd.spawn().expect("tauri-driver");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "tauri-driver did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "wry",
+            "tauri:options": {"application": crate::bin("clawdis"), "args": args},
+        }}});
+        let mut session = Session {
+            driver,
+            port,
+            id: String::new(),
+        };
+        let created = session.send("POST", "/session", Some(caps));
+        session.id = created["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {created}"))
+            .to_string();
+        session
+    }
+
+    fn send(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        let (status, text) = request(
+            self.port,
+            method,
+            path,
+            &[("Content-Type", "application/json")],
+            &body,
+        );
+        let value: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{method} {path}: not JSON ({e}): {text}"));
+        assert!(status < 400, "{method} {path} -> {status}: {value}");
+        value["value"].clone()
+    }
+
+    fn at(&self, rest: &str) -> String {
+        format!("/session/{}{rest}", self.id)
+    }
+
+    /// Runs `script` (a function body; `arguments` holds `args`) in the page.
+    pub fn run(&self, script: &str, args: Value) -> Value {
+        self.send(
+            "POST",
+            &self.at("/execute/sync"),
+            Some(json!({"script": script, "args": args})),
+        )
+    }
+
+    /// Resolves once the page's `check` expression (over `arg`) is truthy,
+    /// re-checking on every DOM change (and every 50 ms, for input values),
+    /// or fails after `timeout`.
+    pub fn wait_for(&self, check: &str, arg: Value, timeout: Duration) -> Value {
+        self.send(
+            "POST",
+            &self.at("/timeouts"),
+            Some(json!({"script": timeout.as_millis() as u64 + 1000})),
+        );
+        let script = format!(
+            "const arg = arguments[0], done = arguments[arguments.length - 1];
+             const check = () => {{ try {{ return ({check}); }} catch (e) {{ return null; }} }};
+             const first = check();
+             if (first) return done(first);
+             let finished = false;
+             const finish = (v) => {{ if (finished) return; finished = true; obs.disconnect(); clearInterval(poll); clearTimeout(timer); done(v); }};
+             const recheck = () => {{ const v = check(); if (v) finish(v); }};
+             const obs = new MutationObserver(recheck);
+             obs.observe(document, {{ subtree: true, childList: true, characterData: true, attributes: true }});
+             // Input values are properties, not DOM: look again now and then too.
+             const poll = setInterval(recheck, 50);
+             const timer = setTimeout(() => finish(null), {ms});",
+            ms = timeout.as_millis()
+        );
+        let value = self.send(
+            "POST",
+            &self.at("/execute/async"),
+            Some(json!({"script": script, "args": [arg]})),
+        );
+        assert!(
+            !value.is_null(),
+            "timed out after {timeout:?} waiting for `{check}`"
+        );
+        value
+    }
+
+    /// The first element matching `css`.
+    pub fn find(&self, css: &str) -> String {
+        let found = self.send(
+            "POST",
+            &self.at("/element"),
+            Some(json!({"using": "css selector", "value": css})),
+        );
+        found[ELEMENT]
+            .as_str()
+            .unwrap_or_else(|| panic!("no element {css}: {found}"))
+            .to_string()
+    }
+
+    /// Clicks the element matching `css`.
+    pub fn click(&self, css: &str) {
+        let id = self.find(css);
+        self.send(
+            "POST",
+            &self.at(&format!("/element/{id}/click")),
+            Some(json!({})),
+        );
+    }
+
+    /// Replaces the text of the input matching `css`.
+    pub fn fill(&self, css: &str, text: &str) {
+        let id = self.find(css);
+        self.send(
+            "POST",
+            &self.at(&format!("/element/{id}/clear")),
+            Some(json!({})),
+        );
+        if !text.is_empty() {
+            self.send(
+                "POST",
+                &self.at(&format!("/element/{id}/value")),
+                Some(json!({"text": text})),
+            );
+        }
+    }
+
+    /// A PNG screenshot of the window.
+    pub fn screenshot(&self) -> Vec<u8> {
+        use base64::Engine;
+        let b64 = self.send("GET", &self.at("/screenshot"), None);
+        base64::engine::general_purpose::STANDARD
+            .decode(b64.as_str().unwrap())
+            .unwrap()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if !self.id.is_empty() {
+            let _ = request(self.port, "DELETE", &self.at(""), &[], "");
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+/// How many distinct colours a PNG has: a blank window has one or two.
+pub fn distinct_colours(png_bytes: &[u8]) -> usize {
+    let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let mut seen = std::collections::HashSet::new();
+    for px in buf[..info.buffer_size()].chunks(channels) {
+        seen.insert(px.to_vec());
+    }
+    seen.len()
+}
