@@ -26,9 +26,17 @@ impl Approvals {
         let mut seen: HashMap<String, (String, Option<String>)> = HashMap::new();
         let mut ticker = tokio::time::interval(POLL);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut stamp = None;
         loop {
             ticker.tick().await;
             let Some(this) = weak.upgrade() else { return };
+            // Every commit touches the database or its write-ahead log:
+            // while neither changed there is nothing new to read.
+            let now_stamp = file_stamp(this.store.path());
+            if now_stamp.is_some() && now_stamp == stamp {
+                continue;
+            }
+            stamp = now_stamp;
             let runs = match this.look().await {
                 Ok(runs) => runs,
                 Err(e) => {
@@ -88,4 +96,21 @@ impl Approvals {
         runs.reverse();
         Ok(runs)
     }
+}
+
+/// Size and modification time of the database and its WAL file.
+type Stamp = [(u64, std::time::SystemTime); 2];
+
+fn file_stamp(db: &std::path::Path) -> Option<Stamp> {
+    let stat = |path: &std::path::Path| {
+        std::fs::metadata(path)
+            .ok()
+            .and_then(|m| Some((m.len(), m.modified().ok()?)))
+    };
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    Some([
+        stat(db)?,
+        stat(std::path::Path::new(&wal)).unwrap_or((0, std::time::UNIX_EPOCH)),
+    ])
 }
