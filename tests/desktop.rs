@@ -24,7 +24,12 @@ async fn approve_in_the_notification_resumes_a_paused_lobster_run() {
     std::fs::write(work.join("mails.json"), r#"[{"to":"ann"},{"to":"bob"}]"#).unwrap();
     let desktop = Desktop::start();
     let notifications = Notifications::serve(&desktop);
-    let app = App::start(&desktop, &home, &state);
+    let app = App::start(
+        &desktop,
+        &home,
+        &state,
+        serde_json::json!({"enabled": false}),
+    );
     let approvals = Approvals::open(&state).await.unwrap();
     let mut events = approvals.subscribe();
     tokio::spawn(approvals.clone().watch());
@@ -95,4 +100,61 @@ async fn approve_in_the_notification_resumes_a_paused_lobster_run() {
         std::fs::read_to_string(work.join("sent.txt")).unwrap(),
         "sent\n"
     );
+}
+
+/// The control API's status (`GET /`).
+fn status(app: &App, home: &std::path::Path) -> serde_json::Value {
+    let token = std::fs::read_to_string(home.join("secrets/control-token")).unwrap();
+    let auth = format!("Bearer {}", token.trim());
+    let (code, body) =
+        clawdis_e2e::control::request(app.port, "GET", "/", &[("Authorization", &auth)], "");
+    assert_eq!(code, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+#[test]
+fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
+    if !clawdis_e2e::desktop::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (home, state) = (dir.path().join("home"), dir.path().join("state"));
+    let mut desktop = Desktop::start();
+    desktop.tray();
+    let settings = serde_json::json!({"enabled": true, "headless": true, "cdpPort": clawdis_e2e::control::free_port()});
+    let mut app = App::start(&desktop, &home, &state, settings);
+
+    desktop.tray_pick(2);
+    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Approvals$"]);
+    desktop.tray_pick(1);
+    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Settings$"]);
+    desktop.tray_pick(3);
+    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Tabs$"]);
+
+    assert_eq!(status(&app, &home)["running"], false);
+    desktop.tray_pick(4);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while status(&app, &home)["running"] != true {
+        assert!(
+            Instant::now() < deadline,
+            "Start Browser started nothing:\n{}",
+            app.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = status(&app, &home)["pid"].as_i64().unwrap() as i32;
+
+    desktop.tray_pick(5);
+    assert_eq!(
+        app.wait_exit(Duration::from_secs(20)),
+        Some(0),
+        "Quit exits cleanly:\n{}",
+        app.log()
+    );
+    assert!(app.log().contains("backend stopped"), "{}", app.log());
+    let alive = unsafe { libc::kill(pid, 0) } == 0
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ");
+    assert!(!alive, "Quit stopped the browser (pid {pid})");
 }

@@ -59,8 +59,10 @@ pub struct Desktop {
     pub display: String,
     /// `DBUS_SESSION_BUS_ADDRESS`.
     pub bus: String,
-    _x: Guard,
+    // Dropped in order: clients before the servers they talk to.
+    extra: Vec<Guard>,
     _dbus: Guard,
+    _x: Guard,
 }
 
 impl Desktop {
@@ -85,7 +87,94 @@ impl Desktop {
             bus,
             _x: x_guard,
             _dbus: dbus_guard,
+            extra: Vec::new(),
         }
+    }
+
+    /// Starts a system tray (trayer, an XEmbed tray host) at the top right;
+    /// returns once it is up.
+    pub fn tray(&mut self) {
+        let mut cmd = Command::new("trayer");
+        cmd.args([
+            "--edge",
+            "top",
+            "--align",
+            "right",
+            "--widthtype",
+            "pixel",
+            "--width",
+            "120",
+            "--height",
+            "32",
+        ])
+        .args(["--SetDockType", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        self.apply(&mut cmd);
+        self.extra.push(Guard(cmd.spawn().expect("trayer")));
+        self.wait_window(&["--classname", "^panel$"]);
+    }
+
+    /// Runs xdotool on this display (giving up after 20 s) and returns what
+    /// it printed.
+    pub fn xdotool(&self, args: &[&str]) -> String {
+        let mut cmd = Command::new("timeout");
+        cmd.arg("20").arg("xdotool").args(args);
+        self.apply(&mut cmd);
+        let out = cmd.output().expect("xdotool");
+        assert!(
+            out.status.success(),
+            "xdotool {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Waits until a window matches `search` (xdotool search options and a
+    /// pattern) and returns the ids found. xdotool's own `--sync` can die
+    /// on a window that vanishes while it walks the tree, so this retries.
+    pub fn wait_window(&self, search: &[&str]) -> Vec<String> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let mut cmd = Command::new("xdotool");
+            cmd.arg("search").args(search);
+            self.apply(&mut cmd);
+            let out = cmd.output().expect("xdotool");
+            let ids: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::to_string)
+                .collect();
+            if out.status.success() && !ids.is_empty() {
+                return ids;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no window matches {search:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Opens the app's tray menu and picks its `n`th enabled item (1: Open
+    /// Settings…, 2: Approvals…, 3: Tabs…, 4: Start/Stop Browser, 5: Quit)
+    /// with the keyboard, as a person would.
+    pub fn tray_pick(&self, n: usize) {
+        let icon = self
+            .wait_window(&["--classname", "^tray-icon tray app clawdis$"])
+            .remove(0);
+        self.xdotool(&["mousemove", "--window", &icon, "10", "10", "click", "1"]);
+        // The menu is a visible window named like the app itself.
+        self.wait_window(&[
+            "--all",
+            "--onlyvisible",
+            "--classname",
+            "--name",
+            "^clawdis$",
+        ]);
+        let mut keys = vec!["key", "--delay", "50"];
+        keys.extend(std::iter::repeat_n("Down", n));
+        keys.push("Return");
+        self.xdotool(&keys);
     }
 
     /// Points `cmd` at this desktop.
@@ -207,17 +296,22 @@ impl Notifications {
 pub struct App {
     child: Child,
     log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// The control API's port.
+    pub port: u16,
 }
 
 impl App {
-    /// Starts the app for `home` (runs in `state`), browser off, control API
-    /// on a free port; returns once it watches for approvals.
-    pub fn start(desktop: &Desktop, home: &std::path::Path, state: &std::path::Path) -> App {
+    /// Starts the app for `home` (runs in `state`) with `settings` and the
+    /// control API on a free port; returns once it watches for approvals.
+    pub fn start(
+        desktop: &Desktop,
+        home: &std::path::Path,
+        state: &std::path::Path,
+        mut settings: serde_json::Value,
+    ) -> App {
         std::fs::create_dir_all(home).unwrap();
-        let settings = serde_json::json!({
-            "enabled": false,
-            "controlUrl": format!("http://127.0.0.1:{}", crate::control::free_port()),
-        });
+        let port = crate::control::free_port();
+        settings["controlUrl"] = format!("http://127.0.0.1:{port}").into();
         std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
         let mut cmd = Command::new(crate::bin("clawdis"));
         cmd.args(["--home", home.to_str().unwrap()])
@@ -241,11 +335,25 @@ impl App {
                 sink.lock().unwrap().push(line);
             }
         });
-        let app = App { child, log };
+        let app = App { child, log, port };
         if ready_rx.recv_timeout(Duration::from_secs(30)).is_err() {
             panic!("the app did not start:\n{}", app.log());
         }
         app
+    }
+
+    /// Waits up to `timeout` for the app to exit; its exit code.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Everything the app logged so far.
