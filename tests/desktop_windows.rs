@@ -251,3 +251,144 @@ fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
         "closed in the browser too: {tabs}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_input_gate_gets_a_form_built_from_its_schema() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (home, state, work) = (
+        dir.path().join("home"),
+        dir.path().join("state"),
+        dir.path().join("work"),
+    );
+    std::fs::create_dir_all(&work).unwrap();
+    write_settings(&home, json!({"enabled": false}));
+    std::fs::write(
+        work.join("ask.lobster"),
+        "name: ask\nsteps:\n  - id: who\n    input:\n      prompt: Who gets the report?\n      responseSchema:\n        type: object\n        properties:\n          name: {type: string}\n          copies: {type: integer}\n          urgent: {type: boolean}\n        required: [name]\n  - id: send\n    command: echo sending >> log.txt\n",
+    )
+    .unwrap();
+    let out = lobster(&state)
+        .current_dir(&work)
+        .args(["run", "--mode", "tool", "ask.lobster"])
+        .output()
+        .unwrap();
+    assert_eq!(envelope(&out)["status"], "needs_input");
+
+    let desktop = Desktop::start();
+    let app = Session::start(
+        &desktop,
+        &[("LOBSTER_STATE_DIR", &state)],
+        &[
+            "--home",
+            home.to_str().unwrap(),
+            "app",
+            "--open",
+            "approvals",
+        ],
+    );
+    app.wait_for(
+        "document.querySelector('.card.pending form')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let labels = app.run(
+        "return [...document.querySelectorAll('.card.pending label')].map(l => l.textContent)",
+        json!([]),
+    );
+    assert_eq!(labels, json!(["name *", "copies", "urgent"]));
+    app.fill(".card.pending input[name=name]", "ann");
+    app.fill(".card.pending input[name=copies]", "3");
+    app.click(".card.pending input[name=urgent]");
+    app.click(".card.pending button[type=submit]");
+    let decided = app.wait_for(
+        "document.querySelector('.card.decided')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert!(
+        decided.as_str().unwrap().contains("done: respond"),
+        "{decided}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("log.txt")).unwrap(),
+        "sending\n"
+    );
+    let approvals = Approvals::open(&state).await.unwrap();
+    let run = approvals.list().await.unwrap().remove(0);
+    assert_eq!(
+        (run.decision.as_deref(), run.decided_via.as_deref()),
+        (Some("respond"), Some("app"))
+    );
+}
+
+#[test]
+fn turning_the_browser_off_in_settings_stops_it() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let port = write_settings(
+        &home,
+        json!({"enabled": true, "headless": true, "cdpPort": free_port()}),
+    );
+    let desktop = Desktop::start();
+    let app = Session::start(
+        &desktop,
+        &[("LOBSTER_STATE_DIR", dir.path())],
+        &[
+            "--home",
+            home.to_str().unwrap(),
+            "app",
+            "--open",
+            "settings",
+        ],
+    );
+    app.wait_for(
+        "document.querySelector('input[name=enabled]').checked",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let token = std::fs::read_to_string(home.join("secrets/control-token")).unwrap();
+    let auth = format!("Bearer {}", token.trim());
+    let call = |method: &str, path: &str, body: &str| {
+        let (status, text) = request(
+            port,
+            method,
+            path,
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+            ],
+            body,
+        );
+        (status, serde_json::from_str::<Value>(&text).unwrap())
+    };
+    assert_eq!(call("POST", "/start", "{}").0, 200);
+    assert_eq!(call("GET", "/", "").1["running"], true);
+
+    app.click("input[name=enabled]");
+    app.click("button[type=submit]");
+    app.wait_for(
+        "document.querySelector('#status').textContent === 'Saved.'",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        call("GET", "/", "").1["running"],
+        false,
+        "stopped when turned off"
+    );
+    let (status, body) = call("POST", "/tabs/open", r#"{"url":"http://127.0.0.1:9/"}"#);
+    assert!(
+        status >= 400
+            && body["error"]
+                .as_str()
+                .unwrap()
+                .contains("Browser disabled in settings"),
+        "{status} {body}"
+    );
+}

@@ -18,7 +18,7 @@ function el(tag, attrs, ...children) {
     if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else if (v !== false && v !== null && v !== undefined) node.setAttribute(k, v === true ? "" : v);
   }
-  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c);
+  for (const c of children.flat(Infinity)) if (c !== null && c !== undefined) node.append(c);
   return node;
 }
 

@@ -1,13 +1,17 @@
 //! One paused (or decided) run as the app shows it, and the bus events.
 
-use serde::Serialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 /// How many items a preview carries; `itemCount` has the total.
 const PREVIEW_ITEMS: usize = 5;
 
+/// JSON kept as the run wrote it: the windows show objects with their keys
+/// in the workflow's order (a schema's fields, an item's columns).
+pub type Json = Box<RawValue>;
+
 /// A run paused at a gate, or decided, in the shape the windows read.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Approval {
     /// The run's id (its state key); windows and notifications decide by it.
@@ -26,13 +30,13 @@ pub struct Approval {
     /// What the person is asked.
     pub prompt: String,
     /// The first items the gate holds.
-    pub items: Vec<Value>,
+    pub items: Vec<Json>,
     /// How many items it holds.
     pub item_count: usize,
     /// The JSON schema of the answer an input gate wants.
-    pub response_schema: Option<Value>,
+    pub response_schema: Option<Json>,
     /// Defaults for that answer, when the workflow gave some.
-    pub defaults: Option<Value>,
+    pub defaults: Option<Json>,
     /// The directory the run paused in; its remaining steps run there.
     pub cwd: Option<String>,
     /// When the run paused (RFC 3339).
@@ -50,13 +54,8 @@ pub struct Approval {
 impl Approval {
     /// Reads the stored run and its request block.
     pub fn from_run(run: &clawdis_store::Run) -> Approval {
-        let request: Value = serde_json::from_str(&run.request_json).unwrap_or(Value::Null);
-        let items = request
-            .get("items")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let text = |key: &str| request.get(key).and_then(Value::as_str).map(str::to_string);
+        let request: Request = serde_json::from_str(&run.request_json).unwrap_or_default();
+        let items = request.items.unwrap_or_default();
         Approval {
             id: run.state_key.clone(),
             kind: run.kind.clone(),
@@ -64,11 +63,15 @@ impl Approval {
             gate: run.gate.clone(),
             status: run.status.as_str().to_string(),
             workflow: run.workflow_name.clone(),
-            prompt: text("prompt").unwrap_or_default(),
+            prompt: match request.prompt {
+                Some(serde_json::Value::String(text)) => text,
+                Some(other) => other.to_string(),
+                None => String::new(),
+            },
             item_count: items.len(),
             items: items.into_iter().take(PREVIEW_ITEMS).collect(),
-            response_schema: request.get("responseSchema").cloned(),
-            defaults: request.get("defaults").cloned(),
+            response_schema: request.response_schema,
+            defaults: request.defaults,
             cwd: run.cwd.clone(),
             created_at: run.created_at.clone(),
             decision: run.decision.clone(),
@@ -92,8 +95,18 @@ impl Approval {
     }
 }
 
+/// The stored request block (`requiresApproval` / `requiresInput`).
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Request {
+    prompt: Option<serde_json::Value>,
+    items: Option<Vec<Json>>,
+    response_schema: Option<Json>,
+    defaults: Option<Json>,
+}
+
 /// What the bus carries.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Event {
     /// A run paused at a gate.
