@@ -100,6 +100,31 @@ async fn approve_in_the_notification_resumes_a_paused_lobster_run() {
         std::fs::read_to_string(work.join("sent.txt")).unwrap(),
         "sent\n"
     );
+
+    // A run decided elsewhere (the agent's own resume) takes its
+    // notification off the screen.
+    let out = lobster(&state)
+        .current_dir(&work)
+        .args(["run", "--mode", "tool", FLOW])
+        .output()
+        .unwrap();
+    let paused = envelope(&out);
+    let shown = notifications
+        .next(Duration::from_secs(1))
+        .expect("a second notification");
+    let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+    let denied = lobster(&state)
+        .current_dir(&work)
+        .args(["resume", "--token", token, "--approve", "no"])
+        .output()
+        .unwrap();
+    assert_eq!(envelope(&denied)["status"], "cancelled");
+    assert_eq!(
+        notifications.next_closed(Duration::from_secs(1)),
+        Some(shown.id),
+        "withdrawn within 1 s:\n{}",
+        app.log()
+    );
 }
 
 /// The control API's status (`GET /`).

@@ -11,10 +11,12 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::{decider, tray, windows};
 
-/// Follows the bus until the app quits: notifies each pause, refreshes the
-/// tray's status line and tells the windows (`approvals` event).
+/// Follows the bus until the app quits: notifies each pause, withdraws the
+/// notification once the run is decided anywhere, refreshes the tray's
+/// status line and tells the windows (`approvals` event).
 pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
     let mut rx = approvals.subscribe();
+    let shown = Shown::default();
     tauri::async_runtime::spawn(async move {
         loop {
             let event = match rx.recv().await {
@@ -25,8 +27,17 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
                 }
                 Err(RecvError::Closed) => return,
             };
-            if let Event::Paused { approval } = &event {
-                announce(app.clone(), approvals.clone(), approval.clone());
+            match &event {
+                Event::Paused { approval } => announce(
+                    app.clone(),
+                    approvals.clone(),
+                    shown.clone(),
+                    approval.clone(),
+                ),
+                Event::Changed { approval } if approval.status != "pending" => {
+                    withdraw(&shown, &approval.id).await
+                }
+                Event::Changed { .. } => {}
             }
             tray::refresh(&app, approvals.pending_count());
             let _ = app.emit("approvals", &event);
@@ -34,18 +45,29 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
     });
 }
 
+/// The notifications on screen, by run id.
+#[cfg(all(unix, not(target_os = "macos")))]
+type Shown =
+    Arc<tokio::sync::Mutex<std::collections::HashMap<String, notify_rust::NotificationHandle>>>;
+#[cfg(target_os = "macos")]
+type Shown = Arc<()>;
+
 /// Shows one notification and acts on its answer.
-fn announce<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>, approval: Approval) {
+fn announce<R: Runtime>(
+    app: AppHandle<R>,
+    approvals: Arc<Approvals>,
+    shown: Shown,
+    approval: Approval,
+) {
     tauri::async_runtime::spawn(async move {
-        let started = std::time::Instant::now();
-        let action = match show(&approval).await {
+        let action = match show(&approval, &shown).await {
             Ok(answer) => answer,
             Err(e) => {
                 tracing::warn!(error = %e, id = %approval.id, "showing the approval notification");
                 return;
             }
         };
-        tracing::debug!(id = %approval.id, ?action, elapsed = ?started.elapsed(), "notification answered");
+        tracing::debug!(id = %approval.id, ?action, "notification answered");
         let choice = match action.as_deref() {
             Some("approve") => Choice::Approve,
             Some("deny") => Choice::Deny,
@@ -65,10 +87,10 @@ fn announce<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>, approval: 
 }
 
 /// Sends the notification; resolves with the action the person picked
-/// (`None` when it was dismissed).
+/// (`None` when it was dismissed or withdrawn).
 #[cfg(all(unix, not(target_os = "macos")))]
-async fn show(approval: &Approval) -> Result<Option<String>, String> {
-    use notify_rust::{Hint, Notification, Timeout};
+async fn show(approval: &Approval, shown: &Shown) -> Result<Option<String>, String> {
+    use notify_rust::{ActionResponse, Hint, Notification, Timeout};
     let mut note = Notification::new();
     note.appname("Clawdis")
         .summary(&title(approval))
@@ -81,24 +103,37 @@ async fn show(approval: &Approval) -> Result<Option<String>, String> {
         note.action("approve", "Approve").action("deny", "Deny");
     }
     let handle = note.show_async().await.map_err(|e| e.to_string())?;
-    tracing::info!(id = %approval.id, notification = handle.id(), "approval notification shown");
-    tokio::task::spawn_blocking(move || {
+    let id = handle.id();
+    tracing::info!(run = %approval.id, notification = id, "approval notification shown");
+    shown.lock().await.insert(approval.id.clone(), handle);
+    let picked = tokio::task::spawn_blocking(move || {
         let mut picked = None;
-        handle.wait_for_action(|action| {
-            if action != "__closed" {
+        let listened = notify_rust::handle_action(id, |response| {
+            if let ActionResponse::Custom(action) = response {
                 picked = Some(action.to_string());
             }
         });
-        picked
+        listened.map(|()| picked).map_err(|e| e.to_string())
     })
     .await
-    .map_err(|e| e.to_string())
+    .map_err(|e| e.to_string())?;
+    shown.lock().await.remove(&approval.id);
+    picked
+}
+
+/// Takes a decided run's notification off the screen.
+#[cfg(all(unix, not(target_os = "macos")))]
+async fn withdraw(shown: &Shown, id: &str) {
+    if let Some(handle) = shown.lock().await.remove(id) {
+        tracing::debug!(run = %id, notification = handle.id(), "withdrawing the notification");
+        handle.close_async().await;
+    }
 }
 
 /// macOS: notify-rust has no action buttons there; the notification says
 /// what waits and the Approvals window takes the decision.
 #[cfg(target_os = "macos")]
-async fn show(approval: &Approval) -> Result<Option<String>, String> {
+async fn show(approval: &Approval, _shown: &Shown) -> Result<Option<String>, String> {
     notify_rust::Notification::new()
         .summary(&title(approval))
         .body(&approval.summary())
@@ -106,6 +141,9 @@ async fn show(approval: &Approval) -> Result<Option<String>, String> {
         .map_err(|e| e.to_string())?;
     Ok(None)
 }
+
+#[cfg(target_os = "macos")]
+async fn withdraw(_shown: &Shown, _id: &str) {}
 
 fn title(approval: &Approval) -> String {
     match approval.gate.as_str() {

@@ -202,6 +202,7 @@ pub struct Shown {
 
 struct Server {
     shown: mpsc::Sender<Shown>,
+    closed: mpsc::Sender<u32>,
     next: u32,
 }
 
@@ -245,36 +246,66 @@ impl Server {
         )
     }
 
-    fn close_notification(&self, _id: u32) {}
+    async fn close_notification(
+        &self,
+        id: u32,
+        #[zbus(signal_emitter)] emitter: zbus::object_server::SignalEmitter<'_>,
+    ) {
+        let _ = self.closed.send(id);
+        // 3: closed by a call to CloseNotification.
+        let _ = Server::notification_closed(&emitter, id, 3).await;
+    }
+
+    #[zbus(signal)]
+    async fn notification_closed(
+        emitter: &zbus::object_server::SignalEmitter<'_>,
+        id: u32,
+        reason: u32,
+    ) -> zbus::Result<()>;
 }
 
 /// The session's notification server (`org.freedesktop.Notifications`).
 pub struct Notifications {
     conn: zbus::blocking::Connection,
     shown: mpsc::Receiver<Shown>,
+    closed: mpsc::Receiver<u32>,
 }
 
 impl Notifications {
     /// Owns the notification name on `desktop`'s bus.
     pub fn serve(desktop: &Desktop) -> Notifications {
         let (tx, rx) = mpsc::channel();
+        let (closed_tx, closed_rx) = mpsc::channel();
         let conn = zbus::blocking::connection::Builder::address(desktop.bus.as_str())
             .unwrap()
             .name("org.freedesktop.Notifications")
             .unwrap()
             .serve_at(
                 "/org/freedesktop/Notifications",
-                Server { shown: tx, next: 0 },
+                Server {
+                    shown: tx,
+                    closed: closed_tx,
+                    next: 0,
+                },
             )
             .unwrap()
             .build()
             .unwrap();
-        Notifications { conn, shown: rx }
+        Notifications {
+            conn,
+            shown: rx,
+            closed: closed_rx,
+        }
     }
 
     /// The next notification shown, within `timeout`.
     pub fn next(&self, timeout: Duration) -> Option<Shown> {
         self.shown.recv_timeout(timeout).ok()
+    }
+
+    /// The next notification the app withdrew, within `timeout`.
+    pub fn next_closed(&self, timeout: Duration) -> Option<u32> {
+        self.closed.recv_timeout(timeout).ok()
     }
 
     /// Clicks action `key` on notification `id`.
