@@ -83,7 +83,11 @@ pub fn refresh<R: Runtime>(app: &AppHandle<R>, pending: usize) {
         return;
     };
     let running = backend.state.manager.status().running;
-    let _ = items.status.set_text(status_line(running, pending));
+    let line = match &backend.api_error {
+        Some(error) => format!("{} · {error}", status_line(running, pending)),
+        None => status_line(running, pending),
+    };
+    let _ = items.status.set_text(line);
     let _ = items.browser.set_text(if running {
         "Stop Browser"
     } else {

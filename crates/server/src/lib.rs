@@ -144,6 +144,17 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
+    serve_on(listener, state, shutdown).await
+}
+
+/// [`serve`] on a listener the caller bound (to report a taken port before
+/// anything else starts).
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    state: Arc<AppState>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let addr = listener.local_addr()?;
     tracing::info!(%addr, "control API listening");
     axum::serve(listener, router(state.clone())).with_graceful_shutdown(shutdown).await?;
     if let Err(e) = state.manager.stop().await {
