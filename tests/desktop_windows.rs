@@ -1,5 +1,5 @@
 //! The app's windows in their real web engine (WebKitGTK through
-//! tauri-driver) on a private Xvfb display and D-Bus session: each is
+//! WebKitWebDriver) on a private Xvfb display and D-Bus session: each is
 //! driven like a person would, and screenshotted to check it is not blank.
 
 use std::path::Path;
@@ -84,9 +84,10 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
     assert_not_blank(&app, "approvals");
 
     app.click(".card.pending button.primary");
+    // The card passes through "running" while the rest of the run runs.
     let decided = app.wait_for(
-        "document.querySelector('.card.decided')?.textContent",
-        json!(null),
+        "[...document.querySelectorAll('.card.decided')].map(c => c.textContent).find(t => t.includes(arg))",
+        json!("done: approve"),
         Duration::from_secs(10),
     );
     let decided = decided.as_str().unwrap();
@@ -303,9 +304,10 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
     app.fill(".card.pending input[name=copies]", "3");
     app.click(".card.pending input[name=urgent]");
     app.click(".card.pending button[type=submit]");
+    // The card passes through "running" while the rest of the run runs.
     let decided = app.wait_for(
-        "document.querySelector('.card.decided')?.textContent",
-        json!(null),
+        "[...document.querySelectorAll('.card.decided')].map(c => c.textContent).find(t => t.includes(arg))",
+        json!("done: respond"),
         Duration::from_secs(10),
     );
     assert!(

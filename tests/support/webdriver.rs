@@ -1,5 +1,7 @@
 //! A small W3C WebDriver client for driving the app's windows in their
-//! real web engine: `tauri-driver` in front of WebKitWebDriver.
+//! real web engine: WebKitGTK's own WebKitWebDriver, spoken to directly
+//! (tauri-driver only forwards to it, and its pooled connections were reset
+//! under load).
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -12,8 +14,7 @@ use crate::desktop::Desktop;
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
-/// Whether `tauri-driver` and `WebKitWebDriver` are installed; outside CI a
-/// test skips without them.
+/// Whether `WebKitWebDriver` is installed; outside CI a test skips without it.
 pub fn available() -> bool {
     let have = |tool: &str| {
         Command::new("sh")
@@ -21,13 +22,13 @@ pub fn available() -> bool {
             .output()
             .is_ok_and(|o| o.status.success())
     };
-    let ok = have("tauri-driver") && have("WebKitWebDriver");
+    let ok = have("WebKitWebDriver");
     if !ok {
         assert!(
             std::env::var_os("CI").is_none(),
-            "CI must install tauri-driver and webkit2gtk-driver"
+            "CI must install webkit2gtk-driver"
         );
-        eprintln!("skipping: tauri-driver or WebKitWebDriver not installed");
+        eprintln!("skipping: WebKitWebDriver not installed");
     }
     ok
 }
@@ -41,30 +42,31 @@ pub struct Session {
 }
 
 impl Session {
-    /// Starts `tauri-driver` on `desktop` (with `env`) and the app with `args`.
+    /// Starts WebKitWebDriver on `desktop` (with `env`) and the app with `args`.
     pub fn start(desktop: &Desktop, env: &[(&str, &Path)], args: &[&str]) -> Session {
         let port = free_port();
-        let mut cmd = Command::new("tauri-driver");
-        cmd.args([
-            "--port",
-            &port.to_string(),
-            "--native-port",
-            &free_port().to_string(),
-        ])
-        .envs(env.iter().copied())
-        .env("CLAWDIS_KEYCHAIN", "off")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        let mut cmd = Command::new("WebKitWebDriver");
+        cmd.arg(format!("--port={port}"))
+            .arg("--host=127.0.0.1")
+            // Lets the app's webviews accept automation (what tauri-driver sets).
+            .env("TAURI_WEBVIEW_AUTOMATION", "true")
+            .envs(env.iter().copied())
+            .env("CLAWDIS_KEYCHAIN", "off")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         desktop.apply(&mut cmd);
-        let driver = cmd.spawn().expect("tauri-driver");
+        let driver = cmd.spawn().expect("WebKitWebDriver");
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "tauri-driver did not listen");
+            assert!(
+                Instant::now() < deadline,
+                "WebKitWebDriver did not listen on {port}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "wry",
-            "tauri:options": {"application": crate::bin("clawdis"), "args": args},
+            "webkitgtk:browserOptions": {"binary": crate::bin("clawdis"), "args": args},
         }}});
         let mut session = Session {
             driver,
