@@ -240,6 +240,27 @@ fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
     app.wait_for(&row, json!(url), Duration::from_secs(1));
     assert_not_blank(&app, "tabs");
 
+    // A second tab becomes the active one; Focus makes the first active again.
+    let second = api(
+        "POST",
+        "/tabs/open",
+        json!({"url": format!("http://127.0.0.1:{pages}/form.html"), "newTab": true}),
+    );
+    let second = second["targetId"].as_str().unwrap().to_string();
+    let active = |id: &str| format!("document.querySelector('tr[data-target=\"{id}\"] .badge')");
+    app.wait_for(&active(&second), json!(null), Duration::from_secs(1));
+    app.click(&format!("tr[data-target=\"{target}\"] button:first-child"));
+    app.wait_for(&active(&target), json!(null), Duration::from_secs(1));
+    let tabs = api("GET", "/tabs", json!(null));
+    let focused = tabs["tabs"]
+        .as_array()
+        .or(tabs.as_array())
+        .unwrap()
+        .iter()
+        .find(|t| t["targetId"] == target.as_str())
+        .cloned();
+    assert_eq!(focused.unwrap()["isActive"], true, "{tabs}");
+
     app.click(&format!("tr[data-target=\"{target}\"] button:last-child"));
     app.wait_for(
         &format!("!document.querySelector('tr[data-target=\"{target}\"]')"),
