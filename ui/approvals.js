@@ -89,3 +89,5 @@ async function render() {
 
 on("approvals", render);
 render();
+// Keep the ages ("3 min ago") current while the window stays open.
+setInterval(render, 30000);
