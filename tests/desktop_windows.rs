@@ -322,6 +322,30 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
     );
     assert_eq!(labels, json!(["name *", "copies", "urgent"]));
     app.fill(".card.pending input[name=name]", "ann");
+    // Another run pausing re-renders the window: the half-filled form stays.
+    let out = lobster(&state)
+        .current_dir(&work)
+        .args([
+            "run",
+            "--mode",
+            "tool",
+            "exec --json --shell 'echo [1]' | approve --prompt other",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(envelope(&out)["status"], "needs_approval");
+    app.wait_for(
+        "document.querySelectorAll('.card.pending').length === 2",
+        json!(null),
+        Duration::from_secs(5),
+    );
+    assert_eq!(
+        app.run(
+            "return document.querySelector('.card.pending input[name=name]').value",
+            json!([])
+        ),
+        "ann"
+    );
     app.fill(".card.pending input[name=copies]", "3");
     app.click(".card.pending input[name=urgent]");
     app.click(".card.pending button[type=submit]");
@@ -340,7 +364,8 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
         "sending\n"
     );
     let approvals = Approvals::open(&state).await.unwrap();
-    let run = approvals.list().await.unwrap().remove(0);
+    let runs = approvals.list().await.unwrap();
+    let run = runs.iter().find(|a| a.gate == "input").unwrap();
     assert_eq!(
         (run.decision.as_deref(), run.decided_via.as_deref()),
         (Some("respond"), Some("app"))

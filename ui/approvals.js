@@ -83,7 +83,11 @@ async function render() {
   }
   const pending = list.filter((a) => a.status === "pending");
   const decided = list.filter((a) => a.status !== "pending");
-  document.getElementById("pending").replaceChildren(...(pending.length ? pending.map(card) : [el("div", { class: "empty" }, "Nothing waits for you.")]));
+  // A form someone is filling in survives re-renders (other runs changing,
+  // the age ticker): keep the card of a still-pending input gate as it is.
+  const open = new Map([...document.querySelectorAll(".card.pending")].map((c) => [c.dataset.id, c]));
+  const keep = (a) => (a.gate === "input" && open.get(a.id)) || card(a);
+  document.getElementById("pending").replaceChildren(...(pending.length ? pending.map(keep) : [el("div", { class: "empty" }, "Nothing waits for you.")]));
   document.getElementById("decided").replaceChildren(...(decided.length ? decided.map(card) : [el("div", { class: "empty" }, "No decisions yet.")]));
 }
 
