@@ -13,6 +13,8 @@ use tokio::sync::oneshot;
 pub struct Backend {
     /// The Clawdis home (settings, token, runs).
     pub home: PathBuf,
+    /// Where paused runs are stored.
+    pub state_dir: PathBuf,
     /// The control API's state; its manager owns the clawd browser.
     pub state: Arc<AppState>,
     /// Why the control API is not listening (its port is taken, say); the
@@ -25,7 +27,7 @@ impl Backend {
     /// Starts the control API (and so the browser, on the first call that
     /// needs it) with the settings in `<home>/settings.json`.
     pub fn start(home: PathBuf) -> anyhow::Result<Backend> {
-        let clawdis_cli::Backend { addr, state } =
+        let clawdis_cli::Backend { addr, state, state_dir } =
             clawdis_cli::backend(home.clone(), ServeArgs::default())?;
         let listener = match tauri::async_runtime::block_on(tokio::net::TcpListener::bind(addr)) {
             Ok(listener) => listener,
@@ -34,6 +36,7 @@ impl Backend {
                 tracing::error!("{api_error}");
                 return Ok(Backend {
                     home,
+                    state_dir,
                     state,
                     api_error: Some(api_error),
                     running: Mutex::new(None),
@@ -52,6 +55,7 @@ impl Backend {
         });
         Ok(Backend {
             home,
+            state_dir,
             state,
             api_error: None,
             running: Mutex::new(Some((stop_tx, task))),

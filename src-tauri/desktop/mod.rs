@@ -8,7 +8,7 @@ mod notify;
 mod tray;
 mod windows;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -36,10 +36,11 @@ pub fn run(home: PathBuf, args: AppArgs) -> anyhow::Result<()> {
             #[cfg(target_os = "macos")]
             app.set_activation_policy(tauri::ActivationPolicy::Accessory);
             let backend = Backend::start(home.clone()).context("starting the backend")?;
-            app.manage(backend);
-            let approvals = tauri::async_runtime::block_on(Approvals::open(&state_dir(&home)))
+            let approvals = tauri::async_runtime::block_on(Approvals::open(&backend.state_dir))
                 .context("opening the approvals store")?;
             tauri::async_runtime::spawn(approvals.clone().watch());
+            backend.state.share_approvals(approvals.clone());
+            app.manage(backend);
             notify::follow(app.handle().clone(), approvals.clone());
             app.manage(approvals);
             tray::create(app.handle())?;
@@ -85,15 +86,6 @@ fn quit_on_signal<R: tauri::Runtime>(app: tauri::AppHandle<R>) {
         tracing::info!("quitting on a signal");
         app.exit(0);
     });
-}
-
-/// Where runs are stored: `LOBSTER_STATE_DIR` when set (as for `lobster`),
-/// else the home.
-fn state_dir(home: &Path) -> PathBuf {
-    match std::env::var("LOBSTER_STATE_DIR") {
-        Ok(dir) if !dir.trim().is_empty() => PathBuf::from(dir.trim()),
-        _ => home.to_path_buf(),
-    }
 }
 
 /// A decision made by this machine's user through `via`.

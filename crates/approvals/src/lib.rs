@@ -64,6 +64,12 @@ pub struct Approvals {
     pending: Mutex<usize>,
 }
 
+impl std::fmt::Debug for Approvals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Approvals").field("dir", &self.dir).finish_non_exhaustive()
+    }
+}
+
 impl Approvals {
     /// Opens the store in `state_dir` (the engine's: `LOBSTER_STATE_DIR`,
     /// else the Clawdis home).

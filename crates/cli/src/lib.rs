@@ -122,8 +122,19 @@ pub fn run(home: PathBuf, command: Command) -> Result<()> {
 pub struct Backend {
     /// The loopback address of the control API.
     pub addr: SocketAddr,
-    /// The control API's state (the browser manager).
+    /// The control API's state (the browser manager, approvals).
     pub state: std::sync::Arc<AppState>,
+    /// Where paused runs are stored.
+    pub state_dir: PathBuf,
+}
+
+/// Where a backend for `home` keeps runs: `LOBSTER_STATE_DIR` when set (as
+/// `lobster` does), else the home itself.
+pub fn state_dir(home: &std::path::Path) -> PathBuf {
+    match std::env::var("LOBSTER_STATE_DIR") {
+        Ok(dir) if !dir.trim().is_empty() => PathBuf::from(dir.trim()),
+        _ => home.to_path_buf(),
+    }
 }
 
 /// Loads `<home>/settings.json`, applies `args` over it, validates it and
@@ -164,19 +175,21 @@ pub fn backend(home: PathBuf, args: ServeArgs) -> Result<Backend> {
     let token = control_token(&home)
         .with_context(|| format!("creating the control token in {}", home.display()))?;
     let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port);
+    let state_dir = state_dir(&home);
     let state = AppState::new(ServerConfig {
         home,
         settings,
         token,
         no_browser: args.no_browser,
         control_port: port,
+        state_dir: state_dir.clone(),
     });
-    Ok(Backend { addr, state })
+    Ok(Backend { addr, state, state_dir })
 }
 
 /// `clawdis serve`: the backend with no window, until Ctrl-C or SIGTERM.
 pub fn serve(home: PathBuf, args: ServeArgs) -> Result<()> {
-    let Backend { addr, state } = backend(home, args)?;
+    let Backend { addr, state, .. } = backend(home, args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

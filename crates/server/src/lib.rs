@@ -4,6 +4,7 @@
 
 mod act;
 mod api;
+mod approvals;
 mod basic;
 mod inspect;
 mod security;
@@ -42,6 +43,8 @@ pub struct ServerConfig {
     pub no_browser: bool,
     /// The port the API listens on (reported in status).
     pub control_port: u16,
+    /// Where paused runs are stored (`LOBSTER_STATE_DIR`, else the home).
+    pub state_dir: PathBuf,
 }
 
 /// Shared server state.
@@ -51,6 +54,11 @@ pub struct AppState {
     pub manager: Arc<Manager>,
     token: String,
     control_port: u16,
+    state_dir: PathBuf,
+    approvals: tokio::sync::OnceCell<Arc<clawdis_approvals::Approvals>>,
+    /// Turns true when the server shuts down; long-lived responses (event
+    /// streams) end then, so the graceful shutdown does not wait on them.
+    closing: tokio::sync::watch::Sender<bool>,
 }
 
 /// A JSON error response `{error}`.
@@ -65,7 +73,34 @@ impl AppState {
             manager: Arc::new(Manager::new(config.home, config.settings, config.no_browser)),
             token: config.token,
             control_port: config.control_port,
+            state_dir: config.state_dir,
+            approvals: tokio::sync::OnceCell::new(),
+            closing: tokio::sync::watch::Sender::new(false),
         })
+    }
+
+    /// Shares approvals the caller already watches (the app's) instead of
+    /// opening and watching the store a second time; once only.
+    pub fn share_approvals(&self, approvals: Arc<clawdis_approvals::Approvals>) {
+        let _ = self.approvals.set(approvals);
+    }
+
+    /// Resolves when the server starts shutting down.
+    pub async fn closed(&self) {
+        let mut closing = self.closing.subscribe();
+        let _ = closing.wait_for(|closing| *closing).await;
+    }
+
+    /// The home's approvals, opened and watched on first use.
+    pub async fn approvals(&self) -> Result<Arc<clawdis_approvals::Approvals>, api::ApiError> {
+        self.approvals
+            .get_or_try_init(|| async {
+                let approvals = clawdis_approvals::Approvals::open(&self.state_dir).await?;
+                tokio::spawn(approvals.clone().watch());
+                Ok::<_, api::ApiError>(approvals)
+            })
+            .await
+            .cloned()
     }
 }
 
@@ -127,6 +162,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/hooks/file-chooser", post(act::file_chooser))
         .route("/download", post(act::download))
         .route("/wait/download", post(act::wait_download))
+        .route("/approvals", get(approvals::list))
+        .route("/approvals/events", get(approvals::events))
+        .route("/approvals/{id}", post(approvals::decide))
         .fallback(unknown_route);
     let router = OPENCLAW_UNIMPLEMENTED
         .iter()
@@ -156,6 +194,11 @@ pub async fn serve_on(
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "control API listening");
+    let closing = state.clone();
+    let shutdown = async move {
+        shutdown.await;
+        closing.closing.send_replace(true);
+    };
     axum::serve(listener, router(state.clone())).with_graceful_shutdown(shutdown).await?;
     if let Err(e) = state.manager.stop().await {
         tracing::warn!(error = %e, "stopping the browser on shutdown");

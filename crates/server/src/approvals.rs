@@ -1,0 +1,94 @@
+//! Approvals over HTTP, for `clawdis serve` where no app or notification
+//! reaches a person: list the paused runs of the home, follow pauses and
+//! decisions as server-sent events, and decide (recorded as `http`).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::response::IntoResponse;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use clawdis_approvals::{Approvals, ApprovalsError, Choice};
+use clawdis_browser::BrowserError;
+use clawdis_engine::context::Decider;
+use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::AppState;
+use crate::api::{ApiError, ApiResult, Body, ok};
+
+impl From<ApprovalsError> for ApiError {
+    fn from(e: ApprovalsError) -> Self {
+        ApiError(match e {
+            ApprovalsError::NotFound(_) => BrowserError::Missing(e.to_string()),
+            ApprovalsError::AlreadyDecided(_) => BrowserError::Conflict(e.to_string()),
+            ApprovalsError::Invalid(_) => BrowserError::invalid(e.to_string()),
+            ApprovalsError::Store(_) => BrowserError::Io(e.to_string()),
+        })
+    }
+}
+
+/// `GET /approvals`: pending runs (oldest first), then recent decisions.
+pub async fn list(State(state): State<Arc<AppState>>) -> ApiResult {
+    let approvals = state.approvals().await?;
+    ok(json!({ "approvals": approvals.list().await? }))
+}
+
+/// `POST /approvals/{id}` with `{decision: approve|deny|cancel|respond,
+/// response?, by?}`: resumes the run in this process, exactly once; answers
+/// with the resume's tool envelope.
+pub async fn decide(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
+    let choice = match (body.str("decision"), body.0.get("response")) {
+        (Some("approve"), _) => Choice::Approve,
+        (Some("deny"), _) => Choice::Deny,
+        (Some("cancel"), _) => Choice::Cancel,
+        (Some("respond"), Some(response)) => Choice::Respond(response.clone()),
+        (Some("respond"), None) => {
+            return Err(BrowserError::invalid("decision respond needs a response").into());
+        }
+        _ => {
+            return Err(
+                BrowserError::invalid("decision must be approve, deny, cancel or respond").into(),
+            );
+        }
+    };
+    let decider = Decider {
+        by: body.str("by").map(str::to_string),
+        via: "http".into(),
+    };
+    let approvals = state.approvals().await?;
+    let result = approvals.decide(&id, choice, decider).await?;
+    ok(json!({ "ok": true, "result": result }))
+}
+
+/// `GET /approvals/events`: every later pause and change as an SSE event
+/// (`paused` or `changed`, data: the approval as JSON).
+pub async fn events(State(state): State<Arc<AppState>>) -> Result<impl IntoResponse, ApiError> {
+    let approvals: Arc<Approvals> = state.approvals().await?;
+    let rx = approvals.subscribe();
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(event) => {
+                    let name = match &event {
+                        clawdis_approvals::Event::Paused { .. } => "paused",
+                        clawdis_approvals::Event::Changed { .. } => "changed",
+                    };
+                    let sse = SseEvent::default()
+                        .event(name)
+                        .json_data(&event)
+                        .unwrap_or_default();
+                    return Some((Ok::<_, Infallible>(sse), rx));
+                }
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    });
+    let closed = async move { state.closed().await };
+    Ok(Sse::new(futures::StreamExt::take_until(stream, closed)).keep_alive(KeepAlive::default()))
+}
