@@ -6,20 +6,8 @@
 use std::time::Duration;
 
 use clawdis_approvals::{Approvals, Choice, Event};
-use clawdis_e2e::{envelope, lobster};
+use clawdis_e2e::{MAIL_FLOW, Scratch, envelope, lobster};
 use clawdis_engine::context::Decider;
-
-const STEP: &str = "exec --json --shell 'cat mails.json' | approve --prompt 'Send 2 mails?' | exec --shell 'echo sent >> sent.txt; echo done'";
-
-fn pause(state: &std::path::Path, work: &std::path::Path, pipeline: &str) -> serde_json::Value {
-    std::fs::write(work.join("mails.json"), r#"[{"to":"ann"},{"to":"bob"}]"#).unwrap();
-    let out = lobster(state)
-        .current_dir(work)
-        .args(["run", "--mode", "tool", pipeline])
-        .output()
-        .unwrap();
-    envelope(&out)
-}
 
 fn app() -> Decider {
     Decider {
@@ -37,14 +25,13 @@ async fn next_event(rx: &mut tokio::sync::broadcast::Receiver<Event>) -> Event {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pause_from_another_process_is_announced_and_decided_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let (state, work) = (dir.path().join("state"), dir.path().join("work"));
-    std::fs::create_dir_all(&work).unwrap();
-    let approvals = Approvals::open(&state).await.unwrap();
+    let s = Scratch::new();
+    let (state, work) = (&s.state, &s.work);
+    let approvals = Approvals::open(state).await.unwrap();
     let mut rx = approvals.subscribe();
     tokio::spawn(approvals.clone().watch());
 
-    let paused = pause(&state, &work, STEP);
+    let paused = s.run(MAIL_FLOW);
     assert_eq!(paused["status"], "needs_approval", "{paused}");
     let Event::Paused { approval } = next_event(&mut rx).await else {
         panic!("a pause first")
@@ -86,16 +73,16 @@ async fn a_pause_from_another_process_is_announced_and_decided_once() {
 
     // The agent resumes later with its token: it gets the recorded outcome.
     let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    let out = lobster(&state)
-        .current_dir(&work)
+    let out = lobster(state)
+        .current_dir(work)
         .args(["resume", "--token", token, "--approve", "yes"])
         .output()
         .unwrap();
     assert!(out.status.success());
     assert_eq!(envelope(&out), result, "the recorded final envelope");
     let id = paused["requiresApproval"]["approvalId"].as_str().unwrap();
-    let by_id = lobster(&state)
-        .current_dir(&work)
+    let by_id = lobster(state)
+        .current_dir(work)
         .args(["resume", "--id", id, "--approve", "no"])
         .output()
         .unwrap();
@@ -109,12 +96,11 @@ async fn a_pause_from_another_process_is_announced_and_decided_once() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_app_and_the_cli_racing_run_the_rest_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let (state, work) = (dir.path().join("state"), dir.path().join("work"));
-    std::fs::create_dir_all(&work).unwrap();
-    let approvals = Approvals::open(&state).await.unwrap();
+    let s = Scratch::new();
+    let (state, work) = (&s.state, &s.work);
+    let approvals = Approvals::open(state).await.unwrap();
     for round in 1..=4 {
-        let paused = pause(&state, &work, STEP);
+        let paused = s.run(MAIL_FLOW);
         let token = paused["requiresApproval"]["resumeToken"]
             .as_str()
             .unwrap()
@@ -164,17 +150,16 @@ async fn the_app_and_the_cli_racing_run_the_rest_once() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let (state, work) = (dir.path().join("state"), dir.path().join("work"));
-    std::fs::create_dir_all(&work).unwrap();
-    let approvals = Approvals::open(&state).await.unwrap();
+    let s = Scratch::new();
+    let (state, work) = (&s.state, &s.work);
+    let approvals = Approvals::open(state).await.unwrap();
     let flow = work.join("ask.lobster");
     std::fs::write(
         &flow,
         "name: ask\nsteps:\n  - id: who\n    input:\n      prompt: Who gets it?\n      responseSchema:\n        type: object\n        properties:\n          name: {type: string}\n        required: [name]\n  - id: greet\n    command: echo hello\n",
     )
     .unwrap();
-    let paused = pause(&state, &work, flow.to_str().unwrap());
+    let paused = s.run(flow.to_str().unwrap());
     assert_eq!(paused["status"], "needs_input", "{paused}");
     let ask = approvals.list().await.unwrap().remove(0);
     assert_eq!(
@@ -203,7 +188,7 @@ async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
         Some("respond")
     );
 
-    let paused = pause(&state, &work, STEP);
+    let paused = s.run(MAIL_FLOW);
     assert_eq!(paused["status"], "needs_approval");
     let gate = approvals
         .list()

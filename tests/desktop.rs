@@ -5,43 +5,25 @@ use std::time::{Duration, Instant};
 
 use clawdis_approvals::{Approvals, Event};
 use clawdis_e2e::desktop::{App, Desktop, Notifications};
-use clawdis_e2e::{envelope, lobster};
-
-const FLOW: &str = "exec --json --shell 'cat mails.json' | approve --prompt 'Send 2 mails?' | exec --shell 'echo sent >> sent.txt; echo done'";
+use clawdis_e2e::{MAIL_FLOW, Scratch, envelope};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn approve_in_the_notification_resumes_a_paused_lobster_run() {
     if !clawdis_e2e::desktop::available() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let (home, state, work) = (
-        dir.path().join("home"),
-        dir.path().join("state"),
-        dir.path().join("work"),
-    );
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(work.join("mails.json"), r#"[{"to":"ann"},{"to":"bob"}]"#).unwrap();
+    let s = Scratch::new();
+    let (home, state) = (&s.home, &s.state);
     let desktop = Desktop::start();
     let notifications = Notifications::serve(&desktop);
-    let app = App::start(
-        &desktop,
-        &home,
-        &state,
-        serde_json::json!({"enabled": false}),
-    );
-    let approvals = Approvals::open(&state).await.unwrap();
+    let app = App::start(&desktop, home, state, serde_json::json!({"enabled": false}));
+    let approvals = Approvals::open(state).await.unwrap();
     let mut events = approvals.subscribe();
     tokio::spawn(approvals.clone().watch());
 
     // An agent's lobster, a separate process, pauses at the gate.
     let paused_at = Instant::now();
-    let out = lobster(&state)
-        .current_dir(&work)
-        .args(["run", "--mode", "tool", FLOW])
-        .output()
-        .unwrap();
-    let paused = envelope(&out);
+    let paused = s.run(MAIL_FLOW);
     assert_eq!(paused["status"], "needs_approval", "{paused}");
 
     let shown = notifications
@@ -88,36 +70,20 @@ async fn approve_in_the_notification_resumes_a_paused_lobster_run() {
     // The agent resumes with its token later: the recorded outcome, and the
     // step after the gate ran exactly once.
     let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    let resumed = lobster(&state)
-        .current_dir(&work)
-        .args(["resume", "--token", token, "--approve", "yes"])
-        .output()
-        .unwrap();
+    let resumed = s.resume(token, &["--approve", "yes"]);
     let resumed = envelope(&resumed);
     assert_eq!(resumed["status"], "ok", "{resumed}");
     assert_eq!(resumed["output"][0], "done");
-    assert_eq!(
-        std::fs::read_to_string(work.join("sent.txt")).unwrap(),
-        "sent\n"
-    );
+    assert_eq!(s.sent(), "sent\n");
 
     // A run decided elsewhere (the agent's own resume) takes its
     // notification off the screen.
-    let out = lobster(&state)
-        .current_dir(&work)
-        .args(["run", "--mode", "tool", FLOW])
-        .output()
-        .unwrap();
-    let paused = envelope(&out);
+    let paused = s.run(MAIL_FLOW);
     let shown = notifications
         .next(Duration::from_secs(1))
         .expect("a second notification");
     let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    let denied = lobster(&state)
-        .current_dir(&work)
-        .args(["resume", "--token", token, "--approve", "no"])
-        .output()
-        .unwrap();
+    let denied = s.resume(token, &["--approve", "no"]);
     assert_eq!(envelope(&denied)["status"], "cancelled");
     assert_eq!(
         notifications.next_closed(Duration::from_secs(1)),
@@ -142,12 +108,12 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     if !clawdis_e2e::desktop::available() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let (home, state) = (dir.path().join("home"), dir.path().join("state"));
+    let s = Scratch::new();
+    let (home, state) = (&s.home, &s.state);
     let mut desktop = Desktop::start();
     desktop.tray();
     let settings = serde_json::json!({"enabled": true, "headless": true, "cdpPort": clawdis_e2e::control::free_port()});
-    let mut app = App::start(&desktop, &home, &state, settings);
+    let mut app = App::start(&desktop, home, state, settings);
 
     desktop.tray_pick(2);
     desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Approvals$"]);
@@ -156,10 +122,10 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     desktop.tray_pick(3);
     desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Tabs$"]);
 
-    assert_eq!(status(&app, &home)["running"], false);
+    assert_eq!(status(&app, home)["running"], false);
     desktop.tray_pick(4);
     let deadline = Instant::now() + Duration::from_secs(20);
-    while status(&app, &home)["running"] != true {
+    while status(&app, home)["running"] != true {
         assert!(
             Instant::now() < deadline,
             "Start Browser started nothing:\n{}",
@@ -167,7 +133,7 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let pid = status(&app, &home)["pid"].as_i64().unwrap() as i32;
+    let pid = status(&app, home)["pid"].as_i64().unwrap() as i32;
 
     desktop.tray_pick(5);
     assert_eq!(

@@ -9,10 +9,8 @@ use clawdis_approvals::Approvals;
 use clawdis_e2e::control::{free_port, request};
 use clawdis_e2e::desktop::Desktop;
 use clawdis_e2e::webdriver::{Session, available, distinct_colours};
-use clawdis_e2e::{envelope, lobster};
+use clawdis_e2e::{MAIL_FLOW, Scratch, envelope};
 use serde_json::{Value, json};
-
-const FLOW: &str = "exec --json --shell 'cat mails.json' | approve --prompt 'Send 2 mails?' | exec --shell 'echo sent >> sent.txt; echo done'";
 
 fn ready() -> bool {
     clawdis_e2e::desktop::available() && available()
@@ -40,27 +38,16 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
     if !ready() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let (home, state, work) = (
-        dir.path().join("home"),
-        dir.path().join("state"),
-        dir.path().join("work"),
-    );
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(work.join("mails.json"), r#"[{"to":"ann"},{"to":"bob"}]"#).unwrap();
-    write_settings(&home, json!({"enabled": false}));
-    let out = lobster(&state)
-        .current_dir(&work)
-        .args(["run", "--mode", "tool", FLOW])
-        .output()
-        .unwrap();
-    let paused = envelope(&out);
+    let s = Scratch::new();
+    let (home, state) = (&s.home, &s.state);
+    write_settings(home, json!({"enabled": false}));
+    let paused = s.run(MAIL_FLOW);
     assert_eq!(paused["status"], "needs_approval", "{paused}");
 
     let desktop = Desktop::start();
     let app = Session::start(
         &desktop,
-        &[("LOBSTER_STATE_DIR", &state)],
+        &[("LOBSTER_STATE_DIR", state)],
         &[
             "--home",
             home.to_str().unwrap(),
@@ -101,27 +88,20 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
         "nothing pending any more"
     );
 
-    let approvals = Approvals::open(&state).await.unwrap();
+    let approvals = Approvals::open(state).await.unwrap();
     let run = approvals.list().await.unwrap().remove(0);
     assert_eq!(
         (run.decision.as_deref(), run.decided_via.as_deref()),
         (Some("approve"), Some("app"))
     );
     let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    let resumed = lobster(&state)
-        .current_dir(&work)
-        .args(["resume", "--token", token, "--approve", "no"])
-        .output()
-        .unwrap();
+    let resumed = s.resume(token, &["--approve", "no"]);
     assert_eq!(
         envelope(&resumed)["output"][0],
         "done",
         "the agent gets the recorded outcome"
     );
-    assert_eq!(
-        std::fs::read_to_string(work.join("sent.txt")).unwrap(),
-        "sent\n"
-    );
+    assert_eq!(s.sent(), "sent\n");
 }
 
 #[test]
@@ -129,13 +109,13 @@ fn the_settings_window_validates_next_to_the_field_and_saves() {
     if !ready() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    write_settings(&home, json!({"enabled": false}));
+    let s = Scratch::new();
+    let home = &s.home;
+    write_settings(home, json!({"enabled": false}));
     let desktop = Desktop::start();
     let app = Session::start(
         &desktop,
-        &[("LOBSTER_STATE_DIR", dir.path())],
+        &[("LOBSTER_STATE_DIR", &s.state)],
         &[
             "--home",
             home.to_str().unwrap(),
@@ -194,17 +174,17 @@ fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
     if !ready() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
+    let s = Scratch::new();
+    let home = &s.home;
     let port = write_settings(
-        &home,
+        home,
         json!({"enabled": true, "headless": true, "cdpPort": free_port()}),
     );
     let pages = clawdis_e2e::control::fixture_server();
     let desktop = Desktop::start();
     let app = Session::start(
         &desktop,
-        &[("LOBSTER_STATE_DIR", dir.path())],
+        &[("LOBSTER_STATE_DIR", &s.state)],
         &["--home", home.to_str().unwrap(), "app", "--open", "tabs"],
     );
     app.wait_for(
@@ -279,30 +259,20 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
     if !ready() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let (home, state, work) = (
-        dir.path().join("home"),
-        dir.path().join("state"),
-        dir.path().join("work"),
-    );
-    std::fs::create_dir_all(&work).unwrap();
-    write_settings(&home, json!({"enabled": false}));
+    let s = Scratch::new();
+    let (home, state, work) = (&s.home, &s.state, &s.work);
+    write_settings(home, json!({"enabled": false}));
     std::fs::write(
         work.join("ask.lobster"),
         "name: ask\nsteps:\n  - id: who\n    input:\n      prompt: Who gets the report?\n      responseSchema:\n        type: object\n        properties:\n          name: {type: string}\n          copies: {type: integer}\n          urgent: {type: boolean}\n        required: [name]\n  - id: send\n    command: echo sending >> log.txt\n",
     )
     .unwrap();
-    let out = lobster(&state)
-        .current_dir(&work)
-        .args(["run", "--mode", "tool", "ask.lobster"])
-        .output()
-        .unwrap();
-    assert_eq!(envelope(&out)["status"], "needs_input");
+    assert_eq!(s.run("ask.lobster")["status"], "needs_input");
 
     let desktop = Desktop::start();
     let app = Session::start(
         &desktop,
-        &[("LOBSTER_STATE_DIR", &state)],
+        &[("LOBSTER_STATE_DIR", state)],
         &[
             "--home",
             home.to_str().unwrap(),
@@ -323,17 +293,8 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
     assert_eq!(labels, json!(["name *", "copies", "urgent"]));
     app.fill(".card.pending input[name=name]", "ann");
     // Another run pausing re-renders the window: the half-filled form stays.
-    let out = lobster(&state)
-        .current_dir(&work)
-        .args([
-            "run",
-            "--mode",
-            "tool",
-            "exec --json --shell 'echo [1]' | approve --prompt other",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(envelope(&out)["status"], "needs_approval");
+    let other = s.run("exec --json --shell 'echo [1]' | approve --prompt other");
+    assert_eq!(other["status"], "needs_approval");
     app.wait_for(
         "document.querySelectorAll('.card.pending').length === 2",
         json!(null),
@@ -363,7 +324,7 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
         std::fs::read_to_string(work.join("log.txt")).unwrap(),
         "sending\n"
     );
-    let approvals = Approvals::open(&state).await.unwrap();
+    let approvals = Approvals::open(state).await.unwrap();
     let runs = approvals.list().await.unwrap();
     let run = runs.iter().find(|a| a.gate == "input").unwrap();
     assert_eq!(
@@ -377,16 +338,16 @@ fn turning_the_browser_off_in_settings_stops_it() {
     if !ready() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
+    let s = Scratch::new();
+    let home = &s.home;
     let port = write_settings(
-        &home,
+        home,
         json!({"enabled": true, "headless": true, "cdpPort": free_port()}),
     );
     let desktop = Desktop::start();
     let app = Session::start(
         &desktop,
-        &[("LOBSTER_STATE_DIR", dir.path())],
+        &[("LOBSTER_STATE_DIR", &s.state)],
         &[
             "--home",
             home.to_str().unwrap(),

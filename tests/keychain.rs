@@ -9,10 +9,7 @@ use clawdis_e2e::bin;
 /// Runs `script` in a fresh D-Bus session with an unlocked gnome-keyring;
 /// `None` when those tools are missing (CI installs them).
 fn in_keyring_session(scratch: &Path, script: &str) -> Option<String> {
-    let have = |tool: &str| Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success());
-    if !have("dbus-run-session") || !have("gnome-keyring-daemon") {
-        assert!(std::env::var_os("CI").is_none(), "CI must install dbus and gnome-keyring");
-        eprintln!("skipping: dbus-run-session or gnome-keyring-daemon not installed");
+    if !clawdis_e2e::tools_available(&["dbus-run-session", "gnome-keyring-daemon"], "dbus and gnome-keyring") {
         return None;
     }
     for dir in ["data", "runtime"] {

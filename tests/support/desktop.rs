@@ -8,23 +8,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// Whether the tools are installed; outside CI a test skips without them.
+/// Whether the desktop tools are installed; outside CI a test skips
+/// without them.
 pub fn available() -> bool {
-    let have = |tool: &str| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    let ok = have("Xvfb") && have("dbus-daemon");
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install xvfb and dbus"
-        );
-        eprintln!("skipping: Xvfb or dbus-daemon not installed");
-    }
-    ok
+    crate::tools_available(
+        &["Xvfb", "dbus-daemon", "trayer", "xdotool"],
+        "xvfb, dbus, trayer and xdotool",
+    )
 }
 
 /// A child process that is killed when dropped.

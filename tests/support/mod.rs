@@ -44,3 +44,69 @@ pub fn envelope(out: &Output) -> serde_json::Value {
     let start = text.rfind("\n{").map_or(0, |i| i + 1);
     serde_json::from_str(&text[start..]).unwrap_or_else(|e| panic!("no JSON envelope ({e}) in: {text}"))
 }
+
+/// Whether every tool in `tools` is on PATH. Outside CI a test without them
+/// skips (says so and returns early); under `CI` their absence fails it,
+/// naming the Debian `packages` to install.
+pub fn tools_available(tools: &[&str], packages: &str) -> bool {
+    let have = |tool: &str| Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success());
+    let missing: Vec<&str> = tools.iter().copied().filter(|t| !have(t)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "CI must install {packages} (missing: {missing:?})");
+    eprintln!("skipping: {missing:?} not installed");
+    false
+}
+
+/// A workflow that pauses on two mails (from `mails.json` in its directory)
+/// and, once approved, appends `sent` to `sent.txt` and outputs `done`.
+pub const MAIL_FLOW: &str =
+    "exec --json --shell 'cat mails.json' | approve --prompt 'Send 2 mails?' | exec --shell 'echo sent >> sent.txt; echo done'";
+
+/// A scratch area for one test: a Clawdis home, a state directory for runs
+/// and a working directory holding `mails.json` for [`MAIL_FLOW`].
+pub struct Scratch {
+    /// Removed on drop.
+    pub dir: tempfile::TempDir,
+    /// `<dir>/home`.
+    pub home: PathBuf,
+    /// `<dir>/state`.
+    pub state: PathBuf,
+    /// `<dir>/work`.
+    pub work: PathBuf,
+}
+
+impl Scratch {
+    /// Creates the directories and `work/mails.json`.
+    pub fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, state, work) = (dir.path().join("home"), dir.path().join("state"), dir.path().join("work"));
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(work.join("mails.json"), r#"[{"to":"ann"},{"to":"bob"}]"#).unwrap();
+        Scratch { dir, home, state, work }
+    }
+
+    /// Runs `lobster run --mode tool <flow>` in `work` with runs in `state`;
+    /// its envelope.
+    pub fn run(&self, flow: &str) -> serde_json::Value {
+        let out = lobster(&self.state).current_dir(&self.work).args(["run", "--mode", "tool", flow]).output().unwrap();
+        envelope(&out)
+    }
+
+    /// Runs `lobster resume --token <token> <args…>` like an agent would.
+    pub fn resume(&self, token: &str, args: &[&str]) -> Output {
+        lobster(&self.state).current_dir(&self.work).args(["resume", "--token", token]).args(args).output().unwrap()
+    }
+
+    /// The lines the mail flow's last step wrote.
+    pub fn sent(&self) -> String {
+        std::fs::read_to_string(self.work.join("sent.txt")).unwrap_or_default()
+    }
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch::new()
+    }
+}

@@ -16,21 +16,7 @@ const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// Whether `WebKitWebDriver` is installed; outside CI a test skips without it.
 pub fn available() -> bool {
-    let have = |tool: &str| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    let ok = have("WebKitWebDriver");
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install webkit2gtk-driver"
-        );
-        eprintln!("skipping: WebKitWebDriver not installed");
-    }
-    ok
+    crate::tools_available(&["WebKitWebDriver"], "webkit2gtk-driver")
 }
 
 /// A WebDriver session on the app, started with `args`; the app and the
