@@ -149,3 +149,49 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
             .contains(") Z ");
     assert!(!alive, "Quit stopped the browser (pid {pid})");
 }
+
+#[test]
+fn a_backlog_gets_three_notifications_and_one_summary() {
+    if !clawdis_e2e::desktop::available() {
+        return;
+    }
+    let s = Scratch::new();
+    for _ in 0..5 {
+        assert_eq!(s.run(MAIL_FLOW)["status"], "needs_approval");
+    }
+    let desktop = Desktop::start();
+    let notifications = Notifications::serve(&desktop);
+    let app = App::start(
+        &desktop,
+        &s.home,
+        &s.state,
+        serde_json::json!({"enabled": false}),
+    );
+
+    let (mut single, mut summary) = (Vec::new(), None);
+    while single.len() < 3
+        || !summary
+            .as_ref()
+            .is_some_and(|(_, text): &(u32, String)| text.contains("2 more"))
+    {
+        let shown = notifications
+            .next(Duration::from_secs(5))
+            .unwrap_or_else(|| panic!("seen {single:?} and {summary:?}; app:\n{}", app.log()));
+        if shown.summary.contains("more approval") {
+            if let Some((id, _)) = &summary {
+                assert_eq!(*id, shown.id, "the summary is updated in place");
+            }
+            summary = Some((shown.id, shown.summary));
+        } else {
+            single.push(shown.id);
+        }
+    }
+    assert_eq!(single.len(), 3, "three runs get their own notification");
+    while let Some(extra) = notifications.next(Duration::from_millis(500)) {
+        assert_eq!(
+            Some(extra.id),
+            summary.as_ref().map(|(id, _)| *id),
+            "nothing but the summary again: {extra:?}"
+        );
+    }
+}

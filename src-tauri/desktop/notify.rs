@@ -4,6 +4,7 @@
 //! home are announced.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clawdis_approvals::{Approval, Approvals, Choice, Event};
 use tauri::{AppHandle, Emitter, Runtime};
@@ -17,6 +18,8 @@ use super::{decider, tray, windows};
 pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
     let mut rx = approvals.subscribe();
     let shown = Shown::default();
+    let live = Arc::new(AtomicUsize::new(0));
+    let overflow = Arc::new(AtomicUsize::new(0));
     tauri::async_runtime::spawn(async move {
         loop {
             let event = match rx.recv().await {
@@ -28,12 +31,22 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
                 Err(RecvError::Closed) => return,
             };
             match &event {
-                Event::Paused { approval } => announce(
-                    app.clone(),
-                    approvals.clone(),
-                    shown.clone(),
-                    approval.clone(),
-                ),
+                // A backlog (many runs pausing at once, or waiting when the
+                // app starts) gets MAX_LIVE notifications and one summary.
+                Event::Paused { approval } if live.load(Ordering::SeqCst) < MAX_LIVE => {
+                    let slot = Slot::take(&live);
+                    announce(
+                        app.clone(),
+                        approvals.clone(),
+                        shown.clone(),
+                        approval.clone(),
+                        slot,
+                    )
+                }
+                Event::Paused { .. } => {
+                    overflow.fetch_add(1, Ordering::SeqCst);
+                    summarize(app.clone(), overflow.clone())
+                }
                 Event::Changed { approval } if approval.status != "pending" => {
                     withdraw(&shown, &approval.id).await
                 }
@@ -43,6 +56,25 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
             let _ = app.emit("approvals", &event);
         }
     });
+}
+
+/// How many runs get a notification of their own at a time.
+const MAX_LIVE: usize = 3;
+
+/// One of the MAX_LIVE places, given back when its notification ends.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(live: &Arc<AtomicUsize>) -> Slot {
+        live.fetch_add(1, Ordering::SeqCst);
+        Slot(live.clone())
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The notifications on screen, by run id.
@@ -58,8 +90,10 @@ fn announce<R: Runtime>(
     approvals: Arc<Approvals>,
     shown: Shown,
     approval: Approval,
+    slot: Slot,
 ) {
     tauri::async_runtime::spawn(async move {
+        let _slot = slot;
         let action = match show(&approval, &shown).await {
             Ok(answer) => answer,
             Err(e) => {
@@ -144,6 +178,85 @@ async fn show(approval: &Approval, _shown: &Shown) -> Result<Option<String>, Str
 
 #[cfg(target_os = "macos")]
 async fn withdraw(_shown: &Shown, _id: &str) {}
+
+/// Shows (or updates) the one summary of the runs beyond MAX_LIVE; opening
+/// it opens the Approvals window. The count starts again once it is gone.
+fn summarize<R: Runtime>(app: AppHandle<R>, overflow: Arc<AtomicUsize>) {
+    tauri::async_runtime::spawn(async move {
+        match show_summary(&overflow).await {
+            // Updated in place: the first call still listens for it.
+            Ok(None) => return,
+            Ok(Some(true)) => windows::open(&app, windows::Window::Approvals),
+            Ok(Some(false)) => {}
+            Err(e) => tracing::warn!(error = %e, "showing the approvals summary"),
+        }
+        overflow.store(0, Ordering::SeqCst);
+    });
+}
+
+/// The summary on screen (its notification id, 0 for none, and the count it
+/// shows); locked while it is shown or replaced, so a burst of pauses makes
+/// one summary.
+#[cfg(all(unix, not(target_os = "macos")))]
+static SUMMARY: tokio::sync::Mutex<(u32, usize)> = tokio::sync::Mutex::const_new((0, 0));
+
+/// Shows the summary; resolves `Some(opened)` once it is gone, `None` when
+/// it only updated the one on screen.
+#[cfg(all(unix, not(target_os = "macos")))]
+async fn show_summary(overflow: &AtomicUsize) -> Result<Option<bool>, String> {
+    use notify_rust::{ActionResponse, Notification, Timeout};
+    let mut current = SUMMARY.lock().await;
+    let more = overflow.load(Ordering::SeqCst);
+    if current.0 != 0 && current.1 == more {
+        return Ok(None);
+    }
+    let mut note = Notification::new();
+    note.appname("Clawdis")
+        .summary(&summary_text(more))
+        .body("Open Approvals to see them all.")
+        .timeout(Timeout::Never)
+        .action("default", "Open Approvals");
+    let replacing = current.0;
+    if replacing != 0 {
+        note.id(replacing);
+    }
+    let handle = note.show_async().await.map_err(|e| e.to_string())?;
+    let id = handle.id();
+    *current = (id, more);
+    if replacing == id {
+        return Ok(None);
+    }
+    drop(current);
+    let opened = tokio::task::spawn_blocking(move || {
+        let mut opened = false;
+        let listened = notify_rust::handle_action(id, |response| {
+            opened = matches!(response, ActionResponse::Custom("default"));
+        });
+        listened.map(|()| opened).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    *SUMMARY.lock().await = (0, 0);
+    opened.map(Some)
+}
+
+#[cfg(target_os = "macos")]
+async fn show_summary(overflow: &AtomicUsize) -> Result<Option<bool>, String> {
+    notify_rust::Notification::new()
+        .summary(&summary_text(overflow.load(Ordering::SeqCst)))
+        .body("Open Approvals to see them all.")
+        .show()
+        .map_err(|e| e.to_string())?;
+    Ok(Some(false))
+}
+
+/// "Clawdis: 2 more approvals waiting".
+fn summary_text(more: usize) -> String {
+    match more {
+        1 => "Clawdis: 1 more approval waiting".to_string(),
+        n => format!("Clawdis: {n} more approvals waiting"),
+    }
+}
 
 fn title(approval: &Approval) -> String {
     match approval.gate.as_str() {

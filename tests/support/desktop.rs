@@ -202,7 +202,7 @@ impl Server {
     fn notify(
         &mut self,
         app_name: String,
-        _replaces_id: u32,
+        replaces_id: u32,
         _app_icon: String,
         summary: String,
         body: String,
@@ -210,15 +210,21 @@ impl Server {
         _hints: HashMap<String, zbus::zvariant::OwnedValue>,
         _expire_timeout: i32,
     ) -> u32 {
-        self.next += 1;
+        // Like a real server: replacing keeps the id.
+        let id = if replaces_id != 0 {
+            replaces_id
+        } else {
+            self.next += 1;
+            self.next
+        };
         let _ = self.shown.send(Shown {
-            id: self.next,
+            id,
             app_name,
             summary,
             body,
             actions,
         });
-        self.next
+        id
     }
 
     fn get_capabilities(&self) -> Vec<String> {
