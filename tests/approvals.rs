@@ -174,6 +174,24 @@ async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
         .await
         .unwrap_err();
     assert!(wrong.to_string().contains("does not take"), "{wrong}");
+    // An answer the schema refuses is an error, and the run keeps waiting.
+    let refused = approvals
+        .decide(
+            &ask.id,
+            Choice::Respond(serde_json::json!({"nom": 1})),
+            app(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, clawdis_approvals::ApprovalsError::Invalid(_)),
+        "{refused:?}"
+    );
+    assert!(
+        refused.to_string().contains("schema validation"),
+        "{refused}"
+    );
+    assert_eq!(approvals.get(&ask.id).await.unwrap().status, "pending");
     let done = approvals
         .decide(
             &ask.id,

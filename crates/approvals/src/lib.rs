@@ -66,7 +66,9 @@ pub struct Approvals {
 
 impl std::fmt::Debug for Approvals {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Approvals").field("dir", &self.dir).finish_non_exhaustive()
+        f.debug_struct("Approvals")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
     }
 }
 
@@ -172,9 +174,14 @@ impl Approvals {
         .await;
         ctx.state.close().await;
         if let clawdis_engine::envelope::Envelope::Failure(e) = &envelope {
-            // A failure is ours to report only if the run carries our
-            // decision; otherwise another decision got there first.
+            // Still pending: the engine refused the decision itself (an
+            // answer its schema rejects) and the run keeps waiting. Decided
+            // by someone else: they got there first. Only a failure of the
+            // run this decision resumed is the caller's result.
             let now = self.get(id).await?;
+            if now.status == "pending" {
+                return Err(ApprovalsError::Invalid(e.message.clone()));
+            }
             let ours = now.decision.as_deref() == Some(decision)
                 && now.decided_via.as_deref() == Some(decider.via.as_str())
                 && now.decided_by == decider.by;
