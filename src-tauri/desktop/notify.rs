@@ -93,8 +93,10 @@ fn announce<R: Runtime>(
     slot: Slot,
 ) {
     tauri::async_runtime::spawn(async move {
-        let _slot = slot;
-        let action = match show(&approval, &shown).await {
+        let shown = show(&approval, &shown).await;
+        // The notification is gone: its place is free while the run resumes.
+        drop(slot);
+        let action = match shown {
             Ok(answer) => answer,
             Err(e) => {
                 tracing::warn!(error = %e, id = %approval.id, "showing the approval notification");

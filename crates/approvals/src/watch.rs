@@ -44,12 +44,16 @@ impl Approvals {
                     continue;
                 }
             };
+            // The count first: whoever hears an event reads it right away.
+            let pending = runs
+                .iter()
+                .filter(|r| r.status == clawdis_store::RunStatus::Pending)
+                .count();
+            if let Ok(mut count) = this.pending.lock() {
+                *count = pending;
+            }
             let mut now = HashMap::with_capacity(runs.len());
-            let mut pending = 0;
             for run in &runs {
-                if run.status == clawdis_store::RunStatus::Pending {
-                    pending += 1;
-                }
                 let fingerprint = (run.status.as_str().to_string(), run.decided_at.clone());
                 let event = match seen.get(&run.state_key) {
                     Some(old) if *old == fingerprint => None,
@@ -70,9 +74,6 @@ impl Approvals {
                 }
             }
             seen = now;
-            if let Ok(mut count) = this.pending.lock() {
-                *count = pending;
-            }
         }
     }
 
