@@ -36,6 +36,7 @@ async fn a_pause_from_another_process_is_announced_and_decided_once() {
     let Event::Paused { approval } = next_event(&mut rx).await else {
         panic!("a pause first")
     };
+    assert_eq!(approvals.pending_count(), 1, "counted before it is announced");
     assert_eq!(approval.prompt, "Send 2 mails?");
     assert_eq!(approval.item_count, 2);
     assert_eq!(

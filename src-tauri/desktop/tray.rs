@@ -108,3 +108,15 @@ pub fn status_line(running: bool, pending: usize) -> String {
         n => format!("{browser} · {n} approvals pending"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::status_line;
+
+    #[test]
+    fn the_status_line_names_the_browser_and_the_pending_count() {
+        assert_eq!(status_line(false, 0), "Browser stopped · no approvals pending");
+        assert_eq!(status_line(true, 1), "Browser running · 1 approval pending");
+        assert_eq!(status_line(true, 3), "Browser running · 3 approvals pending");
+    }
+}
