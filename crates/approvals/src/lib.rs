@@ -103,17 +103,17 @@ impl Approvals {
             .list_runs(Some(clawdis_store::RunStatus::Pending), i64::MAX)
             .await?;
         pending.reverse();
-        let decided = self
+        let decided: Vec<clawdis_store::Run> = self
             .store
             .list_runs(None, HISTORY + pending.len() as i64)
-            .await?;
-        let decided = decided
+            .await?
             .into_iter()
             .filter(|r| r.decision.is_some())
-            .take(HISTORY as usize);
+            .take(HISTORY as usize)
+            .collect();
         Ok(pending
             .iter()
-            .chain(decided.collect::<Vec<_>>().iter())
+            .chain(&decided)
             .map(Approval::from_run)
             .collect())
     }
