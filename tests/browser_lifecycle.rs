@@ -124,6 +124,27 @@ fn isolated_themed_headless_and_recovers_from_kill_9() {
 }
 
 #[test]
+fn a_new_accent_colour_rethemes_the_profile_at_the_next_launch() {
+    let home = tempfile::tempdir().unwrap();
+    let user_data = home.path().join("browser/clawd/user-data");
+    let color = |user_data: &std::path::Path| read_json(user_data.join("Local State"))["profile"]["info_cache"]["Default"]["profile_color_seed"].clone();
+    {
+        let server = start_server_full(home.path(), json!({ "cdpPort": free_port() }), &[], &[]);
+        let c = Client::new(&server);
+        c.ok("POST", "/start", None);
+        c.ok("POST", "/stop", None);
+        assert_eq!(color(&user_data), -47872);
+    }
+    // The settings window saved another colour: #1E90FF is ARGB 0xFF1E90FF.
+    let server = start_server_full(home.path(), json!({ "cdpPort": free_port(), "accentColor": "#1E90FF" }), &[], &[]);
+    let c = Client::new(&server);
+    c.ok("POST", "/start", None);
+    assert_eq!(color(&user_data), 0xFF1E90FFu32 as i32);
+    assert_eq!(read_json(user_data.join("Default/Preferences"))["browser"]["theme"]["user_color2"], 0xFF1E90FFu32 as i32);
+    c.ok("POST", "/stop", None);
+}
+
+#[test]
 fn attach_only_connects_and_never_launches() {
     let home = tempfile::tempdir().unwrap();
     let cdp = free_port();

@@ -148,12 +148,19 @@ impl RunningBrowser {
 
 /// Prepares the managed profile: on first use, a short bootstrap run lets
 /// Chromium write its own files, which are then themed with `name` and
-/// `argb`. Returns the user-data-dir.
+/// `argb`; a profile themed otherwise since (the accent colour changed in
+/// settings) is themed again. Returns the user-data-dir.
 pub fn prepare_profile(executable: &Path, opts: &LaunchOptions, name: &str, argb: i32) -> Result<PathBuf> {
-    if !profile::is_decorated(&opts.user_data_dir) {
-        let bootstrap = start(executable, &LaunchOptions { headless: true, ..opts.clone() }, Duration::from_secs(30))?;
-        bootstrap.stop(Duration::from_secs(5))?;
-        profile::decorate(&opts.user_data_dir, name, argb)?;
+    match profile::decorated_as(&opts.user_data_dir) {
+        None => {
+            let bootstrap = start(executable, &LaunchOptions { headless: true, ..opts.clone() }, Duration::from_secs(30))?;
+            bootstrap.stop(Duration::from_secs(5))?;
+            profile::decorate(&opts.user_data_dir, name, argb)?;
+        }
+        Some(current) if current != profile::decoration(name, argb) => {
+            profile::decorate(&opts.user_data_dir, name, argb)?;
+        }
+        Some(_) => {}
     }
     Ok(opts.user_data_dir.clone())
 }
