@@ -29,7 +29,6 @@ async fn approve_in_the_notification_resumes_a_paused_lobster_run() {
     let shown = notifications
         .next(Duration::from_secs(1))
         .unwrap_or_else(|| panic!("no notification within 1 s:\n{}", app.log()));
-    let latency = paused_at.elapsed();
     assert_eq!(shown.app_name, "Clawdis");
     assert!(shown.summary.contains("approval needed"), "{shown:?}");
     assert!(
@@ -47,7 +46,6 @@ async fn approve_in_the_notification_resumes_a_paused_lobster_run() {
         "actions: {:?}",
         shown.actions
     );
-    eprintln!("pause to notification: {latency:?}");
 
     // The person clicks Approve. The app listens for the answer only once
     // the notification is up, so click until the run moves on.
