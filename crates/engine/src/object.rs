@@ -1,7 +1,7 @@
 //! JSON objects with JavaScript property order.
 //!
 //! Entries live in one vector (most objects have a handful of keys, so a
-//! linear scan beats hashing); objects that grow past [`INDEX_AT`] keys get
+//! linear scan beats hashing); objects that grow past `INDEX_AT` keys get
 //! a hash index so huge objects stay linear-time to build. Keys are shared
 //! `Arc<str>`s, interned while parsing JSON, so a stream of similar records
 //! stores each key name once.
