@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use clawdis_approvals::{Approvals, Event};
+use clawdis_e2e::control::Client;
 use clawdis_e2e::desktop::{App, Desktop, Notifications};
 use clawdis_e2e::{MAIL_FLOW, Scratch, envelope};
 
@@ -93,12 +94,7 @@ async fn approve_in_the_notification_resumes_a_paused_lobster_run() {
 
 /// The control API's status (`GET /`).
 fn status(app: &App, home: &std::path::Path) -> serde_json::Value {
-    let token = std::fs::read_to_string(home.join("secrets/control-token")).unwrap();
-    let auth = format!("Bearer {}", token.trim());
-    let (code, body) =
-        clawdis_e2e::control::request(app.port, "GET", "/", &[("Authorization", &auth)], "");
-    assert_eq!(code, 200, "{body}");
-    serde_json::from_str(&body).unwrap()
+    Client::for_home(app.port, home).ok("GET", "/", None)
 }
 
 #[test]

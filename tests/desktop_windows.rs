@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use clawdis_approvals::Approvals;
-use clawdis_e2e::control::{free_port, request};
+use clawdis_e2e::control::{Client, free_port};
 use clawdis_e2e::desktop::Desktop;
 use clawdis_e2e::webdriver::{Session, available, distinct_colours};
 use clawdis_e2e::{MAIL_FLOW, Scratch, envelope};
@@ -23,6 +23,17 @@ fn write_settings(home: &Path, settings: Value) -> u16 {
     std::fs::create_dir_all(home).unwrap();
     std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
     port
+}
+
+/// The app for `s`'s home and state, started with `window` open, driven
+/// through WebKitWebDriver.
+fn open_window(desktop: &Desktop, s: &Scratch, window: &str) -> Session {
+    let home = s.home.to_str().unwrap();
+    Session::start(
+        desktop,
+        &[("LOBSTER_STATE_DIR", &s.state)],
+        &["--home", home, "app", "--open", window],
+    )
 }
 
 fn assert_not_blank(session: &Session, window: &str) {
@@ -45,17 +56,7 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
     assert_eq!(paused["status"], "needs_approval", "{paused}");
 
     let desktop = Desktop::start();
-    let app = Session::start(
-        &desktop,
-        &[("LOBSTER_STATE_DIR", state)],
-        &[
-            "--home",
-            home.to_str().unwrap(),
-            "app",
-            "--open",
-            "approvals",
-        ],
-    );
+    let app = open_window(&desktop, &s, "approvals");
     let card = app.wait_for(
         "document.querySelector('.card.pending')?.textContent",
         json!(null),
@@ -113,17 +114,7 @@ fn the_settings_window_validates_next_to_the_field_and_saves() {
     let home = &s.home;
     write_settings(home, json!({"enabled": false}));
     let desktop = Desktop::start();
-    let app = Session::start(
-        &desktop,
-        &[("LOBSTER_STATE_DIR", &s.state)],
-        &[
-            "--home",
-            home.to_str().unwrap(),
-            "app",
-            "--open",
-            "settings",
-        ],
-    );
+    let app = open_window(&desktop, &s, "settings");
     app.wait_for(
         "document.querySelector('#controlUrl').value",
         json!(null),
@@ -182,35 +173,16 @@ fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
     );
     let pages = clawdis_e2e::control::fixture_server();
     let desktop = Desktop::start();
-    let app = Session::start(
-        &desktop,
-        &[("LOBSTER_STATE_DIR", &s.state)],
-        &["--home", home.to_str().unwrap(), "app", "--open", "tabs"],
-    );
+    let app = open_window(&desktop, &s, "tabs");
     app.wait_for(
         "document.querySelector('#tabs tr')",
         json!(null),
         Duration::from_secs(10),
     );
-    let token = std::fs::read_to_string(home.join("secrets/control-token")).unwrap();
-    let auth = format!("Bearer {}", token.trim());
-    let api = |method: &str, path: &str, body: Value| {
-        let (status, text) = request(
-            port,
-            method,
-            path,
-            &[
-                ("Authorization", &auth),
-                ("Content-Type", "application/json"),
-            ],
-            &body.to_string(),
-        );
-        assert!(status < 400, "{method} {path}: {status} {text}");
-        serde_json::from_str::<Value>(&text).unwrap()
-    };
+    let c = Client::for_home(port, home);
 
     let url = format!("http://127.0.0.1:{pages}/greeting.html");
-    let tab = api("POST", "/tabs/open", json!({"url": url}));
+    let tab = c.ok("POST", "/tabs/open", Some(json!({"url": url})));
     let target = tab["targetId"].as_str().unwrap().to_string();
     // The window shows the page within 1 s (the tab may be the first,
     // blank one, navigated: wait for its URL, not just its row).
@@ -221,17 +193,17 @@ fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
     assert_not_blank(&app, "tabs");
 
     // A second tab becomes the active one; Focus makes the first active again.
-    let second = api(
+    let second = c.ok(
         "POST",
         "/tabs/open",
-        json!({"url": format!("http://127.0.0.1:{pages}/form.html"), "newTab": true}),
+        Some(json!({"url": format!("http://127.0.0.1:{pages}/form.html"), "newTab": true})),
     );
     let second = second["targetId"].as_str().unwrap().to_string();
     let active = |id: &str| format!("document.querySelector('tr[data-target=\"{id}\"] .badge')");
     app.wait_for(&active(&second), json!(null), Duration::from_secs(1));
     app.click(&format!("tr[data-target=\"{target}\"] button:first-child"));
     app.wait_for(&active(&target), json!(null), Duration::from_secs(1));
-    let tabs = api("GET", "/tabs", json!(null));
+    let tabs = c.ok("GET", "/tabs", None);
     let focused = tabs["tabs"]
         .as_array()
         .or(tabs.as_array())
@@ -247,7 +219,7 @@ fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
         json!(null),
         Duration::from_secs(5),
     );
-    let tabs = api("GET", "/tabs", json!(null));
+    let tabs = c.ok("GET", "/tabs", None);
     assert!(
         !tabs.to_string().contains(&target),
         "closed in the browser too: {tabs}"
@@ -270,17 +242,7 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
     assert_eq!(s.run("ask.lobster")["status"], "needs_input");
 
     let desktop = Desktop::start();
-    let app = Session::start(
-        &desktop,
-        &[("LOBSTER_STATE_DIR", state)],
-        &[
-            "--home",
-            home.to_str().unwrap(),
-            "app",
-            "--open",
-            "approvals",
-        ],
-    );
+    let app = open_window(&desktop, &s, "approvals");
     app.wait_for(
         "document.querySelector('.card.pending form')",
         json!(null),
@@ -345,39 +307,15 @@ fn turning_the_browser_off_in_settings_stops_it() {
         json!({"enabled": true, "headless": true, "cdpPort": free_port()}),
     );
     let desktop = Desktop::start();
-    let app = Session::start(
-        &desktop,
-        &[("LOBSTER_STATE_DIR", &s.state)],
-        &[
-            "--home",
-            home.to_str().unwrap(),
-            "app",
-            "--open",
-            "settings",
-        ],
-    );
+    let app = open_window(&desktop, &s, "settings");
     app.wait_for(
         "document.querySelector('input[name=enabled]').checked",
         json!(null),
         Duration::from_secs(10),
     );
-    let token = std::fs::read_to_string(home.join("secrets/control-token")).unwrap();
-    let auth = format!("Bearer {}", token.trim());
-    let call = |method: &str, path: &str, body: &str| {
-        let (status, text) = request(
-            port,
-            method,
-            path,
-            &[
-                ("Authorization", &auth),
-                ("Content-Type", "application/json"),
-            ],
-            body,
-        );
-        (status, serde_json::from_str::<Value>(&text).unwrap())
-    };
-    assert_eq!(call("POST", "/start", "{}").0, 200);
-    assert_eq!(call("GET", "/", "").1["running"], true);
+    let c = Client::for_home(port, home);
+    assert_eq!(c.call("POST", "/start", Some(json!({}))).0, 200);
+    assert_eq!(c.call("GET", "/", None).1["running"], true);
 
     app.click("input[name=enabled]");
     app.click("button[type=submit]");
@@ -387,11 +325,15 @@ fn turning_the_browser_off_in_settings_stops_it() {
         Duration::from_secs(10),
     );
     assert_eq!(
-        call("GET", "/", "").1["running"],
+        c.call("GET", "/", None).1["running"],
         false,
         "stopped when turned off"
     );
-    let (status, body) = call("POST", "/tabs/open", r#"{"url":"http://127.0.0.1:9/"}"#);
+    let (status, body) = c.call(
+        "POST",
+        "/tabs/open",
+        Some(json!({"url": "http://127.0.0.1:9/"})),
+    );
     assert!(
         status >= 400
             && body["error"]

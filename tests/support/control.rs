@@ -130,22 +130,29 @@ pub fn json(body: &str) -> Value {
     serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
 }
 
-/// An authorised client for one server.
-pub struct Client<'a> {
-    server: &'a Server,
+/// An authorised client for one control API.
+pub struct Client {
+    port: u16,
     auth: String,
 }
 
-impl<'a> Client<'a> {
+impl Client {
     /// A client that sends the server's token.
-    pub fn new(server: &'a Server) -> Client<'a> {
-        Client { server, auth: format!("Bearer {}", server.token) }
+    pub fn new(server: &Server) -> Client {
+        Client { port: server.port, auth: format!("Bearer {}", server.token) }
+    }
+
+    /// A client for the API on `port` of a backend (the app's, say) whose
+    /// token is the file under `home` (`CLAWDIS_KEYCHAIN=off`).
+    pub fn for_home(port: u16, home: &Path) -> Client {
+        let token = std::fs::read_to_string(home.join("secrets/control-token")).unwrap();
+        Client { port, auth: format!("Bearer {}", token.trim()) }
     }
 
     /// Sends a request; returns status and parsed JSON (Null for non-JSON).
     pub fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let text = body.map(|b| b.to_string()).unwrap_or_default();
-        let (status, body) = request(self.server.port, method, path, &[("Authorization", &self.auth), ("Content-Type", "application/json")], &text);
+        let (status, body) = request(self.port, method, path, &[("Authorization", &self.auth), ("Content-Type", "application/json")], &text);
         (status, serde_json::from_str(&body).unwrap_or(Value::Null))
     }
 

@@ -172,7 +172,6 @@ impl Approvals {
             &ctx,
         )
         .await;
-        ctx.state.close().await;
         if let clawdis_engine::envelope::Envelope::Failure(e) = &envelope {
             // Still pending: the engine refused the decision itself (an
             // answer its schema rejects) and the run keeps waiting. Decided
@@ -196,7 +195,8 @@ impl Approvals {
     fn context(&self, decider: Decider) -> Ctx {
         let mut ctx = Ctx::from_process(Mode::Tool);
         ctx.stdout = Sink::buffer();
-        ctx.state = StateHandle::new(self.dir.clone());
+        // The resume works on this store: no second pool per decision.
+        ctx.state = StateHandle::opened(self.dir.clone(), self.store.clone());
         ctx.decider = Some(decider);
         ctx
     }

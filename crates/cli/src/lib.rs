@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use clawdis_browser::settings::{Settings, parse_control_url};
-use clawdis_engine::context::clawdis_home;
+use clawdis_engine::context::{clawdis_home, process_env, state_dir_in};
 use clawdis_server::{AppState, ServerConfig, control_token};
 
 /// `clawdis [--home DIR] [serve|token|app]`.
@@ -45,7 +45,7 @@ pub enum Command {
 impl Cli {
     /// The Clawdis home: `--home`, else `$CLAWDIS_HOME`, else `~/.clawdis`.
     pub fn home(&self) -> PathBuf {
-        self.home.clone().unwrap_or_else(|| clawdis_home(&std::env::vars().collect()))
+        self.home.clone().unwrap_or_else(|| clawdis_home(&process_env()))
     }
 }
 
@@ -128,15 +128,6 @@ pub struct Backend {
     pub state_dir: PathBuf,
 }
 
-/// Where a backend for `home` keeps runs: `LOBSTER_STATE_DIR` when set (as
-/// `lobster` does), else the home itself.
-pub fn state_dir(home: &std::path::Path) -> PathBuf {
-    match std::env::var("LOBSTER_STATE_DIR") {
-        Ok(dir) if !dir.trim().is_empty() => PathBuf::from(dir.trim()),
-        _ => home.to_path_buf(),
-    }
-}
-
 /// Loads `<home>/settings.json`, applies `args` over it, validates it and
 /// builds the backend (creating the control token on first start).
 pub fn backend(home: PathBuf, args: ServeArgs) -> Result<Backend> {
@@ -175,7 +166,8 @@ pub fn backend(home: PathBuf, args: ServeArgs) -> Result<Backend> {
     let token = control_token(&home)
         .with_context(|| format!("creating the control token in {}", home.display()))?;
     let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port);
-    let state_dir = state_dir(&home);
+    // Runs live where `lobster` keeps them: LOBSTER_STATE_DIR, else the home.
+    let state_dir = state_dir_in(&process_env(), &home);
     let state = AppState::new(ServerConfig {
         home,
         settings,

@@ -74,6 +74,11 @@ impl StateHandle {
         StateHandle { dir, store: Arc::new(OnceCell::new()) }
     }
 
+    /// A handle on a store the caller already opened in `dir`.
+    pub fn opened(dir: PathBuf, store: Store) -> Self {
+        StateHandle { dir, store: Arc::new(OnceCell::new_with(Some(store))) }
+    }
+
     /// The state directory.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -95,12 +100,23 @@ impl StateHandle {
     }
 }
 
+/// This process's environment (variables that are not UTF-8 are left out).
+pub fn process_env() -> Env {
+    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect()
+}
+
 /// The state directory: `LOBSTER_STATE_DIR`, else `CLAWDIS_HOME`, else `~/.clawdis`.
 pub fn state_dir(env: &Env) -> PathBuf {
-    if let Some(dir) = env.get("LOBSTER_STATE_DIR").map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        return PathBuf::from(dir);
+    state_dir_in(env, &clawdis_home(env))
+}
+
+/// The state directory of a process whose Clawdis home is `home`:
+/// `LOBSTER_STATE_DIR`, else `home`.
+pub fn state_dir_in(env: &Env, home: &Path) -> PathBuf {
+    match env.get("LOBSTER_STATE_DIR").map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => home.to_path_buf(),
     }
-    clawdis_home(env)
 }
 
 /// The Clawdis home: `CLAWDIS_HOME`, else `~/.clawdis`.
@@ -145,9 +161,7 @@ pub struct Decider {
 impl Ctx {
     /// A context for this process: its environment, cwd, stdout and TTY state.
     pub fn from_process(mode: Mode) -> Ctx {
-        let env: Env = std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .collect();
+        let env = process_env();
         let state = StateHandle::new(state_dir(&env));
         Ctx {
             mode,
