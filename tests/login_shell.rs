@@ -32,3 +32,33 @@ fn chatty_profiles_print_before_every_step() {
     // The last step prints the greeting too, before the collected outputs.
     assert_eq!(env["output"][0], "hi\nhi\na=yes\nhi\nb=yes\nhi\nc=yes\n");
 }
+
+/// One `lobster` process per pipeline, as an agent runs them: the first
+/// ones learn the profile, later ones replay it, and an edit to the profile
+/// reaches the very next process.
+#[test]
+fn later_processes_see_the_profile_and_its_edits() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let pipeline = |call: usize| {
+        let out = lobster(&state)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env("CALL_ID", call.to_string())
+            .args(["run", "--mode", "tool", "exec --shell 'echo \"$FROM_PROFILE $CALL_ID\"'"])
+            .output()
+            .unwrap();
+        envelope(&out)["output"].clone()
+    };
+    std::fs::write(dir.path().join(".profile"), "export FROM_PROFILE=one\n").unwrap();
+    for call in 0..4 {
+        assert_eq!(pipeline(call), serde_json::json!([format!("one {call}")]));
+    }
+    assert!(state.join("login-env.json").exists(), "the profile's effect is remembered");
+    std::fs::write(dir.path().join(".profile"), "export FROM_PROFILE=two\n").unwrap();
+    assert_eq!(pipeline(4), serde_json::json!(["two 4"]));
+    std::fs::write(dir.path().join(".profile"), "echo hi\nexport FROM_PROFILE=three\n").unwrap();
+    for call in 5..8 {
+        assert_eq!(pipeline(call), serde_json::json!(["hi", format!("three {call}")]), "a chatty profile keeps its login shell");
+    }
+}

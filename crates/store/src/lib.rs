@@ -418,7 +418,8 @@ async fn insert_run(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, run: &NewRun) 
     Ok(())
 }
 
-fn create_private_dir(dir: &Path) -> Result<()> {
+/// Creates `dir` and its parents, the new ones private to the user (0700).
+pub fn create_private_dir(dir: &Path) -> Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]

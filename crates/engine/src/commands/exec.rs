@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::json_stream::json_items;
 use crate::parser::Args;
+use crate::login_env::LoginSession;
 use crate::process::{run_process, shell_command};
 use crate::value::{Value, is_js_space};
 
@@ -45,13 +46,14 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         }
     };
 
-    let (program, argv) = if use_shell {
+    let (program, spawned) = if use_shell {
         let line = shell_line.map(str::to_string).or_else(|| cmd.first().cloned()).unwrap_or_default();
-        shell_command(&line, &ctx.env)
+        let program = shell_command(&line, &ctx.env).0;
+        (program, LoginSession::default().run_shell(&line, &ctx.env, &ctx.cwd, stdin, ctx.state.dir()).await)
     } else {
-        (cmd[0].clone(), cmd[1..].to_vec())
+        (cmd[0].clone(), run_process(&cmd[0], &cmd[1..], &ctx.env, &ctx.cwd, stdin).await)
     };
-    let out = match run_process(&program, &argv, &ctx.env, &ctx.cwd, stdin).await {
+    let out = match spawned {
         Ok(out) => out,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::runtime(if use_shell {

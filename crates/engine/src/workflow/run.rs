@@ -11,9 +11,8 @@ use std::time::Duration;
 use crate::context::{Ctx, Env, Mode, Sink};
 use crate::error::{Error, Result};
 use crate::items::Items;
-use crate::login_env::{LoginEnv, login_shell};
+use crate::login_env::LoginSession;
 use crate::parser::parse_pipeline;
-use crate::process::{run_process, shell_command};
 use crate::runtime::run_pipeline;
 use crate::value::{Object, Value, is_js_space};
 
@@ -237,45 +236,8 @@ fn synthetic_result(id: &str, value: Option<Value>) -> Object {
     r
 }
 
-/// The login environment shared by a run, its loops, branches and
-/// sub-workflows: captured in the background while the first shell step
-/// runs with its own login shell; later shell steps wait for it.
-#[derive(Debug, Default)]
-pub struct LoginState {
-    env: tokio::sync::OnceCell<Option<LoginEnv>>,
-    started: std::sync::atomic::AtomicBool,
-    shells: std::sync::atomic::AtomicUsize,
-}
-
-/// A shared [`LoginState`].
-pub type LoginCache = Arc<LoginState>;
-
-impl LoginState {
-    /// The environment to replay for the next shell step, if any: the first
-    /// step (and any step when no capture was started) uses a login shell.
-    async fn for_next_step(&self) -> Option<&LoginEnv> {
-        use std::sync::atomic::Ordering;
-        let nth = self.shells.fetch_add(1, Ordering::SeqCst);
-        if nth == 0 || !self.started.load(Ordering::SeqCst) {
-            return None;
-        }
-        // Waits for a capture in flight; one not yet begun is abandoned.
-        self.env.get_or_init(|| async { None }).await.as_ref()
-    }
-}
-
-/// Shell steps a run still has ahead (loop bodies and branches included).
-fn shell_steps(steps: &[Step]) -> usize {
-    steps
-        .iter()
-        .map(|s| match &s.exec {
-            Exec::Shell(_) => 1,
-            Exec::ForEach(fe) => shell_steps(&fe.steps),
-            Exec::Parallel(p) => p.branches.iter().filter(|b| matches!(b.exec, Exec::Shell(_))).count(),
-            _ => 0,
-        })
-        .sum()
-}
+/// A shared [`LoginSession`].
+pub type LoginCache = Arc<LoginSession>;
 
 /// One attempt of a step: a result, or a pipeline that stopped to ask.
 enum Attempt {
@@ -344,17 +306,6 @@ impl Run<'_> {
     pub fn run_from<'s>(&'s mut self, start: usize, ctx: &'s Ctx) -> BoxFuture<'s, Result<Outcome>> {
         Box::pin(async move {
             let steps = &self.workflow.steps;
-            if !self.login.started.load(std::sync::atomic::Ordering::SeqCst)
-                && shell_steps(&steps[start.min(steps.len())..]) >= 2
-            {
-                // Capture the profile's environment alongside the first step.
-                self.login.started.store(true, std::sync::atomic::Ordering::SeqCst);
-                let env = (*self.env_for(&ctx.env, &[self.workflow.env.as_ref()], &self.results)).clone();
-                let (cwd, cache) = (self.cwd_for(ctx, &[]), self.login.clone());
-                tokio::spawn(async move {
-                    cache.env.get_or_init(|| LoginEnv::capture(&env, &cwd)).await;
-                });
-            }
             for (idx, step) in steps.iter().enumerate().skip(start) {
                 if !condition::evaluate(step.when.as_ref(), &self.results)? {
                     let mut r = result(&step.id);
@@ -514,7 +465,7 @@ impl Run<'_> {
                     let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
                     let command = resolve(cmd, &self.args, &self.results);
                     let input = self.input_value(step.stdin.as_ref(), &self.results)?;
-                    run_shell_step(&step.id, &command, input.as_ref(), &p, self.login.for_next_step().await).await
+                    run_shell_step(&step.id, &command, input.as_ref(), &p, &self.login, ctx).await
                 }
                 Exec::Pipeline(text) => {
                     let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
@@ -611,7 +562,7 @@ impl Run<'_> {
                 run_pipeline_step(&branch.id, &resolve(text, &self.args, &self.results), input.as_ref(), &p, ctx).await
             }
             Exec::Shell(cmd) => {
-                run_shell_step(&branch.id, &resolve(cmd, &self.args, &self.results), input.as_ref(), &p, self.login.for_next_step().await).await
+                run_shell_step(&branch.id, &resolve(cmd, &self.args, &self.results), input.as_ref(), &p, &self.login, ctx).await
             }
             _ => Ok(result(&branch.id)),
         }
@@ -705,7 +656,7 @@ impl Run<'_> {
                     let input = self.input_value(sub.stdin.as_ref(), &scoped)?;
                     let r = match &sub.exec {
                         Exec::Shell(cmd) => {
-                            run_shell_step(&sub.id, &resolve(cmd, &self.args, &scoped), input.as_ref(), &p, self.login.for_next_step().await).await?
+                            run_shell_step(&sub.id, &resolve(cmd, &self.args, &scoped), input.as_ref(), &p, &self.login, ctx).await?
                         }
                         Exec::Pipeline(text) => {
                             run_pipeline_step(&sub.id, &resolve(text, &self.args, &scoped), input.as_ref(), &p, ctx).await?
@@ -771,17 +722,9 @@ fn retry_delay(step: &Step, attempt: u32) -> f64 {
     d.round().max(0.0)
 }
 
-/// Runs a shell step: `sh -lc`, or `sh -c` with the captured login
-/// environment applied once it is known.
-async fn run_shell_step(id: &str, command: &str, input: Option<&Value>, p: &Prepared, login: Option<&LoginEnv>) -> Result<Object> {
-    let (program, argv, env) = match (login, login_shell(&p.env)) {
-        (Some(login), Some(shell)) => (shell, vec!["-c".to_string(), command.to_string()], Arc::new(login.apply(&p.env))),
-        _ => {
-            let (program, argv) = shell_command(command, &p.env);
-            (program, argv, p.env.clone())
-        }
-    };
-    let out = run_process(&program, &argv, &env, &p.cwd, shell_input(input)).await.map_err(|e| {
+/// Runs a shell step through the run's login session (see [`crate::login_env`]).
+async fn run_shell_step(id: &str, command: &str, input: Option<&Value>, p: &Prepared, login: &LoginSession, ctx: &Ctx) -> Result<Object> {
+    let out = login.run_shell(command, &p.env, &p.cwd, shell_input(input), ctx.state.dir()).await.map_err(|e| {
         Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
             "workflow shell not found; check LOBSTER_SHELL".to_string()
         } else {

@@ -1,0 +1,205 @@
+//! Login-shell environments: captured, replayed and remembered.
+//!
+//! Lobster runs every shell command through a login shell (`/bin/sh -lc`),
+//! which re-reads `/etc/profile` and `~/.profile` each time; on a typical
+//! machine that costs several milliseconds per command. Clawdis captures
+//! what the profile does to the environment, alongside the first shell
+//! command, and runs later commands with `sh -c` and that environment
+//! applied. The capture is remembered in the state directory (see
+//! [`remembered`]) so the next `lobster` process can skip the login shell
+//! too, once two captures agreed.
+//!
+//! Only profiles whose whole effect is the environment are replayed:
+//! profiles that print output, write to stderr, change directory or change
+//! the umask keep a login shell for every command.
+
+mod remembered;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::context::Env;
+use crate::process::{ProcOutput, run_process, shell_command};
+
+/// Variables a shell sets for itself on every start.
+const SHELL_OWNED: [&str; 4] = ["PWD", "OLDPWD", "SHLVL", "_"];
+const MARKER: &str = "\u{1}LOBSTER-LOGIN-ENV\u{1}";
+
+/// What a login shell's profile does to the environment.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoginEnv {
+    set: Vec<(String, String)>,
+    unset: Vec<String>,
+}
+
+/// The shell when it takes `-lc` (a POSIX-style login shell); `None` for
+/// PowerShell and cmd, which have no login profile to replay.
+pub fn login_shell(env: &Env) -> Option<String> {
+    let shell = env.get("LOBSTER_SHELL").map(|s| s.trim()).filter(|s| !s.is_empty()).unwrap_or("/bin/sh");
+    let base = Path::new(shell).file_name().and_then(|n| n.to_str()).unwrap_or(shell).to_ascii_lowercase();
+    let base = base.strip_suffix(".exe").unwrap_or(&base).to_string();
+    (!matches!(base.as_str(), "pwsh" | "powershell" | "cmd")).then(|| shell.to_string())
+}
+
+fn shell_owned(name: &str) -> bool {
+    SHELL_OWNED.contains(&name)
+}
+
+/// Parses a `umask` line (`0022`, `022`).
+fn parse_umask(line: &str) -> Option<u32> {
+    u32::from_str_radix(line.trim(), 8).ok()
+}
+
+impl LoginEnv {
+    /// Runs the login shell once in `cwd` and records how its profile
+    /// changes `env`; `None` when replaying it would not be faithful.
+    pub async fn capture(env: &Env, cwd: &Path) -> Option<LoginEnv> {
+        let shell = login_shell(env)?;
+        // A plain `sh` reports the umask the profile starts from, then
+        // becomes the login shell, which reports what the profile left.
+        let wrapper = r#"umask; exec "$0" -lc "$1""#;
+        let script = format!("printf '{}'; umask; pwd; printf '\\001'; env -0", MARKER.replace('\u{1}', "\\001"));
+        let args = ["-c".to_string(), wrapper.to_string(), shell, script];
+        let out = run_process("/bin/sh", &args, env, cwd, None).await.ok()?;
+        if out.code != Some(0) || !out.stderr.is_empty() {
+            return None;
+        }
+        let (before, rest) = out.stdout.split_once(MARKER)?;
+        let (umask_after, rest) = rest.split_once('\n')?;
+        if before.lines().count() != 1 || parse_umask(before)? != parse_umask(umask_after)? {
+            return None;
+        }
+        let (pwd, vars) = rest.split_once('\u{1}')?;
+        let here = std::fs::canonicalize(cwd).ok()?;
+        if std::fs::canonicalize(pwd.trim_end_matches('\n')).ok()? != here {
+            return None;
+        }
+        let login: Env = vars
+            .split('\0')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let set = login.iter().filter(|(k, v)| !shell_owned(k) && env.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let unset = env.keys().filter(|k| !shell_owned(k) && !login.contains_key(*k)).cloned().collect();
+        Some(LoginEnv { set, unset })
+    }
+
+    /// `env` as the login shell would leave it.
+    pub fn apply(&self, env: &Env) -> Env {
+        let mut out = env.clone();
+        for k in &self.unset {
+            out.remove(k);
+        }
+        for (k, v) in &self.set {
+            out.insert(k.clone(), v.clone());
+        }
+        out
+    }
+}
+
+/// The login environment shared by one run: a pipeline, or a workflow with
+/// its loops, branches and sub-workflows.
+#[derive(Debug, Default)]
+pub struct LoginSession {
+    env: tokio::sync::OnceCell<Option<LoginEnv>>,
+    started: AtomicBool,
+}
+
+impl LoginSession {
+    /// Runs `line` through the configured shell as Lobster does (a login
+    /// shell), replaying the profile's environment instead where that is
+    /// known to be faithful. `state_dir` holds what earlier runs learnt.
+    pub async fn run_shell(&self, line: &str, env: &Env, cwd: &Path, stdin: Option<Vec<u8>>, state_dir: &Path) -> std::io::Result<ProcOutput> {
+        let Some(shell) = login_shell(env) else {
+            let (program, argv) = shell_command(line, env);
+            return run_process(&program, &argv, env, cwd, stdin).await;
+        };
+        let login_argv = ["-lc".to_string(), line.to_string()];
+        let learn = || async {
+            let captured = LoginEnv::capture(env, cwd).await;
+            remembered::record(state_dir, &shell, env, cwd, captured.as_ref());
+            captured
+        };
+        if !self.started.swap(true, Ordering::SeqCst) && self.env.get().is_none() {
+            match remembered::lookup(state_dir, &shell, env, cwd) {
+                Some(known) => {
+                    let _ = self.env.set(known);
+                }
+                None => {
+                    // The first command runs as Lobster runs it, while the
+                    // profile's effect is captured next to it.
+                    let (out, _) = tokio::join!(run_process(&shell, &login_argv, env, cwd, stdin), self.env.get_or_init(learn));
+                    return out;
+                }
+            }
+        }
+        match self.env.get_or_init(learn).await {
+            Some(login) => run_process(&shell, &["-c".to_string(), line.to_string()], &login.apply(env), cwd, stdin).await,
+            None => run_process(&shell, &login_argv, env, cwd, stdin).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn home_env(home: &Path) -> Env {
+        let mut env = Env::new();
+        env.insert("HOME".into(), home.to_string_lossy().into_owned());
+        env.insert("PATH".into(), std::env::var("PATH").unwrap());
+        env
+    }
+
+    #[tokio::test]
+    async fn replays_what_the_profile_exports() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".profile"), "export FROM_PROFILE=yes\nunset DROP_ME\n").unwrap();
+        let mut env = home_env(dir.path());
+        env.insert("DROP_ME".into(), "1".into());
+        let login = LoginEnv::capture(&env, dir.path()).await.expect("captured");
+        let applied = login.apply(&env);
+        assert_eq!(applied.get("FROM_PROFILE").map(String::as_str), Some("yes"));
+        assert!(!applied.contains_key("DROP_ME"));
+    }
+
+    #[tokio::test]
+    async fn chatty_profiles_are_not_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".profile"), "echo welcome\n").unwrap();
+        assert_eq!(LoginEnv::capture(&home_env(dir.path()), dir.path()).await, None);
+    }
+
+    #[tokio::test]
+    async fn profiles_that_change_the_umask_are_not_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".profile"), "umask 0077\n").unwrap();
+        let env = home_env(dir.path());
+        assert_eq!(LoginEnv::capture(&env, dir.path()).await, None);
+        // The session then keeps a login shell for every command.
+        let state = tempfile::tempdir().unwrap();
+        let session = LoginSession::default();
+        for _ in 0..2 {
+            let out = session.run_shell("umask", &env, dir.path(), None, state.path()).await.unwrap();
+            assert_eq!(parse_umask(&out.stdout), Some(0o077));
+        }
+    }
+
+    #[tokio::test]
+    async fn later_commands_and_later_sessions_see_the_profile() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".profile"), "export FROM_PROFILE=yes\n").unwrap();
+        let env = home_env(dir.path());
+        let state = tempfile::tempdir().unwrap();
+        for _ in 0..3 {
+            let session = LoginSession::default();
+            for _ in 0..2 {
+                let out = session.run_shell("echo \"$FROM_PROFILE\"", &env, dir.path(), None, state.path()).await.unwrap();
+                assert_eq!(out.stdout, "yes\n");
+            }
+        }
+        assert!(remembered::lookup(state.path(), "/bin/sh", &env, dir.path()).is_some(), "two agreeing captures are remembered");
+    }
+}

@@ -1,0 +1,238 @@
+//! What earlier `lobster` processes learnt about the login profile, kept in
+//! `<state dir>/login-env.json` (mode 0600: profiles may export secrets).
+//!
+//! An entry is keyed by what the profile can see: the shell, the working
+//! directory, the contents of the profile files shells read, and the
+//! inherited variables those files name. It is used only after two
+//! captures agreed (a profile that starts an agent or stamps the time
+//! differs every time and is never replayed across processes), and only
+//! for [`FRESH_FOR`] after the last capture, which bounds how long a change
+//! to a file the profile sources indirectly goes unseen.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{LoginEnv, shell_owned};
+use crate::context::Env;
+
+const FILE: &str = "login-env.json";
+/// How long a confirmed capture stands in for the login shell.
+const FRESH_FOR: Duration = Duration::from_secs(60);
+/// Profiles kept (distinct environments, directories or shells).
+const KEEP: usize = 16;
+
+/// Files login shells read (sh, bash, zsh; macOS `path_helper` inputs).
+const SYSTEM_FILES: [&str; 12] = [
+    "/etc/profile",
+    "/etc/environment",
+    "/etc/paths",
+    "/etc/bashrc",
+    "/etc/bash.bashrc",
+    "/etc/zshenv",
+    "/etc/zprofile",
+    "/etc/zlogin",
+    "/etc/zsh/zshenv",
+    "/etc/zsh/zprofile",
+    "/etc/zsh/zlogin",
+    "/etc/zshrc",
+];
+const SYSTEM_DIRS: [&str; 2] = ["/etc/profile.d", "/etc/paths.d"];
+/// Variables in every key, whether or not a profile file names them.
+const ALWAYS_KEYED: [&str; 9] = ["HOME", "PATH", "ZDOTDIR", "ENV", "SHELL", "USER", "LOGNAME", "LANG", "LC_ALL"];
+const HOME_FILES: [&str; 8] = [".profile", ".bash_profile", ".bash_login", ".bashrc", ".zshenv", ".zprofile", ".zlogin", ".zshrc"];
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Remembered {
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry {
+    key: String,
+    /// The capture; `None` when the profile cannot be replayed.
+    login: Option<LoginEnv>,
+    /// Two captures in a row agreed.
+    confirmed: bool,
+    /// Seconds since the epoch of the last capture.
+    checked_at: u64,
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Hashes a file's identity: size, mtime, inode (or that it is missing).
+fn hash_identity(h: &mut Sha256, path: &Path) {
+    h.update(path.as_os_str().as_encoded_bytes());
+    match std::fs::metadata(path) {
+        Ok(m) => {
+            h.update(m.len().to_le_bytes());
+            let mtime = m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).unwrap_or_default();
+            h.update(mtime.as_nanos().to_le_bytes());
+            #[cfg(unix)]
+            h.update(std::os::unix::fs::MetadataExt::ino(&m).to_le_bytes());
+        }
+        Err(_) => h.update(b"-"),
+    }
+    h.update([0]);
+}
+
+/// The profile files a login shell may read, as named by `env`.
+fn profile_files(env: &Env) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = SYSTEM_FILES.iter().map(PathBuf::from).collect();
+    for dir in SYSTEM_DIRS {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            let mut inside: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            inside.sort();
+            files.extend(inside);
+        }
+    }
+    for var in ["HOME", "ZDOTDIR"] {
+        if let Some(dir) = env.get(var).filter(|d| !d.is_empty()) {
+            files.extend(HOME_FILES.iter().map(|f| Path::new(dir).join(f)));
+        }
+    }
+    if let Some(file) = env.get("ENV").filter(|f| !f.is_empty()) {
+        files.push(PathBuf::from(file));
+    }
+    files
+}
+
+/// The key for `shell` run in `cwd` with `env`: the shell, the directory,
+/// the profile files' contents, and the variables those files name (plus
+/// the few every profile depends on). Variables no profile file mentions,
+/// such as a per-call id an agent sets, do not split the key.
+fn key(shell: &str, env: &Env, cwd: &Path) -> String {
+    let mut h = Sha256::new();
+    hash_identity(&mut h, Path::new(shell));
+    h.update(cwd.as_os_str().as_encoded_bytes());
+    h.update([0]);
+    let mut named: HashSet<String> = ALWAYS_KEYED.iter().map(|s| s.to_string()).collect();
+    for file in profile_files(env) {
+        h.update(file.as_os_str().as_encoded_bytes());
+        match std::fs::read(&file) {
+            Ok(text) => {
+                h.update(Sha256::digest(&text));
+                let text = String::from_utf8_lossy(&text);
+                named.extend(text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| env.contains_key(*w)).map(str::to_string));
+            }
+            Err(e) => h.update(format!("{:?}", e.kind())),
+        }
+        h.update([0]);
+    }
+    for (k, v) in env.iter().filter(|(k, _)| !shell_owned(k) && named.contains(k.as_str())) {
+        h.update(k.as_bytes());
+        h.update([0]);
+        h.update(v.as_bytes());
+        h.update([0]);
+    }
+    h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+fn load(state_dir: &Path) -> Remembered {
+    std::fs::read(state_dir.join(FILE)).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
+}
+
+/// A confirmed, fresh capture for this shell, environment and directory:
+/// `Some(None)` when the profile is known not to be replayable.
+pub(super) fn lookup(state_dir: &Path, shell: &str, env: &Env, cwd: &Path) -> Option<Option<LoginEnv>> {
+    let key = key(shell, env, cwd);
+    let entry = load(state_dir).entries.into_iter().find(|e| e.key == key)?;
+    let age = now().saturating_sub(entry.checked_at);
+    (entry.confirmed && age < FRESH_FOR.as_secs()).then_some(entry.login)
+}
+
+/// Records a capture; it is confirmed when it equals the last one.
+pub(super) fn record(state_dir: &Path, shell: &str, env: &Env, cwd: &Path, login: Option<&LoginEnv>) {
+    let key = key(shell, env, cwd);
+    let mut remembered = load(state_dir);
+    let confirmed = remembered.entries.iter().any(|e| e.key == key && e.login.as_ref() == login);
+    remembered.entries.retain(|e| e.key != key);
+    remembered.entries.insert(0, Entry { key, login: login.cloned(), confirmed, checked_at: now() });
+    remembered.entries.truncate(KEEP);
+    if let Err(e) = save(state_dir, &remembered) {
+        tracing::debug!(error = %e, "could not remember the login environment");
+    }
+}
+
+/// Writes the file atomically (a temporary file renamed over it).
+fn save(state_dir: &Path, remembered: &Remembered) -> std::io::Result<()> {
+    clawdis_store::create_private_dir(state_dir).map_err(std::io::Error::other)?;
+    let tmp = state_dir.join(format!(".{FILE}.{}", std::process::id()));
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    let mut file = opts.open(&tmp)?;
+    file.write_all(&serde_json::to_vec(remembered).map_err(std::io::Error::other)?)?;
+    drop(file);
+    std::fs::rename(&tmp, state_dir.join(FILE)).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(home: &Path) -> Env {
+        Env::from([("HOME".to_string(), home.to_string_lossy().into_owned())])
+    }
+
+    #[test]
+    fn a_capture_counts_once_two_agree() {
+        let state = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let login = LoginEnv { set: vec![("A".into(), "1".into())], unset: vec![] };
+        let (env, cwd) = (env(home.path()), home.path());
+        record(state.path(), "/bin/sh", &env, cwd, Some(&login));
+        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), None);
+        record(state.path(), "/bin/sh", &env, cwd, Some(&login));
+        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), Some(Some(login.clone())));
+        // A different capture starts over.
+        let other = LoginEnv { set: vec![("A".into(), "2".into())], unset: vec![] };
+        record(state.path(), "/bin/sh", &env, cwd, Some(&other));
+        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), None);
+    }
+
+    #[test]
+    fn editing_the_profile_or_a_variable_it_names_forgets_it() {
+        let state = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join(".profile"), "[ -n \"$WORK_MODE\" ] && export A=1\n").unwrap();
+        let (env, cwd) = (env(home.path()), home.path());
+        record(state.path(), "/bin/sh", &env, cwd, None);
+        record(state.path(), "/bin/sh", &env, cwd, None);
+        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), Some(None));
+        let mut unrelated = env.clone();
+        unrelated.insert("CALL_ID".into(), "42".into());
+        assert_eq!(lookup(state.path(), "/bin/sh", &unrelated, cwd), Some(None), "no profile file names CALL_ID");
+        let mut read = env.clone();
+        read.insert("WORK_MODE".into(), "x".into());
+        assert_eq!(lookup(state.path(), "/bin/sh", &read, cwd), None);
+        assert_eq!(lookup(state.path(), "/bin/sh", &env, home.path().parent().unwrap()), None, "another directory");
+        std::fs::write(home.path().join(".profile"), "export A=2\n").unwrap();
+        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), None);
+    }
+
+    #[test]
+    fn the_file_is_private_and_a_corrupt_one_is_ignored() {
+        let state = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let (env, cwd) = (env(home.path()), home.path());
+        std::fs::write(state.path().join(FILE), "{not json").unwrap();
+        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), None);
+        record(state.path(), "/bin/sh", &env, cwd, None);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(state.path().join(FILE)).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+}
