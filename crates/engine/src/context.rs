@@ -87,7 +87,7 @@ impl StateHandle {
     /// The store, opening and migrating it on first use.
     pub async fn store(&self) -> Result<&Store> {
         self.store
-            .get_or_try_init(|| Store::open_dir(&self.dir))
+            .get_or_try_init(|| Store::open_dir_with(&self.dir, 1))
             .await
             .map_err(|e| Error::runtime(format!("cannot open state database in {}: {e}", self.dir.display())))
     }

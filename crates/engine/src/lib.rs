@@ -25,7 +25,7 @@ pub mod token;
 pub mod value;
 pub mod workflow;
 
-pub use context::{Ctx, Mode};
+pub use context::{Ctx, Mode, StateHandle};
 pub use envelope::{Envelope, Status};
 pub use error::{Error, ErrorKind, Result};
 pub use value::Value;

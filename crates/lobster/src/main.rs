@@ -10,7 +10,7 @@ mod signals;
 
 use std::io::Write;
 
-use clawdis_engine::{Ctx, Mode};
+use clawdis_engine::{Ctx, Mode, StateHandle};
 
 /// Writes text to stdout.
 pub(crate) fn out(text: &str) {
@@ -45,8 +45,19 @@ fn block_on<F: std::future::Future<Output = i32>>(work: F) -> i32 {
             return 1;
         }
     };
-    rt.block_on(signals::run_until_signal(work))
+    rt.block_on(async {
+        let code = signals::run_until_signal(work).await;
+        // A clean close checkpoints the write-ahead log into the database
+        // and removes it, so the next process opens a small file.
+        if let Some(state) = STATE.get() {
+            state.close().await;
+        }
+        code
+    })
 }
+
+/// The state store of this process's context, closed before exit.
+static STATE: std::sync::OnceLock<StateHandle> = std::sync::OnceLock::new();
 
 fn main() {
     init_tracing();
@@ -96,5 +107,7 @@ fn dispatch(argv: Vec<String>) -> i32 {
 
 /// A context for this process in `mode`.
 pub(crate) fn process_ctx(mode: Mode) -> Ctx {
-    Ctx::from_process(mode)
+    let ctx = Ctx::from_process(mode);
+    let _ = STATE.set(ctx.state.clone());
+    ctx
 }

@@ -188,6 +188,38 @@ pub fn now_iso() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// Connections in the pool of a long-lived process.
+const POOLED: u32 = 4;
+
+/// Bytes of write-ahead log [`Store::close`] leaves for the next process
+/// (about 64 pages). The first connection of a process reads the whole log,
+/// so it is kept short.
+const WAL_KEEP_BYTES: u64 = 64 * 4120;
+
+/// Leaves the write-ahead log in place when the connection closes instead
+/// of checkpointing it. A checkpoint syncs the database file, which would
+/// cost every short-lived `lobster` process about a millisecond; commits
+/// are in the log either way, and [`Store::close`] checkpoints once the log
+/// has grown past [`WAL_KEEP_BYTES`]. Reading the log back is SQLite's own
+/// recovery (the path a `kill -9` takes), so nothing committed is lost.
+async fn keep_log_on_close(conn: &mut sqlx::SqliteConnection) -> std::result::Result<(), sqlx::Error> {
+    let mut handle = conn.lock_handle().await?;
+    // SAFETY: the handle is a live connection, locked for this call;
+    // SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE takes an int and an optional int out-pointer.
+    let rc = unsafe {
+        libsqlite3_sys::sqlite3_db_config(
+            handle.as_raw_handle().as_ptr(),
+            libsqlite3_sys::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            1 as std::ffi::c_int,
+            std::ptr::null_mut::<std::ffi::c_int>(),
+        )
+    };
+    if rc != libsqlite3_sys::SQLITE_OK {
+        tracing::debug!(rc, "SQLite kept checkpoint-on-close");
+    }
+    Ok(())
+}
+
 /// The SQLite store.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -196,15 +228,27 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database in `dir` and migrates it.
+    /// Opens (creating if needed) the database in `dir` and migrates it,
+    /// with a pool of connections for a long-lived process.
     pub async fn open_dir(dir: &Path) -> Result<Store> {
+        Store::open_dir_with(dir, POOLED).await
+    }
+
+    /// Opens the database in `dir` with at most `connections` connections.
+    /// A short-lived process such as `lobster` uses one: it runs a statement
+    /// at a time, and a second connection would cost a second open.
+    pub async fn open_dir_with(dir: &Path, connections: u32) -> Result<Store> {
         create_private_dir(dir)?;
-        Store::open(&dir.join(DB_FILE)).await
+        Store::open_with(&dir.join(DB_FILE), connections).await
     }
 
     /// Opens (creating if needed) the database file at `path` and migrates it.
-    #[tracing::instrument(level = "debug")]
     pub async fn open(path: &Path) -> Result<Store> {
+        Store::open_with(path, POOLED).await
+    }
+
+    #[tracing::instrument(level = "debug")]
+    async fn open_with(path: &Path, connections: u32) -> Result<Store> {
         precreate_private_file(path);
         let options = SqliteConnectOptions::from_str("sqlite://")?
             .filename(path)
@@ -213,7 +257,12 @@ impl Store {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
-        let pool = SqlitePoolOptions::new().max_connections(4).min_connections(0).connect_with(options).await?;
+        let pool = SqlitePoolOptions::new()
+            .max_connections(connections.max(1))
+            .min_connections(0)
+            .after_connect(|conn, _| Box::pin(keep_log_on_close(conn)))
+            .connect_with(options)
+            .await?;
         MIGRATOR.run(&pool).await?;
         Ok(Store { pool, path: path.to_path_buf() })
     }
@@ -223,8 +272,23 @@ impl Store {
         &self.path
     }
 
-    /// Closes the pool, waiting for connections to finish.
+    /// Closes the pool, waiting for connections to finish. A write-ahead
+    /// log grown past [`WAL_KEEP_BYTES`] is first checkpointed into the
+    /// database and truncated (skipped if another process keeps it busy).
     pub async fn close(&self) {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_KEEP_BYTES)
+            && let Ok(mut conn) = self.pool.acquire().await
+        {
+            let checkpoint = async {
+                sqlx::query("PRAGMA busy_timeout = 100").execute(&mut *conn).await?;
+                sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *conn).await
+            };
+            if let Err(e) = checkpoint.await {
+                tracing::debug!(error = %e, "write-ahead log not checkpointed");
+            }
+        }
         self.pool.close().await;
     }
 
@@ -500,6 +564,32 @@ mod tests {
         store.insert_run(&new_run("k1", "0000000d")).await.unwrap();
         assert!(store.insert_run(&new_run("k2", "0000000d")).await.is_err());
         assert!(store.approval_id_exists("0000000d").await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn close_keeps_a_short_log_and_checkpoints_a_long_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal = dir.path().join(format!("{DB_FILE}-wal"));
+        let store = Store::open_dir_with(dir.path(), 1).await.unwrap();
+        store.insert_run(&new_run("k1", "0000000e")).await.unwrap();
+        store.close().await;
+        let kept = std::fs::metadata(&wal).unwrap().len();
+        assert!(kept > 0 && kept <= WAL_KEEP_BYTES, "a short log stays for the next process ({kept} bytes)");
+
+        let store = Store::open_dir_with(dir.path(), 1).await.unwrap();
+        assert_eq!(store.get_run("k1").await.unwrap().unwrap().status, RunStatus::Pending, "read back from the log");
+        let big = "x".repeat(4000);
+        for i in 0..80 {
+            store.kv_set(&format!("key{i}"), &format!("\"{big}\"")).await.unwrap();
+        }
+        assert!(std::fs::metadata(&wal).unwrap().len() > WAL_KEEP_BYTES);
+        store.close().await;
+        assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0, "a long log is checkpointed and truncated");
+
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        assert!(store.integrity_check().await.unwrap());
+        assert_eq!(store.kv_get("key79").await.unwrap().map(|v| v.len()), Some(4002));
+        assert!(store.get_run("k1").await.unwrap().is_some());
     }
 
     #[tokio::test]
