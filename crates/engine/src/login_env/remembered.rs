@@ -12,6 +12,7 @@
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -163,7 +164,8 @@ pub(super) fn record(state_dir: &Path, shell: &str, env: &Env, cwd: &Path, login
 /// Writes the file atomically (a temporary file renamed over it).
 fn save(state_dir: &Path, remembered: &Remembered) -> std::io::Result<()> {
     clawdis_store::create_private_dir(state_dir).map_err(std::io::Error::other)?;
-    let tmp = state_dir.join(format!(".{FILE}.{}", std::process::id()));
+    static WRITES: AtomicUsize = AtomicUsize::new(0);
+    let tmp = state_dir.join(format!(".{FILE}.{}.{}", std::process::id(), WRITES.fetch_add(1, Ordering::Relaxed)));
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create(true).truncate(true);
     #[cfg(unix)]
