@@ -38,17 +38,19 @@ fn parse_predicate(expr: &str) -> Option<(String, Op, Value)> {
         ("<", Op::Rel(RelOp::Lt)),
         (">", Op::Rel(RelOp::Gt)),
     ];
-    let (op_text, op) = ops.into_iter().find(|(t, _)| rest.starts_with(t))?;
-    let after = &rest[op_text.len()..];
-    let is_line_end = |c: char| matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}');
-    let trimmed = after.trim_start_matches(is_js_space);
-    let raw = if !trimmed.is_empty() {
-        trimmed
-    } else {
+    // Like the regex, an operator that leaves no value backtracks to a
+    // shorter one: `a>=` is `a > "="`.
+    let (op, raw) = ops.into_iter().filter(|(t, _)| rest.starts_with(t)).find_map(|(t, op)| {
+        let after = &rest[t.len()..];
+        let trimmed = after.trim_start_matches(is_js_space);
+        if !trimmed.is_empty() {
+            return Some((op, trimmed));
+        }
         // `\s*` gives back one character so `(.+)` can match it.
         let last = after.chars().last()?;
-        &after[after.len() - last.len_utf8()..]
-    };
+        Some((op, &after[after.len() - last.len_utf8()..]))
+    })?;
+    let is_line_end = |c: char| matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}');
     if raw.chars().any(is_line_end) {
         return None;
     }
@@ -275,5 +277,19 @@ mod tests {
         assert!(parse_predicate("foo").is_none());
         assert!(parse_predicate("a=b\nc").is_none());
         assert!(parse_predicate("=1").is_none());
+    }
+
+    /// Regression: an operator with nothing after it gives way to a shorter
+    /// one, as the regex backtracks (`a>=` compares `a > "="`).
+    #[test]
+    fn an_empty_value_backtracks_to_a_shorter_operator() {
+        let (_, op, value) = parse_predicate("a>=").unwrap();
+        assert!(matches!(op, Op::Rel(RelOp::Gt)) && value == Value::from("="));
+        let (_, op, value) = parse_predicate("a<=").unwrap();
+        assert!(matches!(op, Op::Rel(RelOp::Lt)) && value == Value::from("="));
+        let (_, op, value) = parse_predicate("a==").unwrap();
+        assert!(matches!(op, Op::Eq) && value == Value::from("="));
+        assert!(parse_predicate("a!=").is_none());
+        assert!(parse_predicate("a<").is_none());
     }
 }

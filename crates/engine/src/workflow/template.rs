@@ -80,7 +80,7 @@ pub fn lookup(result: &Value, path: &str) -> Option<Value> {
 pub fn ref_text(value: Option<&Value>, path: &str) -> String {
     match value {
         None if path == "approved" || path == "skipped" => "false".into(),
-        None => String::new(),
+        None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
         Some(v @ (Value::Number(_) | Value::Bool(_))) => v.to_js_string(),
         Some(other) => other.to_json(),
@@ -162,5 +162,13 @@ mod tests {
         );
         assert_eq!(whole_ref(" $a.json.l "), Some(("a".into(), "json.l".into())));
         assert_eq!(whole_ref("x $a.json"), None);
+    }
+
+    /// Regression: a reference to `null` renders as nothing, like Lobster's
+    /// `renderTemplateValue` (it printed `null`).
+    #[test]
+    fn null_renders_empty() {
+        let results = Object::from_iter([("a", Value::from_json(r#"{"id":"a","json":{"n":null},"approved":null}"#).unwrap())]);
+        assert_eq!(resolve_refs("[$a.json.n][$a.approved][$a.skipped]", &results), "[][][false]");
     }
 }
