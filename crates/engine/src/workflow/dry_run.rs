@@ -9,13 +9,49 @@ use crate::value::{Object, Value, format_number};
 use super::condition;
 use super::file::{Exec, OnError, Retry, Step, Workflow};
 use super::run::resolve_workflow_args;
-use super::template::{refs_in, replace_refs, resolve_args, strict_lookup, whole_ref};
+use super::template::{resolve_args, strict_lookup, whole_ref};
 
 const DEFERRED_NOTE: &str = "[contains step output refs — unknown at plan time]";
 
-/// Whether `text` mentions `$id.stdout` or `$id.json`.
+/// Rewrites each match of Lobster's plan-time pattern
+/// `\$([A-Za-z0-9_-]+)\.(stdout|json|approved)` with `render(id, field)`
+/// (`None` keeps it). The field is a prefix of the path: `$a.approvedBy`
+/// matches as `$a.approved` followed by `By`.
+fn replace_plan_refs(text: &str, mut render: impl FnMut(&str, &str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let body = &rest[at + 1..];
+        let id_len = body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(body.len());
+        let field = (id_len > 0)
+            .then(|| body[id_len..].strip_prefix('.'))
+            .flatten()
+            .and_then(|after| ["stdout", "json", "approved"].into_iter().find(|f| after.starts_with(f)));
+        match field {
+            Some(field) => {
+                let len = 1 + id_len + 1 + field.len();
+                out.push_str(&render(&body[..id_len], field).unwrap_or_else(|| rest[at..at + len].to_string()));
+                rest = &rest[at + len..];
+            }
+            None => {
+                out.push('$');
+                rest = body;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Whether `text` mentions `$id.stdout` or `$id.json` (as a prefix, like Lobster's pattern).
 fn has_output_ref(text: &str) -> bool {
-    refs_in(text).iter().any(|(_, path)| matches!(path.split('.').next(), Some("stdout" | "json")))
+    let mut found = false;
+    replace_plan_refs(text, |_, field| {
+        found |= field != "approved";
+        None
+    });
+    found
 }
 
 /// `text` plus the deferred-output note when it needs one.
@@ -25,8 +61,8 @@ fn noted(text: &str) -> String {
 
 /// Args substituted; `$id.approved` resolved for steps already planned.
 fn plan_template(input: &str, args: &Object, results: &Object) -> String {
-    replace_refs(&resolve_args(input, args), |id, path| {
-        let result = results.get(id).filter(|_| path == "approved")?;
+    replace_plan_refs(&resolve_args(input, args), |id, field| {
+        let result = results.get(id).filter(|_| field == "approved")?;
         Some(if result.get_key("approved") == Some(&Value::Bool(true)) { "true" } else { "false" }.to_string())
     })
 }
@@ -221,4 +257,20 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
     }
     lines.push(String::new());
     Ok(lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: Lobster's plan-time pattern matches `$id.approved` as a
+    /// prefix, so `$gate.approvedBy` plans as `trueBy`.
+    #[test]
+    fn plan_refs_match_lobster_prefixes() {
+        let results = Object::from_iter([("gate", Value::from_json(r#"{"id":"gate","approved":true}"#).unwrap())]);
+        let args = Object::new();
+        assert_eq!(plan_template("by=$gate.approvedBy $gate.approved $nope.approved $gate.json", &args, &results), "by=trueBy true $nope.approved $gate.json");
+        assert!(has_output_ref("x $a.jsonish"));
+        assert!(!has_output_ref("x $a.approved $ a.json"));
+    }
 }

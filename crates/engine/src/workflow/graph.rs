@@ -1,7 +1,7 @@
 //! `lobster graph`: render a workflow's steps and their dependencies as
 //! Mermaid, Graphviz DOT or plain text.
 
-use crate::value::{Object, Value};
+use crate::value::{Object, Value, is_js_space};
 
 use super::file::{Exec, Step, Workflow};
 use super::run::resolve_workflow_args;
@@ -43,10 +43,27 @@ struct Edge {
     label: String,
 }
 
-/// Cuts to `max` characters, ending with `…` when shortened.
+/// Cuts to `max` UTF-16 units (JavaScript string length), ending with `…`
+/// when shortened; a surrogate pair cut in half prints as U+FFFD, as Node
+/// writes a lone surrogate.
 fn truncate(s: &str, max: usize) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    if chars.len() <= max { s.to_string() } else { chars[..max - 1].iter().collect::<String>() + "…" }
+    if s.encode_utf16().count() <= max {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut units = 0;
+    for c in s.chars() {
+        let width = c.len_utf16();
+        if units + width > max - 1 {
+            if units < max - 1 {
+                out.push('\u{FFFD}');
+            }
+            break;
+        }
+        out.push(c);
+        units += width;
+    }
+    out + "…"
 }
 
 fn node_for(step: &Step, args: &Object) -> Node {
@@ -73,6 +90,16 @@ fn ref_ids(text: &str) -> Vec<String> {
     refs_in(text).into_iter().map(|(id, _)| id).collect()
 }
 
+/// Step ids referenced in a value: its strings, inside arrays and objects too.
+fn value_ref_ids(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(s) => ref_ids(s),
+        Value::Array(items) => items.iter().flat_map(value_ref_ids).collect(),
+        Value::Object(o) => o.iter().flat_map(|(_, v)| value_ref_ids(v)).collect(),
+        _ => Vec::new(),
+    }
+}
+
 fn build(workflow: &Workflow, provided: &Value) -> (Vec<Node>, Vec<Edge>) {
     let args = resolve_workflow_args(workflow, provided);
     let nodes: Vec<Node> = workflow.steps.iter().map(|s| node_for(s, &args)).collect();
@@ -87,10 +114,8 @@ fn build(workflow: &Workflow, provided: &Value) -> (Vec<Node>, Vec<Edge>) {
         if i > 0 {
             push(workflow.steps[i - 1].id.clone(), step.id.clone(), "next".into());
         }
-        if let Some(Value::String(s)) = &step.stdin {
-            for r in ref_ids(s) {
-                push(r, step.id.clone(), "stdin".into());
-            }
+        for r in step.stdin.iter().flat_map(value_ref_ids) {
+            push(r, step.id.clone(), "stdin".into());
         }
         if let Exec::ForEach(fe) = &step.exec
             && let Value::String(s) = &fe.over
@@ -120,7 +145,7 @@ fn html_escape(s: &str) -> String {
 pub fn render(workflow: &Workflow, provided: &Value, format: Format) -> String {
     let (nodes, edges) = build(workflow, provided);
     // Labels carry a literal `\n` between id and detail.
-    let label = |n: &Node| format!("{}\\n{}", n.id, n.detail);
+    let label = |n: &Node| if n.detail.is_empty() { n.id.clone() } else { format!("{}\\n{}", n.id, n.detail) };
     let mut out = String::new();
     match format {
         Format::Mermaid => {
@@ -150,13 +175,58 @@ pub fn render(workflow: &Workflow, provided: &Value, format: Format) -> String {
         Format::Ascii => {
             out.push_str("Workflow Graph\n\nNodes:\n");
             for n in &nodes {
-                out.push_str(&format!("- {} [{}] ({})\n", n.id, n.kind, n.detail));
+                // The text between the label's first and second `\n`: a
+                // literal `\n` in the detail ends it.
+                let label = label(n);
+                let line = match label.split("\\n").nth(1) {
+                    Some(detail) => format!("- {} [{}] ({detail})", n.id, n.kind),
+                    None => format!("- {} [{}]", n.id, n.kind),
+                };
+                out.push_str(line.trim_end_matches(is_js_space));
+                out.push('\n');
             }
             out.push_str("\nEdges:\n");
             for e in &edges {
-                out.push_str(&format!("- {} -> {} ({})\n", e.from, e.to, e.label));
+                if e.label.is_empty() {
+                    out.push_str(&format!("- {} -> {}\n", e.from, e.to));
+                } else {
+                    out.push_str(&format!("- {} -> {} ({})\n", e.from, e.to, e.label));
+                }
+            }
+            if edges.is_empty() {
+                out.push_str("- (none)\n");
             }
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ascii(yaml: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wf.lobster");
+        std::fs::write(&path, yaml).unwrap();
+        let workflow = super::super::file::load(&path).unwrap();
+        render(&workflow, &Value::Object(Object::new()), Format::Ascii)
+    }
+
+    /// Regressions: the plain-text graph says `(none)` without edges, and a
+    /// node's detail ends at a literal `\n` in it, as Lobster splits its label.
+    #[test]
+    fn ascii_matches_lobster_labels_and_empty_edges() {
+        let out = ascii("steps:\n  - id: a\n    run: printf '%s\\n' \"$x\"\n");
+        assert_eq!(out, "Workflow Graph\n\nNodes:\n- a [run] (run: printf '%s)\n\nEdges:\n- (none)\n");
+        let out = ascii("steps:\n  - id: a\n    run: echo 1\n  - id: b\n    run: cat\n    stdin: [\"$a.json\", {k: \"$a.stdout\"}]\n");
+        assert!(out.ends_with("Edges:\n- a -> b (next)\n- a -> b (stdin)\n"), "{out}");
+    }
+
+    #[test]
+    fn truncation_counts_utf16_units() {
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("ab😀d", 4), "ab\u{FFFD}…", "half a surrogate pair");
+        assert_eq!(truncate("a😀", 4), "a😀");
+    }
 }
