@@ -1,7 +1,5 @@
 //! `lobster run`, `resume`, `doctor` and `graph`.
 
-use std::path::{Path, PathBuf};
-
 use clawdis_engine::envelope::Envelope;
 use clawdis_engine::error::Error;
 use clawdis_engine::items::Items;
@@ -60,22 +58,6 @@ fn mode_of(v: &str) -> Mode {
     if v == "tool" { Mode::Tool } else { Mode::Human }
 }
 
-const WORKFLOW_EXTENSIONS: [&str; 4] = ["lobster", "yaml", "yml", "json"];
-
-/// Checks a workflow path: an existing regular file with a workflow extension.
-fn resolve_workflow_file(candidate: &str, cwd: &Path) -> Result<PathBuf, String> {
-    let resolved = cwd.join(candidate);
-    let meta = std::fs::metadata(&resolved)
-        .map_err(|_| format!("ENOENT: no such file or directory, stat '{}'", resolved.display()))?;
-    if !meta.is_file() {
-        return Err("Workflow path is not a file".into());
-    }
-    let ext = resolved.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
-    if !WORKFLOW_EXTENSIONS.contains(&ext.as_str()) {
-        return Err("Workflow file must end in .lobster, .yaml, .yml, or .json".into());
-    }
-    Ok(resolved)
-}
 
 /// Prints an error the way the mode wants it and returns the exit code.
 fn report(mode: Mode, e: &Error) -> i32 {
@@ -93,7 +75,7 @@ pub async fn run(argv: Vec<String>) -> i32 {
     let mut a = parse_run_args(&argv);
     let ctx = process_ctx(a.mode);
     let workflow_path = match &a.file {
-        Some(f) => match resolve_workflow_file(f, &ctx.cwd) {
+        Some(f) => match workflow::file::resolve_path(f, &ctx.cwd) {
             Ok(p) => Some(p),
             Err(msg) => return report(a.mode, &Error::parse(msg)),
         },
@@ -101,7 +83,7 @@ pub async fn run(argv: Vec<String>) -> i32 {
             let positional: Vec<&String> = a.rest.iter().filter(|t| *t != "--dry-run").collect();
             let single = positional.len() == 1 && (a.rest.len() == 1 || a.trailing_dry_run);
             match positional.first() {
-                Some(p) if single && !p.contains('|') => resolve_workflow_file(p, &ctx.cwd).ok(),
+                Some(p) if single && !p.contains('|') => workflow::file::resolve_path(p, &ctx.cwd).ok(),
                 _ => None,
             }
         }

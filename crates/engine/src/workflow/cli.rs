@@ -125,7 +125,7 @@ pub async fn graph(argv: &[String], ctx: &Ctx) -> i32 {
             Ok(_) => return usage("graph --args-json must be a JSON object"),
         },
     };
-    match file::load(&ctx.cwd.join(&path)) {
+    match file::resolve_path(&path, &ctx.cwd).map_err(Error::runtime).and_then(|p| file::load(&p)) {
         Ok(wf) => {
             print_out(&graph_mod::render(&wf, &args, format));
             0

@@ -182,6 +182,24 @@ pub struct Workflow {
     pub steps: Vec<Step>,
 }
 
+/// Extensions a workflow file may have.
+const WORKFLOW_EXTENSIONS: [&str; 4] = ["lobster", "yaml", "yml", "json"];
+
+/// Checks a workflow path, relative to `cwd`: an existing regular file with
+/// a workflow extension (Lobster's `resolveWorkflowFile`, same messages).
+pub fn resolve_path(candidate: &str, cwd: &Path) -> std::result::Result<PathBuf, String> {
+    let resolved = cwd.join(candidate);
+    let meta = std::fs::metadata(&resolved).map_err(|_| format!("ENOENT: no such file or directory, stat '{}'", resolved.display()))?;
+    if !meta.is_file() {
+        return Err("Workflow path is not a file".into());
+    }
+    let ext = resolved.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
+    if !WORKFLOW_EXTENSIONS.contains(&ext.as_str()) {
+        return Err("Workflow file must end in .lobster, .yaml, .yml, or .json".into());
+    }
+    Ok(resolved)
+}
+
 /// Reads and validates a workflow file.
 pub fn load(path: &Path) -> Result<Workflow> {
     let text = std::fs::read_to_string(path).map_err(|e| {
@@ -670,4 +688,24 @@ fn validate_retry(raw: Option<&Value>, id: &str) -> Result<Option<Retry>> {
         Some(_) => return Err(err("retry.jitter must be a boolean")),
     };
     Ok(Some(Retry { max, exponential, delay_ms, max_delay_ms, jitter }))
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::*;
+
+    /// Regression: `graph` checked its path like `run` only after reading
+    /// it, so a missing file said `open` and a `.txt` file was graphed.
+    #[test]
+    fn workflow_paths_are_checked_like_lobster() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("wf.txt"), "steps: []").unwrap();
+        std::fs::create_dir(dir.path().join("d.lobster")).unwrap();
+        std::fs::write(dir.path().join("wf.YML"), "steps: []").unwrap();
+        let missing = resolve_path("nope.lobster", dir.path()).unwrap_err();
+        assert!(missing.starts_with("ENOENT: no such file or directory, stat '"), "{missing}");
+        assert_eq!(resolve_path("wf.txt", dir.path()).unwrap_err(), "Workflow file must end in .lobster, .yaml, .yml, or .json");
+        assert_eq!(resolve_path("d.lobster", dir.path()).unwrap_err(), "Workflow path is not a file");
+        assert!(resolve_path("wf.YML", dir.path()).is_ok());
+    }
 }
