@@ -154,9 +154,9 @@ impl Object {
         }
     }
 
-    /// The value at `key`.
+    /// The value at `key` (`None` when missing or undefined).
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.position(key).map(|i| &self.entries[i].1)
+        self.position(key).map(|i| &self.entries[i].1).filter(|v| !matches!(v, Value::Undefined))
     }
 
     /// Removes `key`, keeping the order of the others.
@@ -187,7 +187,12 @@ impl Object {
         self.entries.iter().map(|(k, v)| (&**k, v))
     }
 
-    /// Keys in property order.
+    /// Entries whose value is not `undefined` (what `JSON.stringify` keeps).
+    pub fn defined(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.iter().filter(|(_, v)| !matches!(v, Value::Undefined))
+    }
+
+    /// Keys in property order (`Object.keys`: undefined values included).
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|(k, _)| &**k)
     }

@@ -27,6 +27,9 @@ pub enum Value {
     Array(Vec<Value>),
     /// An object with JavaScript property order.
     Object(Object),
+    /// `undefined` as an object property's value (`pick` of a missing
+    /// field): the key counts for `Object.keys`, JSON leaves it out.
+    Undefined,
 }
 
 pub use crate::object::{Object, array_index};
@@ -101,6 +104,7 @@ impl Value {
     pub fn type_of(&self) -> &'static str {
         match self {
             Value::Null | Value::Array(_) | Value::Object(_) => "object",
+            Value::Undefined => "undefined",
             Value::Bool(_) => "boolean",
             Value::Number(_) => "number",
             Value::String(_) => "string",
@@ -134,7 +138,7 @@ impl Value {
     /// JavaScript truthiness.
     pub fn truthy(&self) -> bool {
         match self {
-            Value::Null => false,
+            Value::Null | Value::Undefined => false,
             Value::Bool(b) => *b,
             Value::Number(n) => *n != 0.0 && !n.is_nan(),
             Value::String(s) => !s.is_empty(),
@@ -162,7 +166,7 @@ impl Value {
             Value::Number(n) => *n,
             Value::String(s) => string_to_number(s),
             Value::Array(_) => string_to_number(&self.to_js_string()),
-            Value::Object(_) => f64::NAN,
+            Value::Object(_) | Value::Undefined => f64::NAN,
         }
     }
 
@@ -188,7 +192,7 @@ impl Value {
     /// Converts to a `serde_json::Value` (numbers that are integers stay integers).
     pub fn to_serde(&self) -> serde_json::Value {
         match self {
-            Value::Null => serde_json::Value::Null,
+            Value::Null | Value::Undefined => serde_json::Value::Null,
             Value::Bool(b) => serde_json::Value::Bool(*b),
             Value::Number(n) => {
                 if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
@@ -199,7 +203,7 @@ impl Value {
             }
             Value::String(s) => serde_json::Value::String(s.clone()),
             Value::Array(a) => serde_json::Value::Array(a.iter().map(Value::to_serde).collect()),
-            Value::Object(o) => serde_json::Value::Object(o.iter().map(|(k, v)| (k.to_string(), v.to_serde())).collect()),
+            Value::Object(o) => serde_json::Value::Object(o.defined().map(|(k, v)| (k.to_string(), v.to_serde())).collect()),
         }
     }
 }
@@ -229,6 +233,7 @@ pub fn format_number(n: f64) -> String {
 fn write_js_string(v: &Value, out: &mut String) {
     match v {
         Value::Null => out.push_str("null"),
+        Value::Undefined => out.push_str("undefined"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&format_number(*n)),
         Value::String(s) => out.push_str(s),
@@ -238,7 +243,7 @@ fn write_js_string(v: &Value, out: &mut String) {
                     out.push(',');
                 }
                 // Array#join renders null (and undefined) elements as "".
-                if !matches!(item, Value::Null) {
+                if !matches!(item, Value::Null | Value::Undefined) {
                     write_js_string(item, out);
                 }
             }
@@ -473,7 +478,9 @@ fn write_json(v: &Value, out: &mut String, indent: Option<usize>, depth: usize) 
         }
     };
     match v {
-        Value::Null => out.push_str("null"),
+        // `undefined` in an array is `null`; object members that are
+        // undefined are left out below.
+        Value::Null | Value::Undefined => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => {
             if n.is_finite() {
@@ -500,12 +507,12 @@ fn write_json(v: &Value, out: &mut String, indent: Option<usize>, depth: usize) 
             out.push(']');
         }
         Value::Object(obj) => {
-            if obj.is_empty() {
+            if obj.defined().next().is_none() {
                 out.push_str("{}");
                 return;
             }
             out.push('{');
-            for (i, (k, item)) in obj.iter().enumerate() {
+            for (i, (k, item)) in obj.defined().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
@@ -529,7 +536,7 @@ pub fn stable_stringify(v: &Value) -> String {
         match v {
             Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
             Value::Object(o) => {
-                let mut keys: Vec<&str> = o.keys().collect();
+                let mut keys: Vec<&str> = o.defined().map(|(k, _)| k).collect();
                 keys.sort_by(|a, b| compare_js_strings(a, b));
                 // Build without JS ordering so the sorted order is kept.
                 let mut sorted_obj = Object::with_capacity(keys.len());
@@ -652,7 +659,7 @@ impl serde::Serialize for Value {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{SerializeMap, SerializeSeq};
         match self {
-            Value::Null => serializer.serialize_unit(),
+            Value::Null | Value::Undefined => serializer.serialize_unit(),
             Value::Bool(b) => serializer.serialize_bool(*b),
             Value::Number(n) => {
                 if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
@@ -672,8 +679,8 @@ impl serde::Serialize for Value {
                 seq.end()
             }
             Value::Object(o) => {
-                let mut map = serializer.serialize_map(Some(o.len()))?;
-                for (k, v) in o.iter() {
+                let mut map = serializer.serialize_map(None)?;
+                for (k, v) in o.defined() {
                     map.serialize_entry(k, v)?;
                 }
                 map.end()

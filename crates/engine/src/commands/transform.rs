@@ -96,21 +96,18 @@ pub fn pick(args: &Args, input: Items) -> Result<Output> {
         let mut out = Object::with_capacity(fields.len());
         match item {
             // Owned objects give up their fields instead of copying them.
+            // `out[f] = item[f]`: a missing field is an undefined property,
+            // which `table` shows as a column and JSON leaves out.
             Value::Object(mut obj) => {
                 for f in &fields {
-                    if let Some(v) = obj.remove(f) {
-                        out.insert(f, v);
-                    } else if let Some(v) = out.get(f).cloned() {
-                        out.insert(f, v);
-                    }
+                    let v = obj.remove(f).or_else(|| out.get(f).cloned()).unwrap_or(Value::Undefined);
+                    out.insert(f, v);
                 }
             }
             Value::Array(_) => {
                 for f in &fields {
-                    // An `undefined` property is dropped by JSON, so it is left out.
-                    if let Some(v) = crate::path::js_get(&item, f) {
-                        out.insert(f, v.into_owned());
-                    }
+                    let v = crate::path::js_get(&item, f).map_or(Value::Undefined, |v| v.into_owned());
+                    out.insert(f, v);
                 }
             }
             primitive => return Ok(Some(primitive)),
