@@ -1,0 +1,131 @@
+"""Hand-written CLI, resume and workflow cases (help for every command,
+resume variants, bad input, for_each, parallel, on_error, sub-workflows…),
+replayed by both with the conformance runner's sandbox and normalisation."""
+
+import os
+import sys
+import tempfile
+
+from common import OURS, REF, corpus, show
+
+FILES = {
+  "wf.lobster": "name: w\nargs:\n  n:\n    default: 2\nsteps:\n  - id: a\n    run: echo ${n}\n  - id: g\n    approval: ok?\n  - id: b\n    run: echo done $a.stdout\n    when: $g.approved\n",
+  "in.lobster": "steps:\n  - id: q\n    input:\n      prompt: name?\n      responseSchema:\n        type: object\n        properties:\n          name: {type: string}\n        required: [name]\n  - id: r\n    run: echo hi $q.response.name\n",
+  "items.json": "[{\"a\":1},{\"a\":2}]",
+}
+WFS = {
+ "fe.lobster": "steps:\n  - id: list\n    run: echo '[1,\"two\",{\"x\":3},null]'\n  - id: each\n    for_each: $list.json\n    steps:\n      - id: show\n        run: echo \"item=$item.json idx=$index.json\"\n      - id: skip\n        run: echo never\n        when: false\n",
+ "fe2.lobster": "steps:\n  - id: list\n    run: echo '[]'\n  - id: each\n    for_each: $list.json\n    item_var: it\n    index_var: i\n    steps:\n      - id: s\n        pipeline: exec --json echo '[1]'\n",
+ "fe3.lobster": "steps:\n  - id: list\n    run: echo '{\"a\":1}'\n  - id: each\n    for_each: $list.json\n    steps:\n      - id: s\n        run: echo x\n",
+ "par.lobster": "steps:\n  - id: p\n    parallel:\n      branches:\n        - id: l\n          run: echo '{\"side\":\"left\"}'\n        - id: r\n          run: echo right\n        - id: q\n          pipeline: exec --json echo '[1,2]' | head --n 1\n  - id: after\n    run: echo \"$l.json.side $r.stdout $p.json\"\n",
+ "err.lobster": "steps:\n  - id: a\n    run: exit 4\n    on_error: continue\n  - id: b\n    run: echo \"err=$a.error msg=$a.errorMessage\"\n",
+ "err2.lobster": "steps:\n  - id: a\n    run: echo ok\n  - id: b\n    run: echo bad >&2; exit 2\n    on_error: skip_rest\n  - id: c\n    run: echo never\n",
+ "err3.lobster": "steps:\n  - id: a\n    pipeline: nosuchcommand\n",
+ "err4.lobster": "steps:\n  - id: a\n    run: sleep 2\n    timeout_ms: 100\n    on_error: continue\n  - id: b\n    run: echo after $a.errorMessage\n",
+ "stdin.lobster": "steps:\n  - id: a\n    run: echo '{\"k\":[1,2]}'\n  - id: b\n    run: cat\n    stdin: $a.json.k\n  - id: c\n    run: cat\n    stdin:\n      x: 1\n  - id: d\n    pipeline: pick k\n    stdin: $a.json\n  - id: e\n    run: cat\n    stdin: \"pre $a.stdout post\"\n",
+ "env.lobster": "args:\n  who:\n    default: world\n  obj:\n    default: {a: 1}\nenv:\n  GREETING: hello ${who}\nsteps:\n  - id: a\n    run: echo \"$GREETING $LOBSTER_ARG_WHO $LOBSTER_ARG_OBJ\"\n    env:\n      EXTRA: $nope.stdout\n  - id: b\n    run: echo \"$EXTRA|$LOBSTER_ARGS_JSON\"\n    env:\n      EXTRA: got $a.stdout\n",
+ "sub.lobster": "steps:\n  - id: s\n    workflow: child.lobster\n    workflow_args:\n      x: 7\n  - id: t\n    run: echo \"sub=$s.json\"\n",
+ "child.lobster": "args:\n  x:\n    default: 1\nsteps:\n  - id: c\n    run: echo '{\"x\":${x}}'\n",
+ "cyc.lobster": "steps:\n  - id: s\n    workflow: cyc.lobster\n",
+ "pipe.lobster": "steps:\n  - id: a\n    pipeline: exec --json echo '[{\"a\":1},{\"a\":2}]' | where a>=2 | table\n  - id: b\n    pipeline: exec --json echo '[3]' | json\n  - id: c\n    pipeline: exec echo hi there\n",
+ "cond.lobster": "steps:\n  - id: a\n    run: echo '{\"n\":3}'\n  - id: b\n    run: echo big\n    when: $a.json.n > 2 && !$a.skipped\n  - id: c\n    run: echo small\n    condition: $a.json.n < 2\n  - id: d\n    run: echo $c.skipped $b.skipped\n",
+ "badcond.lobster": "steps:\n  - id: a\n    run: echo 1\n    when: $zz.json == 1\n",
+ "badcond2.lobster": "steps:\n  - id: a\n    run: echo 1\n    when: abc == 1\n",
+ "badcond3.lobster": "steps:\n  - id: a\n    run: echo 1\n    when: 5\n",
+ "retry.lobster": "steps:\n  - id: a\n    run: exit 1\n    retry:\n      max: 2\n      delay_ms: 10\n",
+ "plain.lobster": "steps:\n  - id: a\n    run: printf 'no newline'\n",
+ "empty.lobster": "steps:\n  - id: a\n    run: 'true'\n",
+ "multi.lobster": "steps:\n  - id: a\n    run: echo 1\n  - id: g1\n    approval:\n      prompt: first?\n      items: [1, 2]\n      preview: pv\n  - id: g2\n    approval: true\n    stdin: $a.json\n  - id: z\n    run: echo done\n",
+ "apout.lobster": "steps:\n  - id: s\n    run: echo '{\"requiresApproval\":{\"prompt\":\"From output?\",\"items\":[1],\"preview\":\"p\"}}'\n    approval: required\n",
+}
+FILES.update(WFS)
+CMDS = ["approve","ask","clawd.invoke","commands.list","dedupe","diff.last","email.triage","exec","gog.gmail.search","gog.gmail.send","groupBy","head","json","llm.invoke","llm_task.invoke","map","openclaw.agent","openclaw.invoke","pick","sort","state.get","state.set","table","template","where","workflows.list","workflows.run","nosuch"]
+CASES = [[["help", c]] for c in CMDS] + [[[c, "--help"]] for c in CMDS[:5]] + [
+  [["run", "--mode", "tool", "wf.lobster"]],
+  [["run", "wf.lobster", "--mode", "tool", "--args-json", "{\"n\":5}"]],
+  [["run", "--mode", "tool", "wf.lobster", "--args-json", "[1,2]"]],
+  [["run", "--mode", "tool", "wf.lobster", "--args-json", "nope"]],
+  [["run", "--mode", "tool", "--dry-run", "wf.lobster"]],
+  [["run", "--mode", "tool", "wf.lobster"], ["resume", "--token", "{{token:0}}", "--approve", "yes"]],
+  [["run", "--mode", "tool", "wf.lobster"], ["resume", "--token", "{{token:0}}", "--approve", "no"]],
+  [["run", "--mode", "tool", "wf.lobster"], ["resume", "--token", "{{token:0}}", "--approve", "maybe"]],
+  [["run", "--mode", "tool", "wf.lobster"], ["resume", "--token", "{{token:0}}"]],
+  [["run", "--mode", "tool", "wf.lobster"], ["resume", "--token", "{{token:0}}", "--cancel"]],
+  [["run", "--mode", "tool", "wf.lobster"], ["resume", "--id", "{{approvalId:0}}", "--approve", "yes"]],
+  [["run", "--mode", "tool", "wf.lobster"], ["resume", "--token", "{{token:0}}", "--approve", "yes"], ["resume", "--token", "{{token:0}}", "--approve", "yes"]],
+  [["run", "--mode", "tool", "in.lobster"], ["resume", "--token", "{{token:0}}", "--response-json", "{\"name\":\"bob\"}"]],
+  [["run", "--mode", "tool", "in.lobster"], ["resume", "--token", "{{token:0}}", "--response-json", "{\"name\":1}"]],
+  [["run", "--mode", "tool", "in.lobster"], ["resume", "--token", "{{token:0}}", "--response-json", "nope"]],
+  [["run", "--mode", "tool", "in.lobster"], ["resume", "--token", "{{token:0}}", "--approve", "yes"]],
+  [["resume", "--token", "garbage", "--approve", "yes"]],
+  [["resume", "--approve", "yes"]],
+  [["resume"]],
+  [["run", "--mode", "tool", "exec --json cat items.json | approve --prompt 'go?' | pick a"], ["resume", "--token", "{{token:0}}", "--approve", "yes"]],
+  [["run", "--mode", "tool", "exec --json cat items.json | approve --prompt 'go?' | pick a"], ["resume", "--token", "{{token:0}}", "--approve", "no"]],
+  [["exec --json cat items.json | approve --prompt 'go?' | pick a"]],
+  [["run", "--mode", "tool", "exec --json cat items.json | state.set k"], ["run", "--mode", "tool", "state.get k"], ["state.get k"], ["state.get nope"]],
+  [["run", "--mode", "tool", "exec --json cat items.json | diff.last --key d"], ["run", "--mode", "tool", "exec --json cat items.json | diff.last --key d"]],
+  [["run", "--mode", "tool", "commands.list | head --n 3"]],
+  [["run", "--mode", "tool", "workflows.list"]],
+  [["run", "--mode", "tool", "exec --stdin json --json cat | json"]],
+  [["run", "--mode", "tool", "exec --json cat items.json | exec --stdin jsonl cat"]],
+  [["run", "--mode", "tool", "exec --json cat items.json | exec --stdin raw cat"]],
+  [["run", "--mode", "tool", "exec --json cat items.json | exec --stdin bogus cat"]],
+  [["run", "--mode", "tool", "exec sh -c 'echo err >&2; exit 3'"]],
+  [["exec sh -c 'echo err >&2; exit 3'"]],
+  [["run", "--mode", "tool", "exec nosuchprogram"]],
+  [["run", "--mode", "tool", "exec --shell 'printf \"a\\nb\\n\\nc\"'"]],
+  [["run", "--mode", "tool", ""]],
+  [["run", "--mode", "tool", "| json"]],
+  [["run", "--mode", "tool", "json |"]],
+  [["run", "--mode", "tool", "exec 'unterminated"]],
+  [["run", "--mode", "bogus", "exec echo hi"]],
+  [["run", "exec echo hi", "--mode"]],
+  [["bogus-subcommand"]], [[]], [["--help"]], [["graph"]], [["graph", "wf.lobster", "--format", "svg"]],
+  [["run", "--mode", "tool", "exec --json echo '[1,2,3]' | head --n 2 | table"]],
+  [["run", "--mode", "tool", "exec --json echo '{\"a\":{\"b\":[1,2]}}' | template --text 'x={{a.b}} y={{a}} z={{a.b.0}} w={{nope}}'"]],
+  [["run", "--mode", "tool", "exec --json echo '[{\"a\":\"Hi\"}]' | template --text '{{a | upper}} {{a | lower}} {{a | json}} {{a | bogus}}'"]],
+  [["run", "--mode", "tool", "exec --json echo '[{\"a\":1,\"b\":{\"c\":2}}]' | map --unwrap b | map x={{c}} y=lit"]],
+]
+
+for name in WFS:
+    if name != "child.lobster":
+        CASES.append([["run", "--mode", "tool", name]])
+        CASES.append([["run", name]])
+CASES.append([["run", "--mode", "tool", "multi.lobster"], ["resume", "--token", "{{token:0}}", "--approve", "yes"], ["resume", "--token", "{{token:1}}", "--approve", "yes"]])
+CASES.append([["run", "--mode", "tool", "apout.lobster"], ["resume", "--token", "{{token:0}}", "--approve", "yes"]])
+
+
+def replay(steps, binv, d):
+    sb = corpus.Sandbox(d)
+    os.makedirs(sb.work)
+    os.makedirs(sb.home)
+    for name, text in FILES.items():
+        with open(os.path.join(sb.work, name), "w") as f:
+            f.write(text)
+    history, outs = [], []
+    for args in steps:
+        rc, so, se, _ = corpus.run_step(binv, {"args": args}, {}, sb, history, 30)
+        history.append(so)
+        corpus.collect_ids(so, sb)
+        ok, norm, _ = corpus.normalize_stdout(so, "json_seq", sb, ())
+        outs.append((rc, norm if ok else corpus.normalize_text(so, sb), corpus.normalize_text(se, sb)))
+    return outs
+
+
+def main():
+    bad = 0
+    for steps in CASES:
+        with tempfile.TemporaryDirectory() as d1, tempfile.TemporaryDirectory() as d2:
+            pairs = zip(replay(steps, REF, d1), replay(steps, OURS, d2))
+        for i, (ref, ours) in enumerate(pairs):
+            if ref != ours:
+                bad += 1
+                show(f"{steps} step {i}", ref, ours)
+                break
+    print(f"cases: {bad} of {len(CASES)} differ")
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(1 if main() else 0)
