@@ -111,7 +111,8 @@ impl Value {
         }
     }
 
-    /// A property lookup `value[key]` for objects and arrays (numeric keys).
+    /// A property lookup `value[key]` for objects and arrays (numeric keys);
+    /// `None` when undefined.
     pub fn get_key(&self, key: &str) -> Option<&Value> {
         match self {
             Value::Object(o) => o.get(key),
@@ -119,7 +120,7 @@ impl Value {
                 if key == "length" {
                     return None;
                 }
-                array_index(key).and_then(|i| a.get(i as usize))
+                array_index(key).and_then(|i| a.get(i as usize)).filter(|v| !matches!(v, Value::Undefined))
             }
             _ => None,
         }

@@ -15,7 +15,7 @@ pub fn json(input: Items, ctx: &Ctx) -> Result<Output> {
 /// A table cell: empty for null, strings as-is, others as JSON / `String()`.
 fn cell(v: Option<&Value>) -> String {
     match v {
-        None | Some(Value::Null) => String::new(),
+        None | Some(Value::Null | Value::Undefined) => String::new(),
         Some(Value::String(s)) => s.clone(),
         Some(v @ (Value::Number(_) | Value::Bool(_))) => v.to_js_string(),
         Some(other) => other.to_json(),

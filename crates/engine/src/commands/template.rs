@@ -86,7 +86,7 @@ pub fn render_item_template(template: &str, item: &Value) -> Result<String> {
             val = apply_filters(val, &parts[1..])?;
         }
         Ok(match val {
-            None | Some(Value::Null) => String::new(),
+            None | Some(Value::Null | Value::Undefined) => String::new(),
             Some(Value::String(s)) => s,
             Some(v @ (Value::Number(_) | Value::Bool(_))) => v.to_js_string(),
             Some(other) => other.to_json(),

@@ -163,7 +163,7 @@ pub fn sort(args: &Args, input: Items) -> Result<Output> {
 
 /// `JSON.stringify(v)` where `undefined` stays undefined (`None`).
 fn identity_key(v: Option<&Value>) -> Option<String> {
-    v.map(Value::to_json)
+    v.filter(|v| !matches!(v, Value::Undefined)).map(Value::to_json)
 }
 
 pub fn dedupe(args: &Args, input: Items) -> Result<Output> {
@@ -194,9 +194,8 @@ pub fn group_by(args: &Args, input: Items) -> Result<Output> {
         .into_values()
         .map(|(key, items)| {
             let mut obj = Object::with_capacity(3);
-            if let Some(k) = key {
-                obj.insert("key", k);
-            }
+            // `{key, items, count}`: an undefined key is still a property.
+            obj.insert("key", key.unwrap_or(Value::Undefined));
             let count = items.len();
             obj.insert("items", Value::Array(items));
             obj.insert("count", Value::from(count));
@@ -212,7 +211,7 @@ fn render_map_template(template: &str, item: &Value) -> String {
     crate::commands::template::replace_placeholders(template, |expr| {
         let val = if expr == "." || expr == "this" { Some(std::borrow::Cow::Borrowed(item)) } else { get_by_path(item, expr) };
         match val.as_deref() {
-            None | Some(Value::Null) => String::new(),
+            None | Some(Value::Null | Value::Undefined) => String::new(),
             Some(Value::String(s)) => s.clone(),
             Some(other) => other.to_json(),
         }
@@ -240,7 +239,7 @@ pub fn map(args: &Args, input: Items) -> Result<Output> {
                 Value::Object(_) | Value::Array(_) => crate::path::js_get(&item, field).map(|c| c.into_owned()),
                 _ => None,
             };
-            return Ok(Some(out.unwrap_or(Value::Null)));
+            return Ok(Some(out.unwrap_or(Value::Undefined)));
         }
         let mut cur = match &wrap {
             Some(w) => Value::Object(Object::from_iter([(w.clone(), item.clone())])),
