@@ -49,7 +49,10 @@ fn parse_filter_expression(expr: &str) -> Vec<String> {
 
 /// JavaScript `String(v ?? '')`.
 fn str_or_empty(v: &Option<Value>) -> String {
-    v.as_ref().map(Value::to_js_string).unwrap_or_default()
+    match v {
+        None | Some(Value::Null | Value::Undefined) => String::new(),
+        Some(v) => v.to_js_string(),
+    }
 }
 
 /// JavaScript `parseInt(s)` (base 10), `None` for `NaN`.
@@ -276,8 +279,12 @@ fn apply_one(val: Option<Value>, name: &str, args: &[String]) -> Result<Option<V
             if num.is_nan() {
                 val
             } else {
-                let dec = parse_int(arg(0)).unwrap_or(0).clamp(0, 100) as usize;
-                Some(Value::Number(string_to_number(&to_fixed(num, dec))))
+                // `Number#toFixed` throws outside 0..=100.
+                let dec = parse_int(arg(0)).unwrap_or(0);
+                if !(0..=100).contains(&dec) {
+                    return Err(Error::runtime("toFixed() digits argument must be between 0 and 100"));
+                }
+                Some(Value::Number(string_to_number(&to_fixed(num, dec as usize))))
             }
         }
         "date" => Some(date_filter(&val, arg(0))),
@@ -297,6 +304,21 @@ pub fn apply_filters(mut val: Option<Value>, chain: &[String]) -> Result<Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regressions: `String(v ?? "")` makes null empty for the string
+    /// filters, and `round` with digits outside 0..=100 throws like
+    /// `Number#toFixed` instead of clamping.
+    #[test]
+    fn null_is_empty_and_round_digits_are_checked() {
+        let split = apply_one(Some(Value::Null), "split", &[" ".to_string()]).unwrap();
+        assert_eq!(split, Some(Value::Array(vec![Value::from("")])));
+        let upper = apply_one(Some(Value::Null), "upper", &[]).unwrap();
+        assert_eq!(upper, Some(Value::from("")));
+        let err = apply_one(Some(Value::from(3.7)), "round", &["-1".to_string()]).unwrap_err();
+        assert_eq!(err.message, "toFixed() digits argument must be between 0 and 100");
+        assert!(apply_one(Some(Value::from(3.7)), "round", &["101".to_string()]).is_err());
+        assert_eq!(apply_one(Some(Value::from("x")), "round", &["-1".to_string()]).unwrap(), Some(Value::from("x")), "NaN never reaches toFixed");
+    }
 
     #[test]
     fn to_fixed_rounds_ties_up_like_js() {
