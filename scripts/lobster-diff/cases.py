@@ -94,6 +94,32 @@ for name in WFS:
         CASES.append([["run", name]])
 CASES.append([["run", "--mode", "tool", "multi.lobster"], ["resume", "--token", "{{token:0}}", "--approve", "yes"], ["resume", "--token", "{{token:1}}", "--approve", "yes"]])
 CASES.append([["run", "--mode", "tool", "apout.lobster"], ["resume", "--token", "{{token:0}}", "--approve", "yes"]])
+# Input requests: defaults, schema refusals, subjects.
+FILES["in2.lobster"] = ("steps:\n  - id: a\n    run: echo '{\"draft\":\"hi\"}'\n  - id: q\n    input:\n      prompt: Edit?\n"
+                        "      defaults: {text: hi}\n      responseSchema:\n        type: object\n        properties:\n"
+                        "          text: {type: string, minLength: 2}\n          n: {type: integer}\n        required: [text]\n"
+                        "  - id: out\n    run: echo \"$q.response.text $q.subject.draft $q.response.n\"\n")
+for response in ('{"text":"ok"}', '{"text":"x"}', '{"text":"fine","n":2}', '{"text":"fine","n":2.5}', '[]', '"str"', 'null'):
+    CASES.append([["run", "--mode", "tool", "in2.lobster"], ["resume", "--token", "{{token:0}}", "--response-json", response]])
+CASES.append([["run", "--mode", "tool", "exec --json echo '[{\"a\":1}]' | ask --prompt 'why?' | json"], ["resume", "--token", "{{token:0}}", "--response-json", '"because"']])
+CASES.append([["run", "--mode", "tool", "exec --json echo '[{\"a\":1}]' | ask --prompt 'why?' --schema '{\"type\":\"number\"}'"], ["resume", "--token", "{{token:0}}", "--response-json", '"nope"']])
+for args_json in ('{"n":"7"}', '{"n":null}', '{"n":[1,2]}', '{"n":{"x":1}}', '{"m":1}', '"s"', '3', '{}'):
+    CASES.append([["run", "--mode", "tool", "wf.lobster", "--args-json", args_json]])
+# Approver identity: initiator, required approver, different approver.
+ID = "id.lobster"
+FILES[ID] = ("steps:\n  - id: g\n    approval:\n      prompt: ship?\n      required_approver: alice\n"
+             "      require_different_approver: true\n  - id: done\n    run: echo \"by=$g.approvedBy init=$g.initiatedBy\"\n")
+FILES["id2.lobster"] = "steps:\n  - id: g\n    approval: go?\n  - id: done\n    run: echo \"by=$g.approvedBy init=$g.initiatedBy\"\n"
+for env in ({}, {"LOBSTER_APPROVAL_APPROVED_BY": "bob"}, {"LOBSTER_APPROVAL_APPROVED_BY": "alice"}, {"LOBSTER_APPROVAL_APPROVED_BY": " alice "}):
+    for wf in (ID, "id2.lobster"):
+        CASES.append([{"args": ["run", "--mode", "tool", wf], "env": {"LOBSTER_APPROVAL_INITIATED_BY": "alice"}},
+                      {"args": ["resume", "--token", "{{token:0}}", "--approve", "yes"], "env": env},
+                      {"args": ["resume", "--token", "{{token:0}}", "--approve", "yes"], "env": {"LOBSTER_APPROVAL_APPROVED_BY": "carol"}}])
+CASES.append([{"args": ["run", "--mode", "tool", "id2.lobster"], "env": {"LOBSTER_APPROVAL_REQUIRED_APPROVER": "dave", "LOBSTER_APPROVAL_REQUIRE_DIFFERENT_APPROVER": "1"}},
+              {"args": ["resume", "--token", "{{token:0}}", "--approve", "yes"], "env": {"LOBSTER_APPROVAL_APPROVED_BY": "dave"}}])
+CASES.append([{"args": ["run", "--mode", "tool", "exec --json echo [1] | approve --prompt ok"], "env": {"LOBSTER_APPROVAL_INITIATED_BY": "x", "LOBSTER_APPROVAL_REQUIRE_DIFFERENT_APPROVER": "true"}},
+              {"args": ["resume", "--token", "{{token:0}}", "--approve", "yes"], "env": {"LOBSTER_APPROVAL_APPROVED_BY": "x"}},
+              {"args": ["resume", "--token", "{{token:0}}", "--approve", "yes"], "env": {"LOBSTER_APPROVAL_APPROVED_BY": "y"}}])
 
 
 def replay(steps, binv, d):
@@ -105,7 +131,8 @@ def replay(steps, binv, d):
             f.write(text)
     history, outs = [], []
     for args in steps:
-        rc, so, se, _ = corpus.run_step(binv, {"args": args}, {}, sb, history, 30)
+        step = args if isinstance(args, dict) else {"args": args}
+        rc, so, se, _ = corpus.run_step(binv, step, {}, sb, history, 30)
         history.append(so)
         corpus.collect_ids(so, sb)
         ok, norm, _ = corpus.normalize_stdout(so, "json_seq", sb, ())
