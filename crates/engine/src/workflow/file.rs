@@ -219,10 +219,12 @@ pub fn parse_yaml(text: &str) -> Result<Value> {
         return Ok(Value::Null);
     }
     // YAML 1.2 core schema, as the `yaml` package Lobster uses: only
-    // true/false are booleans, `1_000` is a string.
+    // true/false are booleans, `1_000` is a string, `.inf` and `.nan` are
+    // numbers (JSON then writes them as null).
     let options = serde_saphyr::options! {
         strict_booleans: true,
         underscored_numbers_as_strings: true,
+        non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::PassThrough,
     };
     serde_saphyr::from_str_with_options::<Value>(text, options).map_err(|e| Error::runtime(e.to_string()))
 }
@@ -707,5 +709,16 @@ mod path_tests {
         assert_eq!(resolve_path("wf.txt", dir.path()).unwrap_err(), "Workflow file must end in .lobster, .yaml, .yml, or .json");
         assert_eq!(resolve_path("d.lobster", dir.path()).unwrap_err(), "Workflow path is not a file");
         assert!(resolve_path("wf.YML", dir.path()).is_ok());
+    }
+
+    /// Regression: `.inf` and `.nan` are numbers in YAML 1.2 (the parser
+    /// refused the whole file).
+    #[test]
+    fn non_finite_yaml_floats_are_numbers() {
+        let v = parse_yaml("a: .inf\nb: -.Inf\nc: .nan\n").unwrap();
+        assert_eq!(v.get_key("a"), Some(&Value::Number(f64::INFINITY)));
+        assert_eq!(v.get_key("b"), Some(&Value::Number(f64::NEG_INFINITY)));
+        assert!(matches!(v.get_key("c"), Some(Value::Number(n)) if n.is_nan()));
+        assert_eq!(v.to_json(), r#"{"a":null,"b":null,"c":null}"#);
     }
 }
