@@ -24,8 +24,11 @@ FILTERS = ["upper", "lower", "trim", "truncate 5", "truncate", "truncate abc", '
 
 
 def expr(rnd):
-    parts = [rnd.choice(PATHS)] + [rnd.choice(FILTERS) for _ in range(rnd.randint(0, 3))]
-    return "{{ " + " | ".join(parts) + " }}"
+    filters = [rnd.choice(FILTERS) for _ in range(rnd.randint(0, 3))]
+    # `date` only first: later it sees strings made by other filters, which
+    # V8's legacy parser reads as dates ("42" is the year 2042).
+    filters = [f for i, f in enumerate(filters) if i == 0 or not f.startswith("date")]
+    return "{{ " + " | ".join([rnd.choice(PATHS)] + filters) + " }}"
 
 
 def main(seed, count):
