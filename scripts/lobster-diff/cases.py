@@ -6,7 +6,7 @@ import os
 import sys
 import tempfile
 
-from common import OURS, REF, corpus, show
+from common import OURS, REF, corpus, replay, show
 
 FILES = {
   "wf.lobster": "name: w\nargs:\n  n:\n    default: 2\nsteps:\n  - id: a\n    run: echo ${n}\n  - id: g\n    approval: ok?\n  - id: b\n    run: echo done $a.stdout\n    when: $g.approved\n",
@@ -122,29 +122,21 @@ CASES.append([{"args": ["run", "--mode", "tool", "exec --json echo [1] | approve
               {"args": ["resume", "--token", "{{token:0}}", "--approve", "yes"], "env": {"LOBSTER_APPROVAL_APPROVED_BY": "y"}}])
 
 
-def replay(steps, binv, d):
+def replay_in(steps, binv, d):
     sb = corpus.Sandbox(d)
     os.makedirs(sb.work)
     os.makedirs(sb.home)
     for name, text in FILES.items():
         with open(os.path.join(sb.work, name), "w") as f:
             f.write(text)
-    history, outs = [], []
-    for args in steps:
-        step = args if isinstance(args, dict) else {"args": args}
-        rc, so, se, _ = corpus.run_step(binv, step, {}, sb, history, 30)
-        history.append(so)
-        corpus.collect_ids(so, sb)
-        ok, norm, _ = corpus.normalize_stdout(so, "json_seq", sb, ())
-        outs.append((rc, norm if ok else corpus.normalize_text(so, sb), corpus.normalize_text(se, sb)))
-    return outs
+    return replay(binv, [s if isinstance(s, dict) else {"args": s} for s in steps], {}, sb)
 
 
 def main():
     bad = 0
     for steps in CASES:
         with tempfile.TemporaryDirectory() as d1, tempfile.TemporaryDirectory() as d2:
-            pairs = zip(replay(steps, REF, d1), replay(steps, OURS, d2))
+            pairs = zip(replay_in(steps, REF, d1), replay_in(steps, OURS, d2))
         for i, (ref, ours) in enumerate(pairs):
             if ref != ours:
                 bad += 1

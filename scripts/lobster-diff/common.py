@@ -31,6 +31,31 @@ def run(cmd, args, cwd, home):
     return p.returncode, p.stdout, p.stderr.replace(cwd, "<CWD>")
 
 
+def both(argv, cwd, scratch, stderr=False):
+    """Runs `argv` with each implementation in `cwd`, homes under `scratch`;
+    returns (ref, ours) as (exit, stdout parsed as JSON when it is[, stderr])."""
+    out = []
+    for name, cmd in (("ref", REF), ("ours", OURS)):
+        code, stdout, err = run(cmd, argv, cwd, os.path.join(scratch, name))
+        out.append((code, as_json(stdout), err) if stderr else (code, as_json(stdout)))
+    return out[0], out[1]
+
+
+def replay(binv, steps, case, sb):
+    """Runs a case's steps in sandbox `sb` with the conformance runner;
+    returns (exit, normalised stdout, normalised stderr) per step."""
+    history, outs = [], []
+    for step in steps:
+        rc, so, se, _ = corpus.run_step(binv, step, case, sb, history, 30)
+        history.append(so)
+        corpus.collect_ids(so, sb)
+        if sb.mock:
+            sb.mock.take_requests()
+        ok, norm, _ = corpus.normalize_stdout(so, "json_seq", sb, ())
+        outs.append((rc, norm if ok else corpus.normalize_text(so, sb), corpus.normalize_text(se, sb)))
+    return outs
+
+
 def as_json(text):
     try:
         return json.loads(text)

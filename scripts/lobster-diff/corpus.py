@@ -9,34 +9,25 @@ import shutil
 import sys
 import tempfile
 
-from common import CORPUS, OURS, REF, corpus, run, show
+from common import CORPUS, OURS, REF, both, corpus, replay, show
 
 # Messages that come from V8, Ajv or the `yaml` package (the corpus matches
 # them with patterns); differences there are expected.
 FOREIGN = ("exec-json-invalid", "wfval-bad-yaml")
 
 
-def replay(case_dir, binv):
+def replay_case(case_dir, binv):
     with open(os.path.join(case_dir, "case.json")) as f:
         case = json.load(f)
     sb = corpus.make_sandbox(case_dir)
     if "mock_http" in case:
         sb.mock = corpus.MockHttp(case["mock_http"].get("responses"))
-    history, outs = [], []
     try:
-        for step in case["steps"]:
-            rc, so, se, _ = corpus.run_step(binv, step, case, sb, history, 30)
-            history.append(so)
-            corpus.collect_ids(so, sb)
-            if sb.mock:
-                sb.mock.take_requests()
-            ok, norm, _ = corpus.normalize_stdout(so, "json_seq", sb, ())
-            outs.append((rc, norm if ok else corpus.normalize_text(so, sb), corpus.normalize_text(se, sb)))
+        return replay(binv, case["steps"], case, sb)
     finally:
         if sb.mock:
             sb.mock.close()
         shutil.rmtree(sb.root, ignore_errors=True)
-    return outs
 
 
 def cases():
@@ -46,7 +37,7 @@ def cases():
             continue
         cd = os.path.join(CORPUS, "public", d)
         n += 1
-        for i, (ref, ours) in enumerate(zip(replay(cd, REF), replay(cd, OURS))):
+        for i, (ref, ours) in enumerate(zip(replay_case(cd, REF), replay_case(cd, OURS))):
             if ref != ours:
                 bad += 1
                 show(f"{d} step {i}", ref, ours)
@@ -70,7 +61,7 @@ def graphs():
             with tempfile.TemporaryDirectory() as d:
                 work = os.path.join(d, "w")
                 shutil.copytree(case_files, work)
-                ref, ours = run(REF, argv, work, os.path.join(d, "h1")), run(OURS, argv, work, os.path.join(d, "h2"))
+                ref, ours = both(argv, work, d, stderr=True)
                 n += 1
                 if ref != ours:
                     bad += 1

@@ -2,12 +2,11 @@
 quotes, empty stages. Argument splitting is shown by `exec printf`, flag
 parsing by `template` and `head`; both implementations run each."""
 
-import os
 import random
 import sys
 import tempfile
 
-from common import OURS, REF, as_json, run, show
+from common import both, show
 
 ATOMS = ["a", "b c", "'q'", '"dq"', "'it''s'", '"a\\"b"', "'a\\'b'", "x|y", "'x|y'", '"x|y"', "--n", "--n=2", "--n 3", "--flag",
          "=", "--=x", "-x", "é", "\\\\", "\\ ", "''", '""', "'a'b", 'a"b"c', "--x=", "--x='v w'", "tab\tsep", "  "]
@@ -29,9 +28,7 @@ def main(seed, count):
     for _ in range(count):
         text = line(rnd)
         with tempfile.TemporaryDirectory() as d:
-            argv = ["run", "--mode", "tool", text]
-            ref, ours = run(REF, argv, d, os.path.join(d, "h1")), run(OURS, argv, d, os.path.join(d, "h2"))
-            ref, ours = (ref[0], as_json(ref[1])), (ours[0], as_json(ours[1]))
+            ref, ours = both(["run", "--mode", "tool", text], d, d)
             if ref != ours:
                 bad += 1
                 show(repr(text), ref, ours)

@@ -7,7 +7,7 @@ import random
 import sys
 import tempfile
 
-from common import OURS, REF, as_json, run, show
+from common import both, show
 
 DATA = [
     [{"a": 1, "b": "x"}, {"a": 10, "b": "y"}, {"a": "10", "b": "z"}, {"a": None}, {"b": "w"}, {"a": True},
@@ -61,11 +61,8 @@ def main(seed, count):
             with open(os.path.join(d, "data.json"), "w") as f:
                 json.dump(data, f)
             for argv in (["run", "--mode", "tool", line], [line]):
-                h1, h2 = os.path.join(d, "h1"), os.path.join(d, "h2")
-                ref, ours = run(REF, argv, d, h1), run(OURS, argv, d, h2)
-                ref, ours = (ref[0], as_json(ref[1]), ref[2]), (ours[0], as_json(ours[1]), ours[2])
-                if argv[0] == "run":  # tool mode: stderr is not part of the contract
-                    ref, ours = ref[:2], ours[:2]
+                # Tool mode: stderr is not part of the contract.
+                ref, ours = both(argv, d, d, stderr=argv[0] != "run")
                 if ref != ours:
                     bad += 1
                     show(f"{argv[:-1]} {line}  data={json.dumps(data)[:120]}", ref, ours)

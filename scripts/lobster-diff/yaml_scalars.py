@@ -8,7 +8,7 @@ import os
 import sys
 import tempfile
 
-from common import OURS, REF, as_json, run, show
+from common import both, show
 
 SCALARS = ["yes", "no", "on", "off", "True", "TRUE", "true", "~", "null", "Null", "", "0o17", "017", "0x1F", "1_000", "1e3",
            "1E3", ".5", "+1", "-0", ".inf", "-.Inf", ".nan", "2024-01-02", "2024-01-02T03:04:05Z", "'quoted'", '"esc\\tape"',
@@ -24,9 +24,7 @@ def main():
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "w.lobster"), "w") as f:
                 f.write(wf)
-            argv = ["run", "--mode", "tool", "w.lobster"]
-            ref, ours = run(REF, argv, d, os.path.join(d, "h1")), run(OURS, argv, d, os.path.join(d, "h2"))
-            ref, ours = (ref[0], as_json(ref[1])), (ours[0], as_json(ours[1]))
+            ref, ours = both(["run", "--mode", "tool", "w.lobster"], d, d)
             if ref != ours:
                 bad += 1
                 show(" ".join(chunk), ref, ours)
