@@ -84,7 +84,8 @@ impl StateHandle {
         &self.dir
     }
 
-    /// The store, opening and migrating it on first use.
+    /// The store, opening and migrating it on first use (with one
+    /// connection: a run uses it a statement at a time).
     pub async fn store(&self) -> Result<&Store> {
         self.store
             .get_or_try_init(|| Store::open_dir_with(&self.dir, 1))

@@ -47,8 +47,8 @@ fn block_on<F: std::future::Future<Output = i32>>(work: F) -> i32 {
     };
     rt.block_on(async {
         let code = signals::run_until_signal(work).await;
-        // A clean close checkpoints the write-ahead log into the database
-        // and removes it, so the next process opens a small file.
+        // Close the store before exit rather than racing it: the close
+        // keeps the write-ahead log short for the next process.
         if let Some(state) = STATE.get() {
             state.close().await;
         }
