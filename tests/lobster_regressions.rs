@@ -61,3 +61,26 @@ fn group_by_keeps_an_undefined_key_column() {
     let out = human("exec --json cat d.json | groupBy --key nope | table", "[1,2]");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "key  items  count\n---  -----  -----\n     [1,2]  2    \n");
 }
+
+/// Lobster keeps an approved pipeline's approval id after the run finishes
+/// (only a rejection or a later gate retires it), so reusing the id reports
+/// the missing resume state, while a rejected one is "not found".
+#[test]
+fn an_approved_pipelines_id_outlives_its_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let call = |args: &[&str]| {
+        let out = lobster(&state).current_dir(dir.path()).args(args).output().unwrap();
+        (out.status.code(), clawdis_e2e::envelope(&out))
+    };
+    for (decision, second) in [("yes", (Some(1), "runtime_error", "Pipeline resume state not found")), ("no", (Some(2), "parse_error", "not found or expired"))] {
+        let (_, paused) = call(&["run", "--mode", "tool", "exec --json echo [1] | approve --prompt go"]);
+        let id = paused["requiresApproval"]["approvalId"].as_str().unwrap().to_string();
+        let (code, first) = call(&["resume", "--id", &id, "--approve", decision]);
+        assert_eq!(code, Some(0), "{first}");
+        let (code, again) = call(&["resume", "--id", &id, "--approve", "yes"]);
+        assert_eq!(code, second.0, "{again}");
+        assert_eq!(again["error"]["type"], second.1);
+        assert!(again["error"]["message"].as_str().unwrap().contains(second.2), "{again}");
+    }
+}

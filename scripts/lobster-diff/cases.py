@@ -105,6 +105,25 @@ CASES.append([["run", "--mode", "tool", "exec --json echo '[{\"a\":1}]' | ask --
 CASES.append([["run", "--mode", "tool", "exec --json echo '[{\"a\":1}]' | ask --prompt 'why?' --schema '{\"type\":\"number\"}'"], ["resume", "--token", "{{token:0}}", "--response-json", '"nope"']])
 for args_json in ('{"n":"7"}', '{"n":null}', '{"n":[1,2]}', '{"n":{"x":1}}', '{"m":1}', '"s"', '3', '{}'):
     CASES.append([["run", "--mode", "tool", "wf.lobster", "--args-json", args_json]])
+# Input gates with large subjects (envelope size limits), pipeline dry runs,
+# diff.last sequences, --id resumes of pipelines, --file.
+FILES["big.lobster"] = ("steps:\n  - id: a\n    run: |\n      python3 -c \"import json; print(json.dumps([{'i': i, 'pad': 'x' * 90} for i in range(N)]))\"\n"
+                        "  - id: q\n    input:\n      prompt: ok?\n      responseSchema: {type: object}\n")
+for n, limit in (("100", None), ("2500", None), ("2500", "5000"), ("2500", "1500"), ("20", "1100")):
+    text = FILES["big.lobster"].replace("range(N)", f"range({n})")
+    FILES[f"big{n}.lobster"] = text
+    CASES.append([{"args": ["run", "--mode", "tool", f"big{n}.lobster"], "env": {"LOBSTER_MAX_TOOL_ENVELOPE_BYTES": limit} if limit else {}}])
+CASES.append([["run", "--mode", "tool", "--dry-run", "exec --json cat items.json | where a>1 | nosuch"]])
+CASES.append([["run", "--dry-run", "exec --json cat items.json | approve --prompt x | json"]])
+CASES.append([["run", "--mode", "tool", "exec --json cat items.json | diff.last --key k"],
+              ["run", "--mode", "tool", "exec --json echo '[{\"a\":2},{\"a\":3}]' | diff.last --key k"],
+              ["run", "--mode", "tool", "exec --json echo '[]' | diff.last --key k"], ["run", "--mode", "tool", "diff.last"]])
+CASES.append([["run", "--mode", "tool", "exec --json cat items.json | approve --prompt go"], ["resume", "--id", "{{approvalId:0}}", "--approve", "yes"],
+              ["resume", "--id", "{{approvalId:0}}", "--approve", "yes"], ["resume", "--id", "deadbeef", "--approve", "yes"], ["resume", "--id", "nothex!", "--approve", "yes"]])
+CASES.append([["run", "--mode", "tool", "--file", "wf.lobster"]])
+CASES.append([["run", "--file", "nope.lobster"]])
+CASES.append([["run", "--mode", "tool", "--file", "items.json"]])
+CASES.append([["run", "--mode", "tool", "state.set 'odd key/with..slashes'"], ["run", "--mode", "tool", "exec --json echo [5] | state.set '../escape'"], ["run", "--mode", "tool", "state.get '../escape'"]])
 # Approver identity: initiator, required approver, different approver.
 ID = "id.lobster"
 FILES[ID] = ("steps:\n  - id: g\n    approval:\n      prompt: ship?\n      required_approver: alice\n"

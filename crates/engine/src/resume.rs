@@ -113,11 +113,19 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
         (_, Some(raw_id)) => {
             let id: String = raw_id.chars().filter(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()).collect();
             let run = ctx.state.store().await?.get_run_by_approval_id(&id).await?;
-            // Like Lobster's approval index, an id dies with its run's decision.
+            // Like Lobster's approval index, an id dies with its run's
+            // decision, except that an approved pipeline that finished
+            // without pausing again keeps it (its later use then finds no
+            // resume state).
             let run = run.filter(|r| {
+                let approved_pipeline = r.kind == KIND_PIPELINE
+                    && r.decision.as_deref() == Some("approve")
+                    && r.status == clawdis_store::RunStatus::Done
+                    && r.next_state_key.is_none();
                 !id.is_empty()
                     && (matches!(r.status, clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running)
-                        || decided_elsewhere(r))
+                        || decided_elsewhere(r)
+                        || approved_pipeline)
             });
             let Some(run) = run else {
                 return Err(Error::parse(format!("Approval ID \"{raw_id}\" not found or expired")));
