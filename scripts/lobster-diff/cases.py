@@ -6,7 +6,7 @@ import os
 import sys
 import tempfile
 
-from common import OURS, REF, corpus, replay, show
+from common import OURS, REF, corpus, first_step_difference, replay
 
 FILES = {
   "wf.lobster": "name: w\nargs:\n  n:\n    default: 2\nsteps:\n  - id: a\n    run: echo ${n}\n  - id: g\n    approval: ok?\n  - id: b\n    run: echo done $a.stdout\n    when: $g.approved\n",
@@ -155,12 +155,7 @@ def main():
     bad = 0
     for steps in CASES:
         with tempfile.TemporaryDirectory() as d1, tempfile.TemporaryDirectory() as d2:
-            pairs = zip(replay_in(steps, REF, d1), replay_in(steps, OURS, d2))
-        for i, (ref, ours) in enumerate(pairs):
-            if ref != ours:
-                bad += 1
-                show(f"{steps} step {i}", ref, ours)
-                break
+            bad += first_step_difference(steps, replay_in(steps, REF, d1), replay_in(steps, OURS, d2))
     print(f"cases: {bad} of {len(CASES)} differ")
     return bad
 

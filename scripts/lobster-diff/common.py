@@ -56,6 +56,15 @@ def replay(binv, steps, case, sb):
     return outs
 
 
+def first_step_difference(title, ref_steps, our_steps):
+    """Shows the first step whose results differ; 1 if one did, else 0."""
+    for i, (ref, ours) in enumerate(zip(ref_steps, our_steps)):
+        if ref != ours:
+            show(f"{title} step {i}", ref, ours)
+            return 1
+    return 0
+
+
 def as_json(text):
     try:
         return json.loads(text)

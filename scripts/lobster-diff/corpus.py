@@ -9,7 +9,7 @@ import shutil
 import sys
 import tempfile
 
-from common import CORPUS, OURS, REF, both, corpus, replay, show
+from common import CORPUS, OURS, REF, both, corpus, first_step_difference, replay, show
 
 # Messages that come from V8, Ajv or the `yaml` package (the corpus matches
 # them with patterns); differences there are expected.
@@ -37,11 +37,7 @@ def cases():
             continue
         cd = os.path.join(CORPUS, "public", d)
         n += 1
-        for i, (ref, ours) in enumerate(zip(replay_case(cd, REF), replay_case(cd, OURS))):
-            if ref != ours:
-                bad += 1
-                show(f"{d} step {i}", ref, ours)
-                break
+        bad += first_step_difference(d, replay_case(cd, REF), replay_case(cd, OURS))
     print(f"corpus: {bad} of {n} cases differ")
     return bad
 

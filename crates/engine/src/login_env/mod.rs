@@ -117,13 +117,17 @@ impl LoginSession {
             return run_process(&program, &argv, env, cwd, stdin).await;
         };
         let login_argv = ["-lc".to_string(), line.to_string()];
+        // The key reads the profile files: once per command at most, and
+        // only when the session has no environment yet.
+        let key = std::sync::OnceLock::new();
+        let key = || key.get_or_init(|| remembered::key(&shell, env, cwd)).as_str();
         let learn = || async {
             let captured = LoginEnv::capture(env, cwd).await;
-            remembered::record(state_dir, &shell, env, cwd, captured.as_ref());
+            remembered::record(state_dir, key(), captured.as_ref());
             captured
         };
-        if !self.started.swap(true, Ordering::SeqCst) && self.env.get().is_none() {
-            match remembered::lookup(state_dir, &shell, env, cwd) {
+        if !self.started.swap(true, Ordering::SeqCst) {
+            match remembered::lookup(state_dir, key()) {
                 Some(known) => {
                     let _ = self.env.set(known);
                 }
@@ -200,6 +204,6 @@ mod tests {
                 assert_eq!(out.stdout, "yes\n");
             }
         }
-        assert!(remembered::lookup(state.path(), "/bin/sh", &env, dir.path()).is_some(), "two agreeing captures are remembered");
+        assert!(remembered::lookup(state.path(), &remembered::key("/bin/sh", &env, dir.path())).is_some(), "two agreeing captures are remembered");
     }
 }

@@ -108,7 +108,7 @@ fn profile_files(env: &Env) -> Vec<PathBuf> {
 /// the profile files' contents, and the variables those files name (plus
 /// the few every profile depends on). Variables no profile file mentions,
 /// such as a per-call id an agent sets, do not split the key.
-fn key(shell: &str, env: &Env, cwd: &Path) -> String {
+pub(super) fn key(shell: &str, env: &Env, cwd: &Path) -> String {
     let mut h = Sha256::new();
     hash_identity(&mut h, Path::new(shell));
     h.update(cwd.as_os_str().as_encoded_bytes());
@@ -141,20 +141,18 @@ fn load(state_dir: &Path) -> Remembered {
 
 /// A confirmed, fresh capture for this shell, environment and directory:
 /// `Some(None)` when the profile is known not to be replayable.
-pub(super) fn lookup(state_dir: &Path, shell: &str, env: &Env, cwd: &Path) -> Option<Option<LoginEnv>> {
-    let key = key(shell, env, cwd);
+pub(super) fn lookup(state_dir: &Path, key: &str) -> Option<Option<LoginEnv>> {
     let entry = load(state_dir).entries.into_iter().find(|e| e.key == key)?;
     let age = now().saturating_sub(entry.checked_at);
     (entry.confirmed && age < FRESH_FOR.as_secs()).then_some(entry.login)
 }
 
 /// Records a capture; it is confirmed when it equals the last one.
-pub(super) fn record(state_dir: &Path, shell: &str, env: &Env, cwd: &Path, login: Option<&LoginEnv>) {
-    let key = key(shell, env, cwd);
+pub(super) fn record(state_dir: &Path, key: &str, login: Option<&LoginEnv>) {
     let mut remembered = load(state_dir);
     let confirmed = remembered.entries.iter().any(|e| e.key == key && e.login.as_ref() == login);
     remembered.entries.retain(|e| e.key != key);
-    remembered.entries.insert(0, Entry { key, login: login.cloned(), confirmed, checked_at: now() });
+    remembered.entries.insert(0, Entry { key: key.to_string(), login: login.cloned(), confirmed, checked_at: now() });
     remembered.entries.truncate(KEEP);
     if let Err(e) = save(state_dir, &remembered) {
         tracing::debug!(error = %e, "could not remember the login environment");
@@ -192,14 +190,14 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let login = LoginEnv { set: vec![("A".into(), "1".into())], unset: vec![] };
         let (env, cwd) = (env(home.path()), home.path());
-        record(state.path(), "/bin/sh", &env, cwd, Some(&login));
-        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), None);
-        record(state.path(), "/bin/sh", &env, cwd, Some(&login));
-        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), Some(Some(login.clone())));
+        record(state.path(), &key("/bin/sh", &env, cwd), Some(&login));
+        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), None);
+        record(state.path(), &key("/bin/sh", &env, cwd), Some(&login));
+        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), Some(Some(login.clone())));
         // A different capture starts over.
         let other = LoginEnv { set: vec![("A".into(), "2".into())], unset: vec![] };
-        record(state.path(), "/bin/sh", &env, cwd, Some(&other));
-        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), None);
+        record(state.path(), &key("/bin/sh", &env, cwd), Some(&other));
+        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), None);
     }
 
     #[test]
@@ -208,18 +206,18 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         std::fs::write(home.path().join(".profile"), "[ -n \"$WORK_MODE\" ] && export A=1\n").unwrap();
         let (env, cwd) = (env(home.path()), home.path());
-        record(state.path(), "/bin/sh", &env, cwd, None);
-        record(state.path(), "/bin/sh", &env, cwd, None);
-        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), Some(None));
+        record(state.path(), &key("/bin/sh", &env, cwd), None);
+        record(state.path(), &key("/bin/sh", &env, cwd), None);
+        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), Some(None));
         let mut unrelated = env.clone();
         unrelated.insert("CALL_ID".into(), "42".into());
-        assert_eq!(lookup(state.path(), "/bin/sh", &unrelated, cwd), Some(None), "no profile file names CALL_ID");
+        assert_eq!(lookup(state.path(), &key("/bin/sh", &unrelated, cwd)), Some(None), "no profile file names CALL_ID");
         let mut read = env.clone();
         read.insert("WORK_MODE".into(), "x".into());
-        assert_eq!(lookup(state.path(), "/bin/sh", &read, cwd), None);
-        assert_eq!(lookup(state.path(), "/bin/sh", &env, home.path().parent().unwrap()), None, "another directory");
+        assert_eq!(lookup(state.path(), &key("/bin/sh", &read, cwd)), None);
+        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, home.path().parent().unwrap())), None, "another directory");
         std::fs::write(home.path().join(".profile"), "export A=2\n").unwrap();
-        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), None);
+        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), None);
     }
 
     #[test]
@@ -228,8 +226,8 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let (env, cwd) = (env(home.path()), home.path());
         std::fs::write(state.path().join(FILE), "{not json").unwrap();
-        assert_eq!(lookup(state.path(), "/bin/sh", &env, cwd), None);
-        record(state.path(), "/bin/sh", &env, cwd, None);
+        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), None);
+        record(state.path(), &key("/bin/sh", &env, cwd), None);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
