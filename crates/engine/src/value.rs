@@ -178,6 +178,11 @@ impl Value {
         out
     }
 
+    /// `JSON.stringify(value)` as JavaScript returns it: `None` for `undefined`.
+    pub fn stringify(&self) -> Option<String> {
+        (!matches!(self, Value::Undefined)).then(|| self.to_json())
+    }
+
     /// `JSON.stringify(value, null, 2)`.
     pub fn to_json_pretty(&self) -> String {
         let mut out = String::new();

@@ -11,21 +11,17 @@ use crate::login_env::LoginSession;
 use crate::process::{run_process, shell_command};
 use crate::value::{Value, is_js_space};
 
-/// `JSON.stringify(item)` joined as text: `undefined` is empty.
-fn stringify(item: &Value) -> String {
-    if matches!(item, Value::Undefined) { String::new() } else { item.to_json() }
-}
-
 /// Encodes items for the child's stdin.
 fn encode_stdin(items: &[Value], mode: &str) -> Result<String> {
     match mode {
         "json" => Ok(Value::Array(items.to_vec()).to_json()),
-        "jsonl" => Ok(items.iter().map(|i| stringify(i) + "\n").collect()),
+        // Joined as text, an `undefined` item is an empty line.
+        "jsonl" => Ok(items.iter().map(|i| i.stringify().unwrap_or_default() + "\n").collect()),
         "raw" => Ok(items
             .iter()
             .map(|i| match i {
                 Value::String(s) => s.clone(),
-                other => stringify(other),
+                other => other.stringify().unwrap_or_default(),
             })
             .collect::<Vec<_>>()
             .join("\n")),

@@ -163,7 +163,7 @@ pub fn sort(args: &Args, input: Items) -> Result<Output> {
 
 /// `JSON.stringify(v)` where `undefined` stays undefined (`None`).
 fn identity_key(v: Option<&Value>) -> Option<String> {
-    v.filter(|v| !matches!(v, Value::Undefined)).map(Value::to_json)
+    v.and_then(Value::stringify)
 }
 
 pub fn dedupe(args: &Args, input: Items) -> Result<Output> {
