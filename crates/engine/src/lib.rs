@@ -10,6 +10,7 @@ pub mod context;
 pub mod envelope;
 pub mod error;
 pub mod items;
+pub mod js_sort;
 pub mod json_stream;
 pub mod login_env;
 pub mod object;

@@ -8,6 +8,7 @@ use indexmap::IndexMap;
 use super::Output;
 use crate::error::{Error, Result};
 use crate::items::Items;
+use crate::js_sort;
 use crate::parser::Args;
 use crate::path::{get_by_path, get_object_path};
 use crate::value::{Object, RelOp, Value, compare_js_strings, is_js_space, loose_compare, loose_eq, string_to_number};
@@ -127,38 +128,65 @@ pub fn head(args: &Args, input: Items) -> Result<Output> {
 
 /// Lobster's sort comparator: null/undefined last, numbers numerically,
 /// everything else by `String()` in UTF-16 order.
-fn sort_compare(a: Option<&Value>, b: Option<&Value>) -> Ordering {
-    let a = a.filter(|v| !matches!(v, Value::Null));
-    let b = b.filter(|v| !matches!(v, Value::Null));
+/// What Lobster's `sort` comparator looks at in one item, computed once.
+enum SortKey {
+    /// `undefined` or `null`: after everything else.
+    Missing,
+    Number(f64),
+    /// `String(value)` of anything else.
+    Text(String),
+}
+
+impl SortKey {
+    fn of(value: Option<&Value>) -> SortKey {
+        match value {
+            None | Some(Value::Null | Value::Undefined) => SortKey::Missing,
+            Some(Value::Number(n)) => SortKey::Number(*n),
+            Some(v) => SortKey::Text(v.to_js_string()),
+        }
+    }
+
+    fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            SortKey::Number(n) => Value::Number(*n).to_js_string().into(),
+            SortKey::Text(s) => s.as_str().into(),
+            SortKey::Missing => "".into(),
+        }
+    }
+}
+
+/// Lobster's comparator: missing keys last, numbers by value (`a - b`,
+/// NaN counting as equal), anything else by `String(x)` in UTF-16 order.
+/// Not a total order when numbers and strings mix.
+fn sort_compare(a: &SortKey, b: &SortKey) -> Ordering {
     match (a, b) {
-        (None, None) => Ordering::Equal,
-        (None, _) => Ordering::Greater,
-        (_, None) => Ordering::Less,
-        (Some(Value::Number(x)), Some(Value::Number(y))) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
-        (Some(x), Some(y)) => compare_js_strings(&x.to_js_string(), &y.to_js_string()),
+        (SortKey::Missing, SortKey::Missing) => Ordering::Equal,
+        (SortKey::Missing, _) => Ordering::Greater,
+        (_, SortKey::Missing) => Ordering::Less,
+        (SortKey::Number(x), SortKey::Number(y)) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+        (x, y) => compare_js_strings(&x.text(), &y.text()),
     }
 }
 
 pub fn sort(args: &Args, input: Items) -> Result<Output> {
-    let key = args.string("key").map(str::to_string);
+    let key = args.string("key");
     let desc = args.truthy("desc");
-    let items = input.collect()?;
-    let mut keyed: Vec<(Option<Value>, Value)> = items
-        .into_iter()
-        .map(|item| {
-            let k = match &key {
-                Some(k) => get_by_path(&item, k).map(|c| c.into_owned()),
-                None => None,
-            };
-            (k, item)
+    let mut items = input.collect()?;
+    let keys: Vec<SortKey> = items
+        .iter()
+        .map(|item| match key {
+            Some(k) => SortKey::of(get_by_path(item, k).as_deref()),
+            None => SortKey::of(Some(item)),
         })
         .collect();
-    keyed.sort_by(|(ka, a), (kb, b)| {
-        let (ka, kb) = if key.is_some() { (ka.as_ref(), kb.as_ref()) } else { (Some(a), Some(b)) };
-        let c = sort_compare(ka, kb);
+    // Sort positions, not items, with V8's algorithm so that mixed keys
+    // come out in Lobster's order.
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    js_sort::sort_by(&mut order, |a, b| {
+        let c = sort_compare(&keys[*a], &keys[*b]);
         if desc { c.reverse() } else { c }
     });
-    Ok(Output::items(keyed.into_iter().map(|(_, item)| item).collect::<Vec<_>>()))
+    Ok(Output::items(order.into_iter().map(|i| std::mem::take(&mut items[i])).collect::<Vec<_>>()))
 }
 
 /// `JSON.stringify(v)` where `undefined` stays undefined (`None`).
