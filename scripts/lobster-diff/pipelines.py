@@ -23,6 +23,11 @@ DATA = [
     [{"id": 1, "tags": ["x", "y"], "n": {"m": [1, 2]}}, {"id": 2, "tags": [], "n": {"m": []}},
      {"id": 1, "tags": ["x", "y"], "n": {"m": [1, 2]}}],
 ]
+# Enough mixed numbers and strings that `sort` merges runs and gallops,
+# where a comparator that is not a total order shows the sort algorithm.
+_mixed = random.Random(7)
+DATA.append([{"a": _mixed.choice([_mixed.randint(0, 99), str(_mixed.randint(0, 99)), None, _mixed.random() * 9]),
+              "id": i} for i in range(300)])
 FIELDS = ["a", "b", "n.m", "s", "id", "t", "k", "missing", "n", "a.c", "tags", "tags.0", "n.m.1", "a.0", "length", "0"]
 VALUES = ["1", "10", "'10'", "true", "false", "null", "abc", "''", "2.5", "-1", "x", "Hello", "a", "1e1", "0"]
 OPS = ["=", "==", "!=", "<", "<=", ">", ">="]
