@@ -64,6 +64,19 @@ impl Items {
         Ok(())
     }
 
+    /// Pulls every item now, keeping the first failure in its place: the
+    /// result yields what this stream would have, in the same order.
+    pub fn materialise(self) -> Items {
+        let Items::Lazy(it) = self else { return self };
+        let mut done = Vec::new();
+        for item in it {
+            match item {
+                Ok(v) => done.push(v),
+                Err(e) => return Items::Lazy(Box::new(done.into_iter().map(Ok).chain(std::iter::once(Err(e))))),
+            }
+        }
+        Items::List(done)
+    }
 
     /// Applies a fallible per-item transform lazily; `None` drops the item.
     pub fn filter_map<F>(self, mut f: F) -> Items

@@ -2,7 +2,9 @@
 //! whole document: a top-level array is validated once, then its elements
 //! are parsed one at a time as the pipeline pulls them.
 
-use serde::de::IgnoredAny;
+use std::sync::mpsc::Receiver;
+
+use serde::de::{DeserializeOwned, IgnoredAny};
 
 use crate::error::Result;
 use crate::items::Items;
@@ -51,6 +53,170 @@ impl Iterator for ArrayElements {
     }
 }
 
+/// Where a [`ChunkedArray`] is in the array's grammar.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phase {
+    /// Before the opening `[`.
+    Start,
+    /// After `[`: an element or `]`.
+    Open,
+    /// After an element: `,` or `]`.
+    Element,
+    /// After `,`: an element.
+    Comma,
+    /// After `]`: only whitespace may follow.
+    Closed,
+}
+
+/// A JSON array arriving in chunks (a child's stdout), whose elements are
+/// parsed as soon as each is complete.
+///
+/// It accepts only a strict JSON array surrounded by JSON whitespace and
+/// gives up (is "broken") on anything else, including input that
+/// `JSON.parse` would take after JavaScript's wider trim; the caller then
+/// falls back to [`json_items`] over the whole text. Every byte received is
+/// kept, so that fallback always has the full output.
+pub struct ChunkedArray {
+    chunks: Receiver<Vec<u8>>,
+    buf: Vec<u8>,
+    pos: usize,
+    phase: Phase,
+    /// The sender is gone: no more bytes will come.
+    ended: bool,
+    broken: bool,
+}
+
+impl ChunkedArray {
+    /// Reads chunks from `chunks` until its sender is dropped.
+    pub fn new(chunks: Receiver<Vec<u8>>) -> Self {
+        ChunkedArray { chunks, buf: Vec::new(), pos: 0, phase: Phase::Start, ended: false, broken: false }
+    }
+
+    /// Whether the input turned out not to be a strict JSON array.
+    pub fn broken(&self) -> bool {
+        self.broken
+    }
+
+    /// Waits for the next chunk; `false` once the input has ended.
+    fn fill(&mut self) -> bool {
+        if self.ended {
+            return false;
+        }
+        match self.chunks.recv() {
+            Ok(chunk) => {
+                self.buf.extend_from_slice(&chunk);
+                true
+            }
+            Err(_) => {
+                self.ended = true;
+                false
+            }
+        }
+    }
+
+    /// The next byte that is not JSON whitespace, waiting for input as
+    /// needed; `None` at the end of the input.
+    fn peek_token(&mut self) -> Option<u8> {
+        loop {
+            while let Some(&b) = self.buf.get(self.pos) {
+                if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                    return Some(b);
+                }
+                self.pos += 1;
+            }
+            if !self.fill() {
+                return None;
+            }
+        }
+    }
+
+    fn give_up<T>(&mut self) -> Option<T> {
+        self.broken = true;
+        None
+    }
+
+    /// The next element as a `T`; `None` at the closing `]` or when broken.
+    pub fn next_element<T: DeserializeOwned>(&mut self) -> Option<T> {
+        if self.broken {
+            return None;
+        }
+        loop {
+            let token = self.peek_token();
+            match (self.phase, token) {
+                (Phase::Start, Some(b'[')) => {
+                    self.pos += 1;
+                    self.phase = Phase::Open;
+                }
+                (Phase::Open | Phase::Element, Some(b']')) => {
+                    self.pos += 1;
+                    self.phase = Phase::Closed;
+                    return None;
+                }
+                (Phase::Element, Some(b',')) => {
+                    self.pos += 1;
+                    self.phase = Phase::Comma;
+                }
+                (Phase::Open | Phase::Comma, Some(_)) => return self.parse_element(),
+                (Phase::Closed, _) => return None,
+                _ => return self.give_up(),
+            }
+        }
+    }
+
+    /// Parses the element at `pos`, waiting for more input while it is
+    /// incomplete. The retry after a wait re-parses the element, so each
+    /// wait asks for at least as many new bytes as are pending: a huge
+    /// element costs linear time, not quadratic.
+    fn parse_element<T: DeserializeOwned>(&mut self) -> Option<T> {
+        loop {
+            let pending = self.buf.len() - self.pos;
+            let (parsed, used) = {
+                let mut stream = serde_json::Deserializer::from_slice(&self.buf[self.pos..]).into_iter::<T>();
+                let parsed = stream.next();
+                (parsed, stream.byte_offset())
+            };
+            // A value that runs to the end of the input so far may go on
+            // (a number), and one cut short needs the rest.
+            let incomplete = match &parsed {
+                Some(Ok(_)) => used == pending && !self.ended,
+                Some(Err(e)) => e.is_eof() && !self.ended,
+                None => !self.ended,
+            };
+            if incomplete {
+                let want = self.buf.len() + pending.max(1);
+                while self.buf.len() < want && self.fill() {}
+                continue;
+            }
+            return match parsed {
+                Some(Ok(value)) => {
+                    self.pos += used;
+                    self.phase = Phase::Element;
+                    Some(value)
+                }
+                _ => self.give_up(),
+            };
+        }
+    }
+
+    /// Validates the rest of the input (elements nobody asked for, the
+    /// closing `]`, trailing whitespace), waiting for all of it. `true`
+    /// when the whole input was a strict JSON array.
+    pub fn finish(&mut self) -> bool {
+        while self.next_element::<IgnoredAny>().is_some() {}
+        // Not broken means the array closed; only whitespace may follow.
+        if !self.broken && self.peek_token().is_some() {
+            self.broken = true;
+        }
+        while self.fill() {}
+        !self.broken
+    }
+
+    /// Every byte received, for [`json_items`] or an error message.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +230,51 @@ mod tests {
         assert!(json_items("[]".into()).unwrap().collect().unwrap().is_empty());
         assert!(json_items("[1,".into()).is_err());
         assert!(json_items("not-json".into()).is_err());
+    }
+
+    /// Feeds `text` to a [`ChunkedArray`] in `size`-byte chunks and reads
+    /// it all: the elements, or `None` when it gave up.
+    fn chunked(text: &str, size: usize) -> Option<Vec<Value>> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for chunk in text.as_bytes().chunks(size) {
+            tx.send(chunk.to_vec()).unwrap();
+        }
+        drop(tx);
+        let mut array = ChunkedArray::new(rx);
+        let mut items = Vec::new();
+        while let Some(v) = array.next_element::<Value>() {
+            items.push(v);
+        }
+        let clean = array.finish();
+        assert_eq!(array.into_bytes(), text.as_bytes(), "every byte is kept");
+        clean.then_some(items)
+    }
+
+    #[test]
+    fn chunked_arrays_match_whole_parsing_at_every_chunk_size() {
+        let docs = [
+            "[]",
+            " [ ] \n",
+            "[1,2.5e3,-0,123456789]",
+            r#"[{"id":1,"name":"a\"b","tags":["x",{"y":[null,true]}]},"\u00e9",42]"#,
+            "\n[\n  10 ,\n  20\n]\n",
+        ];
+        for doc in docs {
+            let whole = json_items(doc.to_string()).unwrap().collect().unwrap();
+            for size in 1..=9 {
+                assert_eq!(chunked(doc, size).as_ref(), Some(&whole), "{doc:?} in {size}-byte chunks");
+            }
+        }
+    }
+
+    #[test]
+    fn chunked_arrays_give_up_on_anything_but_a_strict_array() {
+        // Invalid JSON, other top-level values, and what only JavaScript's
+        // wider trim accepts all go back to the ordinary path.
+        for doc in ["[1,", "[1,]", "[1 2]", "[1] x", "[1][2]", "{\"a\":1}", "42", "", "\u{feff}[1]", "[1]\u{a0}", "[01]", "[\"\\x\"]"] {
+            for size in [1, 2, 64] {
+                assert_eq!(chunked(doc, size), None, "{doc:?} in {size}-byte chunks");
+            }
+        }
     }
 }

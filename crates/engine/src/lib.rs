@@ -5,6 +5,7 @@
 //! here; paused runs are stored durably through `clawdis-store`. Nothing in
 //! this crate knows about windows, tray icons or HTTP servers.
 
+pub mod ahead;
 pub mod commands;
 pub mod context;
 pub mod envelope;

@@ -72,9 +72,40 @@ impl Drop for GroupGuard {
     }
 }
 
+/// What a child reads, and where its standard output goes.
+#[derive(Debug, Default)]
+pub struct ChildIo {
+    /// Written to the child's stdin (closed at once when `None`).
+    pub stdin: Option<Vec<u8>>,
+    /// When set, stdout is sent here chunk by chunk as it arrives instead
+    /// of being collected (`ProcOutput::stdout` is then empty); the sender
+    /// is dropped at the end of the output.
+    pub stdout_to: Option<std::sync::mpsc::Sender<Vec<u8>>>,
+}
+
+impl ChildIo {
+    /// Feeds `stdin` (if any) and collects stdout.
+    pub fn stdin(stdin: Option<Vec<u8>>) -> Self {
+        ChildIo { stdin, stdout_to: None }
+    }
+}
+
 /// Decodes bytes as UTF-8 without copying when they are valid.
-fn utf8_lossy(bytes: Vec<u8>) -> String {
+pub fn utf8_lossy(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Sends everything `pipe` yields to `to`, one chunk per read; a receiver
+/// that has gone away only means nobody wants the rest.
+async fn forward(pipe: &mut tokio::process::ChildStdout, to: std::sync::mpsc::Sender<Vec<u8>>) -> std::io::Result<()> {
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = pipe.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        let _ = to.send(chunk[..n].to_vec());
+    }
 }
 
 /// The program and arguments that run `line` through the configured shell:
@@ -94,15 +125,11 @@ pub fn shell_command(line: &str, env: &Env) -> (String, Vec<String>) {
 }
 
 /// Runs `program args...` to completion with `env` and `cwd`, writing
-/// `stdin` (or closing it at once) and collecting stdout and stderr.
-#[tracing::instrument(level = "debug", skip(args, env, stdin))]
-pub async fn run_process(
-    program: &str,
-    args: &[String],
-    env: &Env,
-    cwd: &Path,
-    stdin: Option<Vec<u8>>,
-) -> std::io::Result<ProcOutput> {
+/// `io.stdin` (or closing stdin at once) and collecting stdout (or sending
+/// it to `io.stdout_to`) and stderr.
+#[tracing::instrument(level = "debug", skip(args, env, io))]
+pub async fn run_process(program: &str, args: &[String], env: &Env, cwd: &Path, io: ChildIo) -> std::io::Result<ProcOutput> {
+    let ChildIo { stdin, stdout_to } = io;
     let mut cmd = Command::new(program);
     cmd.args(args)
         .env_clear()
@@ -129,7 +156,12 @@ pub async fn run_process(
     let read_out = async {
         let mut buf = Vec::new();
         if let Some(p) = child_stdout.as_mut() {
-            p.read_to_end(&mut buf).await?;
+            match stdout_to {
+                None => {
+                    p.read_to_end(&mut buf).await?;
+                }
+                Some(to) => forward(p, to).await?,
+            }
         }
         Ok::<_, std::io::Error>(buf)
     };

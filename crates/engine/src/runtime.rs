@@ -26,18 +26,20 @@ pub async fn run_pipeline(stages: &[Stage], input: Items, ctx: &Ctx) -> Result<P
     let mut rendered = false;
     let mut halted = None;
     let later_ctx = Ctx { resume_response: None, ..ctx.clone() };
-    for (idx, stage) in stages.iter().enumerate() {
+    let mut idx = 0;
+    while let Some(stage) = stages.get(idx) {
         if !commands::exists(&stage.name) {
             return Err(Error::runtime(format!("Unknown command: {}", stage.name)));
         }
         let stage_ctx = if idx == 0 { ctx } else { &later_ctx };
-        let out = commands::run_stage(stage, stream, stage_ctx).await?;
+        let (out, taken) = commands::run_stages_from(&stages[idx..], stream, stage_ctx).await?;
         rendered |= out.rendered;
         stream = out.items;
         if let Some(h) = out.halt {
             halted = Some((idx, h));
             break;
         }
+        idx += taken;
     }
     Ok(PipelineResult { items: stream.collect()?, rendered, halted })
 }

@@ -2,13 +2,14 @@
 //! parsing its output as JSON.
 
 use super::Output;
+use crate::ahead::Ahead;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::json_stream::json_items;
-use crate::parser::Args;
+use crate::parser::{Args, Stage};
 use crate::login_env::LoginSession;
-use crate::process::{run_process, shell_command};
+use crate::process::{ChildIo, run_process, shell_command, utf8_lossy};
 use crate::value::{Value, is_js_space};
 
 /// Encodes items for the child's stdin.
@@ -29,12 +30,15 @@ fn encode_stdin(items: &[Value], mode: &str) -> Result<String> {
     }
 }
 
-pub async fn run(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
+/// Runs `exec`, then the pure stages `then` over its items. With `--json`
+/// those stages run over the output as it arrives (see [`crate::ahead`]).
+pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result<Output> {
     let cmd = &args.positional;
     let shell_flag = args.get("shell");
     let shell_line = shell_flag.and_then(Value::as_str);
     let use_shell = shell_flag.is_some_and(Value::truthy) || (cmd.len() == 1 && cmd[0].chars().any(is_js_space));
     let stdin_mode = args.string("stdin").map(str::to_lowercase);
+    let json = args.truthy("json");
     if cmd.is_empty() && shell_line.is_none() {
         return Err(Error::runtime("exec requires a command"));
     }
@@ -47,14 +51,23 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         }
     };
 
+    let mut io = ChildIo::stdin(stdin);
+    let ahead = if json && !then.is_empty() {
+        Ahead::start(then.to_vec()).map(|(chunks, ahead)| {
+            io.stdout_to = Some(chunks);
+            ahead
+        })
+    } else {
+        None
+    };
     let (program, spawned) = if use_shell {
         let line = shell_line.map(str::to_string).or_else(|| cmd.first().cloned()).unwrap_or_default();
         let program = shell_command(&line, &ctx.env).0;
-        (program, LoginSession::default().run_shell(&line, &ctx.env, &ctx.cwd, stdin, ctx.state.dir()).await)
+        (program, LoginSession::default().run_shell(&line, &ctx.env, &ctx.cwd, io, ctx.state.dir()).await)
     } else {
-        (cmd[0].clone(), run_process(&cmd[0], &cmd[1..], &ctx.env, &ctx.cwd, stdin).await)
+        (cmd[0].clone(), run_process(&cmd[0], &cmd[1..], &ctx.env, &ctx.cwd, io).await)
     };
-    let out = match spawned {
+    let mut out = match spawned {
         Ok(out) => out,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::runtime(if use_shell {
@@ -65,6 +78,12 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         }
         Err(e) => return Err(Error::runtime(format!("exec could not start {program}: {e}"))),
     };
+    let mut ahead_items = None;
+    if let Some(ahead) = ahead {
+        let outcome = ahead.finish().await.ok_or_else(|| Error::runtime("exec --json output was lost"))?;
+        out.stdout = utf8_lossy(outcome.bytes);
+        ahead_items = outcome.items;
+    }
     if out.code != Some(0) {
         let detail = [out.stderr.trim_matches(is_js_space), out.stdout.trim_matches(is_js_space)]
             .into_iter()
@@ -74,10 +93,13 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         return Err(Error::runtime(format!("exec failed ({}): {detail}", out.code_text())));
     }
 
-    if args.truthy("json") {
+    if json {
+        if let Some(items) = ahead_items {
+            return Ok(Output::items(items?));
+        }
         let items = json_items(out.stdout)
             .map_err(|e| Error::runtime(format!("exec --json could not parse stdout as JSON: {e}")))?;
-        return Ok(Output::items(items));
+        return Ok(Output::items(super::run_pure(then, items)?));
     }
     let lines: Vec<Value> = out
         .stdout
@@ -86,5 +108,5 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         .filter(|l| !l.is_empty())
         .map(Value::from)
         .collect();
-    Ok(Output::items(lines))
+    Ok(Output::items(super::run_pure(then, lines.into())?))
 }

@@ -4,7 +4,7 @@
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::process::run_process;
+use crate::process::{ChildIo, run_process};
 use crate::value::{Object, Value, stable_stringify};
 
 const PR_FIELDS: &str = "number,title,url,state,isDraft,mergeable,reviewDecision,author,baseRefName,headRefName,updatedAt";
@@ -14,7 +14,7 @@ const SUBSET: [&str; 10] =
 async fn fetch_pr(repo: &str, pr: &str, ctx: &Ctx) -> Result<Value> {
     let argv: Vec<String> =
         ["pr", "view", pr, "--repo", repo, "--json", PR_FIELDS].iter().map(|s| s.to_string()).collect();
-    let out = run_process("gh", &argv, &ctx.env, &ctx.cwd, None).await.map_err(|e| {
+    let out = run_process("gh", &argv, &ctx.env, &ctx.cwd, ChildIo::default()).await.map_err(|e| {
         Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
             "gh not found on PATH (install GitHub CLI)".to_string()
         } else {

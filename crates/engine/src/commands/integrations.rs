@@ -2,7 +2,7 @@
 //! `openclaw.agent`, and the `gog` mail commands.
 
 use super::http::post_json;
-use crate::process::run_process;
+use crate::process::{ChildIo, run_process};
 use super::Output;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
@@ -166,7 +166,7 @@ pub async fn openclaw_agent(args: &Args, input: Items, ctx: &Ctx) -> Result<Outp
         argv.push("--local".into());
     }
     let exe = ctx.env_var("LOBSTER_OPENCLAW_BIN").map(|s| s.trim().to_string()).unwrap_or_else(|| "openclaw".into());
-    let out = run_process(&exe, &argv, &ctx.env, &ctx.cwd, None).await.map_err(|e| {
+    let out = run_process(&exe, &argv, &ctx.env, &ctx.cwd, ChildIo::default()).await.map_err(|e| {
         Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
             "openclaw.agent could not find the OpenClaw CLI".to_string()
         } else {

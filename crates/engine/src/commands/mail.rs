@@ -6,7 +6,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::parser::Args;
-use crate::process::{ProcOutput, run_process};
+use crate::process::{ChildIo, ProcOutput, run_process};
 use crate::value::{Object, Value};
 
 const GOG_NOT_FOUND: &str = "gog not found on PATH (install: https://github.com/steipete/gogcli)";
@@ -16,7 +16,7 @@ async fn run_gog(argv: Vec<String>, ctx: &Ctx) -> Result<ProcOutput> {
     let bin = ctx.env.get("GOG_BIN").cloned().unwrap_or_else(|| "gog".into());
     let is_script = [".mjs", ".cjs", ".js", ".ts"].iter().any(|e| bin.to_ascii_lowercase().ends_with(e));
     let (program, argv) = if is_script { ("node".to_string(), [vec![bin], argv].concat()) } else { (bin, argv) };
-    run_process(&program, &argv, &ctx.env, &ctx.cwd, None).await.map_err(|e| {
+    run_process(&program, &argv, &ctx.env, &ctx.cwd, ChildIo::default()).await.map_err(|e| {
         Error::runtime(if e.kind() == std::io::ErrorKind::NotFound { GOG_NOT_FOUND.to_string() } else { e.to_string() })
     })
 }

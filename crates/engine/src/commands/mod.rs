@@ -127,11 +127,16 @@ pub fn describe_all() -> Vec<Value> {
         .collect()
 }
 
-/// Runs one stage over its input.
-pub async fn run_stage(stage: &Stage, input: Items, ctx: &Ctx) -> Result<Output> {
+/// Whether `name` is a pure item transform: no effects and no context, so
+/// it may run ahead on another thread while its input still arrives.
+pub fn is_pure(name: &str) -> bool {
+    matches!(name, "where" | "pick" | "head" | "sort" | "dedupe" | "groupBy" | "map")
+}
+
+/// Runs one pure stage (see [`is_pure`]).
+fn run_pure_stage(stage: &Stage, input: Items) -> Result<Items> {
     let args = &stage.args;
-    match stage.name.as_str() {
-        "exec" => exec::run(args, input, ctx).await,
+    let out = match stage.name.as_str() {
         "where" => transform::where_(args, input),
         "pick" => transform::pick(args, input),
         "head" => transform::head(args, input),
@@ -139,6 +144,38 @@ pub async fn run_stage(stage: &Stage, input: Items, ctx: &Ctx) -> Result<Output>
         "dedupe" => transform::dedupe(args, input),
         "groupBy" => transform::group_by(args, input),
         "map" => transform::map(args, input),
+        other => Err(Error::runtime(format!("Unknown command: {other}"))),
+    };
+    out.map(|o| o.items)
+}
+
+/// Runs pure stages (see [`is_pure`]) one after another over `input`.
+pub fn run_pure(stages: &[Stage], input: Items) -> Result<Items> {
+    stages.iter().try_fold(input, |items, stage| run_pure_stage(stage, items))
+}
+
+/// Runs the first of `stages` and tells how many stages that took: an
+/// `exec --json` also runs the pure stages right after it, over its output
+/// while the child is still writing it (see [`crate::ahead`]).
+pub async fn run_stages_from(stages: &[Stage], input: Items, ctx: &Ctx) -> Result<(Output, usize)> {
+    let Some(stage) = stages.first() else {
+        return Ok((Output::items(input), 0));
+    };
+    if stage.name == "exec" && stage.args.truthy("json") {
+        let pure = stages[1..].iter().take_while(|s| is_pure(&s.name)).count();
+        if pure > 0 {
+            return Ok((exec::run(&stage.args, input, ctx, &stages[1..=pure]).await?, 1 + pure));
+        }
+    }
+    Ok((run_stage(stage, input, ctx).await?, 1))
+}
+
+/// Runs one stage over its input.
+pub async fn run_stage(stage: &Stage, input: Items, ctx: &Ctx) -> Result<Output> {
+    let args = &stage.args;
+    match stage.name.as_str() {
+        "exec" => exec::run(args, input, ctx, &[]).await,
+        name if is_pure(name) => run_pure_stage(stage, input).map(Output::items),
         "template" => template::run(args, input, ctx).await,
         "json" => render::json(input, ctx),
         "table" => render::table(input, ctx),

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::context::Env;
-use crate::process::{ProcOutput, run_process, shell_command};
+use crate::process::{ChildIo, ProcOutput, run_process, shell_command};
 
 /// Variables a shell sets for itself on every start.
 const SHELL_OWNED: [&str; 4] = ["PWD", "OLDPWD", "SHLVL", "_"];
@@ -62,7 +62,7 @@ impl LoginEnv {
         let wrapper = r#"umask; exec "$0" -lc "$1""#;
         let script = format!("printf '{}'; umask; pwd; printf '\\001'; env -0", MARKER.replace('\u{1}', "\\001"));
         let args = ["-c".to_string(), wrapper.to_string(), shell, script];
-        let out = run_process("/bin/sh", &args, env, cwd, None).await.ok()?;
+        let out = run_process("/bin/sh", &args, env, cwd, ChildIo::default()).await.ok()?;
         if out.code != Some(0) || !out.stderr.is_empty() {
             return None;
         }
@@ -111,10 +111,10 @@ impl LoginSession {
     /// Runs `line` through the configured shell as Lobster does (a login
     /// shell), replaying the profile's environment instead where that is
     /// known to be faithful. `state_dir` holds what earlier runs learnt.
-    pub async fn run_shell(&self, line: &str, env: &Env, cwd: &Path, stdin: Option<Vec<u8>>, state_dir: &Path) -> std::io::Result<ProcOutput> {
+    pub async fn run_shell(&self, line: &str, env: &Env, cwd: &Path, io: ChildIo, state_dir: &Path) -> std::io::Result<ProcOutput> {
         let Some(shell) = login_shell(env) else {
             let (program, argv) = shell_command(line, env);
-            return run_process(&program, &argv, env, cwd, stdin).await;
+            return run_process(&program, &argv, env, cwd, io).await;
         };
         let login_argv = ["-lc".to_string(), line.to_string()];
         // The key reads the profile files: once per command at most, and
@@ -134,14 +134,14 @@ impl LoginSession {
                 None => {
                     // The first command runs as Lobster runs it, while the
                     // profile's effect is captured next to it.
-                    let (out, _) = tokio::join!(run_process(&shell, &login_argv, env, cwd, stdin), self.env.get_or_init(learn));
+                    let (out, _) = tokio::join!(run_process(&shell, &login_argv, env, cwd, io), self.env.get_or_init(learn));
                     return out;
                 }
             }
         }
         match self.env.get_or_init(learn).await {
-            Some(login) => run_process(&shell, &["-c".to_string(), line.to_string()], &login.apply(env), cwd, stdin).await,
-            None => run_process(&shell, &login_argv, env, cwd, stdin).await,
+            Some(login) => run_process(&shell, &["-c".to_string(), line.to_string()], &login.apply(env), cwd, io).await,
+            None => run_process(&shell, &login_argv, env, cwd, io).await,
         }
     }
 }
@@ -186,7 +186,7 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let session = LoginSession::default();
         for _ in 0..2 {
-            let out = session.run_shell("umask", &env, dir.path(), None, state.path()).await.unwrap();
+            let out = session.run_shell("umask", &env, dir.path(), ChildIo::default(), state.path()).await.unwrap();
             assert_eq!(parse_umask(&out.stdout), Some(0o077));
         }
     }
@@ -200,7 +200,7 @@ mod tests {
         for _ in 0..3 {
             let session = LoginSession::default();
             for _ in 0..2 {
-                let out = session.run_shell("echo \"$FROM_PROFILE\"", &env, dir.path(), None, state.path()).await.unwrap();
+                let out = session.run_shell("echo \"$FROM_PROFILE\"", &env, dir.path(), ChildIo::default(), state.path()).await.unwrap();
                 assert_eq!(out.stdout, "yes\n");
             }
         }

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::login_env::LoginSession;
 use crate::parser::parse_pipeline;
+use crate::process::ChildIo;
 use crate::runtime::run_pipeline;
 use crate::value::{Object, Value, is_js_space};
 
@@ -724,7 +725,7 @@ fn retry_delay(step: &Step, attempt: u32) -> f64 {
 
 /// Runs a shell step through the run's login session (see [`crate::login_env`]).
 async fn run_shell_step(id: &str, command: &str, input: Option<&Value>, p: &Prepared, login: &LoginSession, ctx: &Ctx) -> Result<Object> {
-    let out = login.run_shell(command, &p.env, &p.cwd, shell_input(input), ctx.state.dir()).await.map_err(|e| {
+    let out = login.run_shell(command, &p.env, &p.cwd, ChildIo::stdin(shell_input(input)), ctx.state.dir()).await.map_err(|e| {
         Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
             "workflow shell not found; check LOBSTER_SHELL".to_string()
         } else {

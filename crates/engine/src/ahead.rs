@@ -1,0 +1,103 @@
+//! Working ahead on a command's JSON output while the command still
+//! writes it.
+//!
+//! `exec --json` hands on no item before the whole output is known to be
+//! valid JSON, as `JSON.parse` does. The pure stages right after it
+//! ([`crate::commands::is_pure`]) have no effects, so running them early
+//! cannot be seen: a worker thread parses the array's elements as the bytes
+//! arrive and runs those stages over them. Their result is used only when
+//! the command succeeded and its output was a strict JSON array; otherwise
+//! it is dropped and the output takes the ordinary path.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::commands;
+use crate::error::{Error, Result};
+use crate::items::Items;
+use crate::json_stream::ChunkedArray;
+use crate::parser::Stage;
+use crate::value::Value;
+
+/// What the worker made of the command's output.
+pub struct Outcome {
+    /// Every byte of the output.
+    pub bytes: Vec<u8>,
+    /// The stages' result, when the output was a strict JSON array.
+    pub items: Option<Result<Items>>,
+}
+
+/// A worker running pure stages over output as it arrives.
+pub struct Ahead {
+    done: tokio::sync::oneshot::Receiver<Outcome>,
+}
+
+impl Ahead {
+    /// Starts a worker for `stages`; the command's stdout goes to the
+    /// returned sender, and dropping it marks the end of the output.
+    /// `None` when no thread could be started.
+    pub fn start(stages: Vec<Stage>) -> Option<(Sender<Vec<u8>>, Ahead)> {
+        let (chunks_tx, chunks) = std::sync::mpsc::channel();
+        let (done_tx, done) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("lobster-ahead".into())
+            .stack_size(8 << 20)
+            .spawn(move || {
+                let _ = done_tx.send(work(chunks, &stages));
+            })
+            .ok()?;
+        Some((chunks_tx, Ahead { done }))
+    }
+
+    /// Waits for the worker, which finishes once the output has ended.
+    pub async fn finish(self) -> Option<Outcome> {
+        self.done.await.ok()
+    }
+}
+
+/// The worker: the stages over the elements, then the rest of the input
+/// validated.
+#[tracing::instrument(level = "debug", skip_all, fields(stages = stages.len()))]
+fn work(chunks: Receiver<Vec<u8>>, stages: &[Stage]) -> Outcome {
+    let returned = Arc::new(Mutex::new(None));
+    let source = Elements { array: Some(ChunkedArray::new(chunks)), returned: returned.clone() };
+    let items = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        commands::run_pure(stages, Items::Lazy(Box::new(source))).map(Items::materialise)
+    }));
+    // Every stage is done with the source, so it has come back.
+    let array = returned.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let Some(mut array) = array else {
+        // Only a panic inside the source's drop gets here.
+        return Outcome { bytes: Vec::new(), items: Some(Err(Error::runtime("exec --json output was lost"))) };
+    };
+    let clean = array.finish();
+    tracing::debug!(clean, "output ended");
+    Outcome { bytes: array.into_bytes(), items: items.ok().filter(|_| clean) }
+}
+
+/// The array's elements as items; hands the array back when dropped.
+struct Elements {
+    array: Option<ChunkedArray>,
+    returned: Arc<Mutex<Option<ChunkedArray>>>,
+}
+
+impl Iterator for Elements {
+    type Item = Result<Value>;
+
+    fn next(&mut self) -> Option<Result<Value>> {
+        let array = self.array.as_mut()?;
+        match array.next_element::<Value>() {
+            Some(value) => Some(Ok(value)),
+            // Whatever the stages make of this is thrown away.
+            None if array.broken() => Some(Err(Error::runtime("exec --json output is not a JSON array"))),
+            None => None,
+        }
+    }
+}
+
+impl Drop for Elements {
+    fn drop(&mut self) {
+        *self.returned.lock().unwrap_or_else(PoisonError::into_inner) = self.array.take();
+    }
+}

@@ -1,0 +1,59 @@
+//! `exec --json` followed by pure stages works on the output while the
+//! command still writes it; what comes out must be exactly what parsing
+//! the whole output first gives, whatever the command prints.
+
+use std::process::Output;
+
+use clawdis_e2e::lobster;
+
+/// Runs `flow` in a directory whose `gen.sh` is `script`.
+fn run(flow: &str, script: &str) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("gen.sh"), script).unwrap();
+    lobster(&dir.path().join("state")).current_dir(dir.path()).arg(flow).output().unwrap()
+}
+
+/// An awk program printing a JSON array of `n` objects without its `]`.
+fn open_array(n: u32) -> String {
+    format!(r#"awk 'BEGIN {{ printf "["; for (i = 0; i < {n}; i++) {{ if (i) printf ","; printf "{{\"i\":%d,\"s\":\"x%d\"}}", i, i }} }}'"#)
+}
+
+#[test]
+fn worked_ahead_output_matches_whole_output_parsing() {
+    let big = open_array(20_000);
+    let scripts = [
+        format!("{big}; echo ']'"),
+        format!("{big}; echo ']'; exit 3"),
+        format!("{big}; echo"),
+        format!("{big}; echo ',]'"),
+        format!("{big}; echo '] x'"),
+        format!("{big}; echo '] []'"),
+        r#"printf '\302\240[{"i":1},{"i":2}]\302\240'"#.to_string(),
+        r#"printf '["a\377b", "c"]'"#.to_string(),
+        r#"printf '{"i":1}'"#.to_string(),
+        "printf '  42 '".to_string(),
+        "printf ''".to_string(),
+        "printf '[1,2]' >&2; exit 1".to_string(),
+    ];
+    for script in &scripts {
+        let whole = run("exec --json sh gen.sh | json", script);
+        let ahead = run("exec --json sh gen.sh | head --n 1000000 | json", script);
+        let shown = script.chars().take(60).collect::<String>();
+        assert_eq!(ahead.status.code(), whole.status.code(), "{shown}");
+        assert_eq!(String::from_utf8_lossy(&ahead.stderr), String::from_utf8_lossy(&whole.stderr), "{shown}");
+        assert!(ahead.stdout == whole.stdout, "{shown}: stdout differs");
+    }
+}
+
+#[test]
+fn stages_worked_ahead_give_their_usual_result() {
+    let script = format!("{}; echo ']'", open_array(20_000));
+    let out = run("exec --json sh gen.sh | where i>=19990 | pick s,i | sort --key i --desc | head --n 3 | json", &script);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let items: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(items, serde_json::json!([{"s": "x19999", "i": 19999}, {"s": "x19998", "i": 19998}, {"s": "x19997", "i": 19997}]));
+    // A failure after the items a stage took still fails the run.
+    let out = run("exec --json sh gen.sh | head --n 1 | json", &format!("{}; echo '] x'", open_array(20_000)));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exec --json could not parse stdout as JSON"), "{}", String::from_utf8_lossy(&out.stderr));
+}
