@@ -79,6 +79,9 @@ enum Phase {
 pub struct ChunkedArray {
     chunks: Receiver<Vec<u8>>,
     buf: Vec<u8>,
+    /// `buf[..valid]` is known to be UTF-8 (a chunk may end inside a
+    /// character).
+    valid: usize,
     pos: usize,
     phase: Phase,
     /// The sender is gone: no more bytes will come.
@@ -89,7 +92,7 @@ pub struct ChunkedArray {
 impl ChunkedArray {
     /// Reads chunks from `chunks` until its sender is dropped.
     pub fn new(chunks: Receiver<Vec<u8>>) -> Self {
-        ChunkedArray { chunks, buf: Vec::new(), pos: 0, phase: Phase::Start, ended: false, broken: false }
+        ChunkedArray { chunks, buf: Vec::new(), valid: 0, pos: 0, phase: Phase::Start, ended: false, broken: false }
     }
 
     /// Whether the input turned out not to be a strict JSON array.
@@ -105,6 +108,17 @@ impl ChunkedArray {
         match self.chunks.recv() {
             Ok(chunk) => {
                 self.buf.extend_from_slice(&chunk);
+                match std::str::from_utf8(&self.buf[self.valid..]) {
+                    Ok(_) => self.valid = self.buf.len(),
+                    Err(e) => {
+                        self.valid += e.valid_up_to();
+                        // Bytes that are not UTF-8 are for the whole-text
+                        // path, which decodes them lossily.
+                        if e.error_len().is_some() {
+                            self.broken = true;
+                        }
+                    }
+                }
                 true
             }
             Err(_) => {
@@ -169,9 +183,16 @@ impl ChunkedArray {
     /// element costs linear time, not quadratic.
     fn parse_element<T: DeserializeOwned>(&mut self) -> Option<T> {
         loop {
-            let pending = self.buf.len() - self.pos;
+            if self.broken {
+                return None;
+            }
+            let pending = self.valid - self.pos;
             let (parsed, used) = {
-                let mut stream = serde_json::Deserializer::from_slice(&self.buf[self.pos..]).into_iter::<T>();
+                // SAFETY: `buf[..valid]` is UTF-8 and `pos` is at a
+                // character boundary: it only moves past ASCII tokens and
+                // whole values.
+                let text = unsafe { std::str::from_utf8_unchecked(&self.buf[self.pos..self.valid]) };
+                let mut stream = serde_json::Deserializer::from_str(text).into_iter::<T>();
                 let parsed = stream.next();
                 (parsed, stream.byte_offset())
             };
@@ -183,8 +204,8 @@ impl ChunkedArray {
                 None => !self.ended,
             };
             if incomplete {
-                let want = self.buf.len() + pending.max(1);
-                while self.buf.len() < want && self.fill() {}
+                let want = self.valid + pending.max(1);
+                while self.valid < want && !self.broken && self.fill() {}
                 continue;
             }
             return match parsed {
@@ -234,9 +255,9 @@ mod tests {
 
     /// Feeds `text` to a [`ChunkedArray`] in `size`-byte chunks and reads
     /// it all: the elements, or `None` when it gave up.
-    fn chunked(text: &str, size: usize) -> Option<Vec<Value>> {
+    fn chunked(text: &[u8], size: usize) -> Option<Vec<Value>> {
         let (tx, rx) = std::sync::mpsc::channel();
-        for chunk in text.as_bytes().chunks(size) {
+        for chunk in text.chunks(size) {
             tx.send(chunk.to_vec()).unwrap();
         }
         drop(tx);
@@ -246,7 +267,7 @@ mod tests {
             items.push(v);
         }
         let clean = array.finish();
-        assert_eq!(array.into_bytes(), text.as_bytes(), "every byte is kept");
+        assert_eq!(array.into_bytes(), text, "every byte is kept");
         clean.then_some(items)
     }
 
@@ -258,11 +279,12 @@ mod tests {
             "[1,2.5e3,-0,123456789]",
             r#"[{"id":1,"name":"a\"b","tags":["x",{"y":[null,true]}]},"\u00e9",42]"#,
             "\n[\n  10 ,\n  20\n]\n",
+            "[\"é€😀\",{\"ключ\":\"值\"}]",
         ];
         for doc in docs {
             let whole = json_items(doc.to_string()).unwrap().collect().unwrap();
             for size in 1..=9 {
-                assert_eq!(chunked(doc, size).as_ref(), Some(&whole), "{doc:?} in {size}-byte chunks");
+                assert_eq!(chunked(doc.as_bytes(), size).as_ref(), Some(&whole), "{doc:?} in {size}-byte chunks");
             }
         }
     }
@@ -271,10 +293,15 @@ mod tests {
     fn chunked_arrays_give_up_on_anything_but_a_strict_array() {
         // Invalid JSON, other top-level values, and what only JavaScript's
         // wider trim accepts all go back to the ordinary path.
-        for doc in ["[1,", "[1,]", "[1 2]", "[1] x", "[1][2]", "{\"a\":1}", "42", "", "\u{feff}[1]", "[1]\u{a0}", "[01]", "[\"\\x\"]"] {
+        for doc in ["[1,", "[1,]", "[1 2]", "[1] x", "[1][2]", "{\"a\":1}", "42", "", "\u{feff}[1]", "[1]\u{a0}", "[01]", "[\"\\x\"]", "[\"é"] {
             for size in [1, 2, 64] {
-                assert_eq!(chunked(doc, size), None, "{doc:?} in {size}-byte chunks");
+                assert_eq!(chunked(doc.as_bytes(), size), None, "{doc:?} in {size}-byte chunks");
             }
+        }
+        // Bytes that are not UTF-8 are decoded lossily on the whole-text path.
+        for size in [1, 3, 64] {
+            assert_eq!(chunked(b"[\"a\xffb\"]", size), None);
+            assert_eq!(chunked(b"[\"a\xe2\x82\"]", size), None);
         }
     }
 }

@@ -210,6 +210,85 @@ impl Object {
     }
 }
 
+thread_local! {
+    /// The keys of the last object built at each nesting depth that did not
+    /// follow the one before it (see [`ObjectBuilder`]).
+    static SHAPES: RefCell<Vec<Vec<Key>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A key read while building an object, and whether it was the key the
+/// depth's shape has at that position.
+pub struct BuiltKey {
+    key: Key,
+    on_shape: bool,
+}
+
+/// Builds one parsed object. Records in a stream repeat their keys in the
+/// same order, so each depth remembers the keys of a recent object (its
+/// shape): a key equal to the shape's key at its position shares it
+/// without interning and, since a shape's keys are distinct and none is an
+/// array index, is appended without looking for a duplicate.
+pub struct ObjectBuilder {
+    depth: usize,
+    obj: Object,
+    /// Every key so far was the shape's key at its position.
+    on_shape: bool,
+}
+
+impl ObjectBuilder {
+    /// A builder for an object at nesting `depth` with room for `n` keys
+    /// (as many as the depth's shape has when `n` is 0).
+    pub fn new(depth: usize, n: usize) -> Self {
+        let n = if n > 0 { n } else { SHAPES.with(|shapes| shapes.borrow().get(depth).map_or(0, Vec::len)) };
+        ObjectBuilder { depth, obj: Object::with_capacity(n), on_shape: true }
+    }
+
+    /// The shared key for `s`, the next key of this object.
+    pub fn key(&self, s: &str) -> BuiltKey {
+        if self.on_shape {
+            let next = self.obj.entries.len();
+            let known = SHAPES.with(|shapes| {
+                shapes.borrow().get(self.depth).and_then(|shape| shape.get(next)).filter(|k| ***k == *s).cloned()
+            });
+            if let Some(key) = known {
+                return BuiltKey { key, on_shape: true };
+            }
+        }
+        BuiltKey { key: intern(s), on_shape: false }
+    }
+
+    /// A key that is not a string (YAML), as JavaScript names it.
+    pub fn other_key(&self, s: &str) -> BuiltKey {
+        BuiltKey { key: intern(s), on_shape: false }
+    }
+
+    /// Sets `key` to `value` as [`Object::insert_key`] does.
+    pub fn insert(&mut self, key: BuiltKey, value: Value) {
+        if key.on_shape && self.on_shape {
+            self.obj.entries.push((key.key, value));
+        } else {
+            self.on_shape = false;
+            self.obj.insert_key(key.key, value);
+        }
+    }
+
+    /// The object; one that left its depth's shape becomes the new shape
+    /// when it can be one.
+    pub fn finish(self) -> Object {
+        let obj = self.obj;
+        if !self.on_shape && obj.entries.len() < INDEX_AT && obj.keys().all(|k| array_index(k).is_none()) {
+            SHAPES.with(|shapes| {
+                let mut shapes = shapes.borrow_mut();
+                if shapes.len() <= self.depth {
+                    shapes.resize_with(self.depth + 1, Vec::new);
+                }
+                shapes[self.depth] = obj.entries.iter().map(|(k, _)| k.clone()).collect();
+            });
+        }
+        obj
+    }
+}
+
 impl IntoIterator for Object {
     type Item = (String, Value);
     type IntoIter = std::iter::Map<std::vec::IntoIter<(Key, Value)>, fn((Key, Value)) -> (String, Value)>;
@@ -246,5 +325,17 @@ mod tests {
         assert_eq!(o.remove("k0"), Some(Value::from(0.0)));
         assert_eq!(o.get("k99"), Some(&Value::from(99.0)));
         assert!(Arc::ptr_eq(&intern("abc"), &intern("abc")));
+    }
+
+    #[test]
+    fn parsed_objects_off_their_shape_keep_javascript_semantics() {
+        // Each object is parsed with the one before it as its shape.
+        let text = r#"[{"a":1,"b":2},{"a":3,"b":4,"a":5},{"b":1,"a":2},{"1":0,"a":1,"0":2},{"1":0,"a":1,"0":2},
+            {"a":1},{"a":1,"b":{"a":[{"c":1},{"c":2,"c":3}]}},{"a":1,"b":{"a":[{"c":4,"d":5}]}}]"#;
+        let parsed = Value::from_json(text).unwrap();
+        assert_eq!(
+            parsed.to_json(),
+            r#"[{"a":1,"b":2},{"a":5,"b":4},{"b":1,"a":2},{"0":2,"1":0,"a":1},{"0":2,"1":0,"a":1},{"a":1},{"a":1,"b":{"a":[{"c":1},{"c":3}]}},{"a":1,"b":{"a":[{"c":4,"d":5}]}}]"#
+        );
     }
 }

@@ -9,7 +9,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// A JSON value as JavaScript sees it after `JSON.parse`.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -33,6 +33,7 @@ pub enum Value {
 }
 
 pub use crate::object::{Object, array_index};
+use crate::object::{BuiltKey, ObjectBuilder};
 
 impl From<&str> for Value {
     fn from(s: &str) -> Self {
@@ -559,105 +560,122 @@ pub fn stable_stringify(v: &Value) -> String {
 
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
-        struct ValueVisitor;
-        impl<'de> Visitor<'de> for ValueVisitor {
-            type Value = Value;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-                Ok(Value::Bool(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-                Ok(Value::Number(v as f64))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-                Ok(Value::Number(v as f64))
-            }
-            fn visit_i128<E>(self, v: i128) -> Result<Value, E> {
-                Ok(Value::Number(v as f64))
-            }
-            fn visit_u128<E>(self, v: u128) -> Result<Value, E> {
-                Ok(Value::Number(v as f64))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-                Ok(Value::Number(v))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-                Ok(Value::String(v.to_string()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Value, E> {
-                Ok(Value::String(v))
-            }
-            fn visit_unit<E>(self) -> Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_none<E>(self) -> Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-                Deserialize::deserialize(d)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
-                }
-                Ok(Value::Array(items))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-                let mut obj = Object::with_capacity(map.size_hint().unwrap_or(0).min(4096));
-                while let Some(key) = map.next_key::<MapKey>()? {
-                    let value: Value = map.next_value()?;
-                    obj.insert_key(key.0, value);
-                }
-                Ok(Value::Object(obj))
-            }
-        }
-        deserializer.deserialize_any(ValueVisitor)
+        ValueSeed { depth: 0 }.deserialize(deserializer)
     }
 }
 
-/// A map key; YAML allows non-string keys, which JavaScript turns into strings.
-struct MapKey(crate::object::Key);
+/// Deserializes a value nested `depth` levels deep (objects at each depth
+/// share key shapes, see [`ObjectBuilder`]).
+struct ValueSeed {
+    depth: usize,
+}
 
-impl<'de> Deserialize<'de> for MapKey {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<MapKey, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = MapKey;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a map key")
-            }
-            fn visit_str<E>(self, v: &str) -> Result<MapKey, E> {
-                Ok(MapKey(crate::object::intern(v)))
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<MapKey, E> {
-                Ok(MapKey(crate::object::intern(&Value::Bool(v).to_js_string())))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<MapKey, E> {
-                Ok(MapKey(crate::object::intern(&format_number(v as f64))))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<MapKey, E> {
-                Ok(MapKey(crate::object::intern(&format_number(v as f64))))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<MapKey, E> {
-                Ok(MapKey(crate::object::intern(&format_number(v))))
-            }
-            fn visit_unit<E>(self) -> Result<MapKey, E> {
-                Ok(MapKey(crate::object::intern("null")))
-            }
-            fn visit_none<E>(self) -> Result<MapKey, E> {
-                Ok(MapKey(crate::object::intern("null")))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<MapKey, A::Error> {
-                Err(de::Error::custom("map keys must be scalars"))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<MapKey, A::Error> {
-                Err(de::Error::custom("map keys must be scalars"))
-            }
+impl<'de> DeserializeSeed<'de> for ValueSeed {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+    fn visit_i128<E>(self, v: i128) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+    fn visit_u128<E>(self, v: u128) -> Result<Value, E> {
+        Ok(Value::Number(v as f64))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::Number(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        self.deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) = seq.next_element_seed(ValueSeed { depth: self.depth + 1 })? {
+            items.push(item);
         }
-        deserializer.deserialize_any(KeyVisitor)
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut builder = ObjectBuilder::new(self.depth, map.size_hint().unwrap_or(0).min(4096));
+        while let Some(key) = map.next_key_seed(KeySeed(&builder))? {
+            let value = map.next_value_seed(ValueSeed { depth: self.depth + 1 })?;
+            builder.insert(key, value);
+        }
+        Ok(Value::Object(builder.finish()))
+    }
+}
+
+/// Reads a map key for the object `0` builds; YAML allows non-string keys,
+/// which JavaScript turns into strings.
+struct KeySeed<'a>(&'a ObjectBuilder);
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = BuiltKey;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<BuiltKey, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed<'_> {
+    type Value = BuiltKey;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map key")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<BuiltKey, E> {
+        Ok(self.0.key(v))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<BuiltKey, E> {
+        Ok(self.0.other_key(&Value::Bool(v).to_js_string()))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<BuiltKey, E> {
+        Ok(self.0.other_key(&format_number(v as f64)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<BuiltKey, E> {
+        Ok(self.0.other_key(&format_number(v as f64)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<BuiltKey, E> {
+        Ok(self.0.other_key(&format_number(v)))
+    }
+    fn visit_unit<E>(self) -> Result<BuiltKey, E> {
+        Ok(self.0.other_key("null"))
+    }
+    fn visit_none<E>(self) -> Result<BuiltKey, E> {
+        Ok(self.0.other_key("null"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<BuiltKey, A::Error> {
+        Err(de::Error::custom("map keys must be scalars"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<BuiltKey, A::Error> {
+        Err(de::Error::custom("map keys must be scalars"))
     }
 }
 

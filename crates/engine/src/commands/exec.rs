@@ -80,6 +80,7 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
     };
     let mut ahead_items = None;
     if let Some(ahead) = ahead {
+        tracing::debug!(code = ?out.code, "command exited; waiting for the stages worked ahead");
         let outcome = ahead.finish().await.ok_or_else(|| Error::runtime("exec --json output was lost"))?;
         out.stdout = utf8_lossy(outcome.bytes);
         ahead_items = outcome.items;

@@ -11,6 +11,7 @@ use crate::items::Items;
 use crate::js_sort;
 use crate::parser::Args;
 use crate::path::{get_by_path, get_object_path};
+use crate::object::{Key, intern};
 use crate::value::{Object, RelOp, Value, compare_js_strings, is_js_space, loose_compare, loose_eq, string_to_number};
 
 /// A `where` predicate operator.
@@ -91,8 +92,7 @@ pub fn pick(args: &Args, input: Items) -> Result<Output> {
     let Some(spec) = spec else {
         return Err(Error::runtime("pick requires a comma-separated field list"));
     };
-    let fields: Vec<String> =
-        spec.split(',').map(|s| s.trim_matches(is_js_space).to_string()).filter(|s| !s.is_empty()).collect();
+    let fields: Vec<Key> = spec.split(',').map(|s| s.trim_matches(is_js_space)).filter(|s| !s.is_empty()).map(intern).collect();
     Ok(Output::items(input.filter_map(move |item| {
         let mut out = Object::with_capacity(fields.len());
         match item {
@@ -102,13 +102,13 @@ pub fn pick(args: &Args, input: Items) -> Result<Output> {
             Value::Object(mut obj) => {
                 for f in &fields {
                     let v = obj.remove(f).or_else(|| out.get(f).cloned()).unwrap_or(Value::Undefined);
-                    out.insert(f, v);
+                    out.insert_key(f.clone(), v);
                 }
             }
             Value::Array(_) => {
                 for f in &fields {
                     let v = crate::path::js_get(&item, f).map_or(Value::Undefined, |v| v.into_owned());
-                    out.insert(f, v);
+                    out.insert_key(f.clone(), v);
                 }
             }
             primitive => return Ok(Some(primitive)),
@@ -179,13 +179,35 @@ pub fn sort(args: &Args, input: Items) -> Result<Output> {
             None => SortKey::of(Some(item)),
         })
         .collect();
-    // Sort positions, not items, with V8's algorithm so that mixed keys
-    // come out in Lobster's order.
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    js_sort::sort_by(&mut order, |a, b| {
+    let compare = |a: &usize, b: &usize| {
         let c = sort_compare(&keys[*a], &keys[*b]);
         if desc { c.reverse() } else { c }
-    });
+    };
+    // Sort positions, not items. Numbers mixed with strings (or NaN) make
+    // the comparator inconsistent, and then only V8's own algorithm puts
+    // items in Lobster's order; otherwise every stable sort agrees with it.
+    let has = |f: fn(&SortKey) -> bool| keys.iter().any(f);
+    let numbers = has(|k| matches!(k, SortKey::Number(_)));
+    let order: Vec<usize> = if has(|k| matches!(k, SortKey::Number(n) if n.is_nan())) || (numbers && has(|k| matches!(k, SortKey::Text(_)))) {
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        js_sort::sort_by(&mut order, compare);
+        order
+    } else if numbers && !has(|k| matches!(k, SortKey::Missing)) {
+        // Only numbers: sort them next to their positions.
+        let mut pairs: Vec<(f64, usize)> =
+            keys.iter().enumerate().map(|(i, k)| (if let SortKey::Number(n) = k { *n } else { 0.0 }, i)).collect();
+        let by_value = |a: &(f64, usize), b: &(f64, usize)| a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal);
+        if desc {
+            pairs.sort_by(|a, b| by_value(b, a));
+        } else {
+            pairs.sort_by(by_value);
+        }
+        pairs.into_iter().map(|(_, i)| i).collect()
+    } else {
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(compare);
+        order
+    };
     Ok(Output::items(order.into_iter().map(|i| std::mem::take(&mut items[i])).collect::<Vec<_>>()))
 }
 
