@@ -34,20 +34,20 @@ pub struct Ahead {
 }
 
 impl Ahead {
-    /// Starts a worker for `stages`; the command's stdout goes to the
-    /// returned sender, and dropping it marks the end of the output.
-    /// `None` when no thread could be started.
-    pub fn start(stages: Vec<Stage>) -> Option<(Sender<Vec<u8>>, Ahead)> {
-        let (chunks_tx, chunks) = std::sync::mpsc::channel();
+    /// Starts a worker for `stages`, which reads the command's stdout from
+    /// the file sent to the returned sender. `None` when no thread could be
+    /// started.
+    pub fn start(stages: Vec<Stage>) -> Option<(Sender<std::fs::File>, Ahead)> {
+        let (stdout_tx, stdout) = std::sync::mpsc::channel();
         let (done_tx, done) = tokio::sync::oneshot::channel();
         std::thread::Builder::new()
             .name("lobster-ahead".into())
             .stack_size(8 << 20)
             .spawn(move || {
-                let _ = done_tx.send(work(chunks, &stages));
+                let _ = done_tx.send(work(stdout, &stages));
             })
             .ok()?;
-        Some((chunks_tx, Ahead { done }))
+        Some((stdout_tx, Ahead { done }))
     }
 
     /// Waits for the worker, which finishes once the output has ended.
@@ -59,9 +59,13 @@ impl Ahead {
 /// The worker: the stages over the elements, then the rest of the input
 /// validated.
 #[tracing::instrument(level = "debug", skip_all, fields(stages = stages.len()))]
-fn work(chunks: Receiver<Vec<u8>>, stages: &[Stage]) -> Outcome {
+fn work(stdout: Receiver<std::fs::File>, stages: &[Stage]) -> Outcome {
+    // No file means the command never started.
+    let Ok(stdout) = stdout.recv() else {
+        return Outcome { bytes: Vec::new(), items: None };
+    };
     let returned = Arc::new(Mutex::new(None));
-    let source = Elements { array: Some(ChunkedArray::new(chunks)), returned: returned.clone() };
+    let source = Elements { array: Some(ChunkedArray::new(Box::new(stdout))), returned: returned.clone() };
     let items = std::panic::catch_unwind(AssertUnwindSafe(|| {
         commands::run_pure(stages, Items::Lazy(Box::new(source))).map(Items::materialise)
     }));

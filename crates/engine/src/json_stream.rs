@@ -2,7 +2,7 @@
 //! whole document: a top-level array is validated once, then its elements
 //! are parsed one at a time as the pipeline pulls them.
 
-use std::sync::mpsc::Receiver;
+use std::io::Read;
 
 use serde::de::{DeserializeOwned, IgnoredAny};
 
@@ -68,7 +68,7 @@ enum Phase {
     Closed,
 }
 
-/// A JSON array arriving in chunks (a child's stdout), whose elements are
+/// A JSON array read from a stream (a child's stdout) whose elements are
 /// parsed as soon as each is complete.
 ///
 /// It accepts only a strict JSON array surrounded by JSON whitespace and
@@ -77,22 +77,28 @@ enum Phase {
 /// falls back to [`json_items`] over the whole text. Every byte received is
 /// kept, so that fallback always has the full output.
 pub struct ChunkedArray {
-    chunks: Receiver<Vec<u8>>,
+    source: Box<dyn Read + Send>,
+    /// Most bytes taken from `source` at a time.
+    read_size: u64,
     buf: Vec<u8>,
     /// `buf[..valid]` is known to be UTF-8 (a chunk may end inside a
     /// character).
     valid: usize,
     pos: usize,
     phase: Phase,
-    /// The sender is gone: no more bytes will come.
+    /// The source has ended: no more bytes will come.
     ended: bool,
     broken: bool,
 }
 
 impl ChunkedArray {
-    /// Reads chunks from `chunks` until its sender is dropped.
-    pub fn new(chunks: Receiver<Vec<u8>>) -> Self {
-        ChunkedArray { chunks, buf: Vec::new(), valid: 0, pos: 0, phase: Phase::Start, ended: false, broken: false }
+    /// Reads `source` to its end.
+    pub fn new(source: Box<dyn Read + Send>) -> Self {
+        Self::with_read_size(source, 1 << 16)
+    }
+
+    fn with_read_size(source: Box<dyn Read + Send>, read_size: u64) -> Self {
+        ChunkedArray { source, read_size, buf: Vec::new(), valid: 0, pos: 0, phase: Phase::Start, ended: false, broken: false }
     }
 
     /// Whether the input turned out not to be a strict JSON array.
@@ -100,14 +106,14 @@ impl ChunkedArray {
         self.broken
     }
 
-    /// Waits for the next chunk; `false` once the input has ended.
+    /// Reads up to `read_size` more bytes, waiting for them or the end;
+    /// `false` once the input has ended. A source that fails has ended.
     fn fill(&mut self) -> bool {
         if self.ended {
             return false;
         }
-        match self.chunks.recv() {
-            Ok(chunk) => {
-                self.buf.extend_from_slice(&chunk);
+        match (&mut self.source).take(self.read_size).read_to_end(&mut self.buf) {
+            Ok(n) if n > 0 => {
                 match std::str::from_utf8(&self.buf[self.valid..]) {
                     Ok(_) => self.valid = self.buf.len(),
                     Err(e) => {
@@ -121,7 +127,7 @@ impl ChunkedArray {
                 }
                 true
             }
-            Err(_) => {
+            _ => {
                 self.ended = true;
                 false
             }
@@ -253,15 +259,10 @@ mod tests {
         assert!(json_items("not-json".into()).is_err());
     }
 
-    /// Feeds `text` to a [`ChunkedArray`] in `size`-byte chunks and reads
+    /// Feeds `text` to a [`ChunkedArray`] `size` bytes at a time and reads
     /// it all: the elements, or `None` when it gave up.
-    fn chunked(text: &[u8], size: usize) -> Option<Vec<Value>> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        for chunk in text.chunks(size) {
-            tx.send(chunk.to_vec()).unwrap();
-        }
-        drop(tx);
-        let mut array = ChunkedArray::new(rx);
+    fn chunked(text: &[u8], size: u64) -> Option<Vec<Value>> {
+        let mut array = ChunkedArray::with_read_size(Box::new(std::io::Cursor::new(text.to_vec())), size);
         let mut items = Vec::new();
         while let Some(v) = array.next_element::<Value>() {
             items.push(v);

@@ -77,10 +77,10 @@ impl Drop for GroupGuard {
 pub struct ChildIo {
     /// Written to the child's stdin (closed at once when `None`).
     pub stdin: Option<Vec<u8>>,
-    /// When set, stdout is sent here chunk by chunk as it arrives instead
-    /// of being collected (`ProcOutput::stdout` is then empty); the sender
-    /// is dropped at the end of the output.
-    pub stdout_to: Option<std::sync::mpsc::Sender<Vec<u8>>>,
+    /// When set, the read end of the child's stdout pipe is handed here,
+    /// as a blocking file, instead of being collected (`ProcOutput::stdout`
+    /// is then empty).
+    pub stdout_to: Option<std::sync::mpsc::Sender<std::fs::File>>,
 }
 
 impl ChildIo {
@@ -95,17 +95,20 @@ pub fn utf8_lossy(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// Sends everything `pipe` yields to `to`, one chunk per read; a receiver
-/// that has gone away only means nobody wants the rest.
-async fn forward(pipe: &mut tokio::process::ChildStdout, to: std::sync::mpsc::Sender<Vec<u8>>) -> std::io::Result<()> {
-    let mut chunk = vec![0u8; 1 << 16];
-    loop {
-        let n = pipe.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(());
+/// The read end of a child's stdout as a blocking file for another
+/// thread. On Linux the pipe grows to 1 MiB, so a child writing faster than
+/// that thread reads is not held up.
+fn hand_over(pipe: tokio::process::ChildStdout) -> std::io::Result<std::fs::File> {
+    let fd = pipe.into_owned_fd()?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: fcntl on an open descriptor we own; failure is harmless.
+        unsafe {
+            libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
         }
-        let _ = to.send(chunk[..n].to_vec());
     }
+    Ok(std::fs::File::from(fd))
 }
 
 /// The program and arguments that run `line` through the configured shell:
@@ -145,6 +148,11 @@ pub async fn run_process(program: &str, args: &[String], env: &Env, cwd: &Path, 
 
     let mut child_stdin = child.stdin.take();
     let mut child_stdout = child.stdout.take();
+    if let Some(to) = stdout_to
+        && let Some(pipe) = child_stdout.take()
+    {
+        let _ = to.send(hand_over(pipe)?);
+    }
     let mut child_stderr = child.stderr.take();
     let feed = async move {
         if let (Some(pipe), Some(data)) = (child_stdin.as_mut(), stdin) {
@@ -156,12 +164,7 @@ pub async fn run_process(program: &str, args: &[String], env: &Env, cwd: &Path, 
     let read_out = async {
         let mut buf = Vec::new();
         if let Some(p) = child_stdout.as_mut() {
-            match stdout_to {
-                None => {
-                    p.read_to_end(&mut buf).await?;
-                }
-                Some(to) => forward(p, to).await?,
-            }
+            p.read_to_end(&mut buf).await?;
         }
         Ok::<_, std::io::Error>(buf)
     };

@@ -78,12 +78,13 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
         }
         Err(e) => return Err(Error::runtime(format!("exec could not start {program}: {e}"))),
     };
-    let mut ahead_items = None;
     if let Some(ahead) = ahead {
         tracing::debug!(code = ?out.code, "command exited; waiting for the stages worked ahead");
         let outcome = ahead.finish().await.ok_or_else(|| Error::runtime("exec --json output was lost"))?;
+        if let (Some(0), Some(items)) = (out.code, outcome.items) {
+            return Ok(Output::items(items?));
+        }
         out.stdout = utf8_lossy(outcome.bytes);
-        ahead_items = outcome.items;
     }
     if out.code != Some(0) {
         let detail = [out.stderr.trim_matches(is_js_space), out.stdout.trim_matches(is_js_space)]
@@ -95,9 +96,6 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
     }
 
     if json {
-        if let Some(items) = ahead_items {
-            return Ok(Output::items(items?));
-        }
         let items = json_items(out.stdout)
             .map_err(|e| Error::runtime(format!("exec --json could not parse stdout as JSON: {e}")))?;
         return Ok(Output::items(super::run_pure(then, items)?));
