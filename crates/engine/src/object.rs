@@ -7,6 +7,7 @@
 //! stores each key name once.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -213,7 +214,7 @@ impl Object {
 thread_local! {
     /// The keys of the last object built at each nesting depth that did not
     /// follow the one before it (see [`ObjectBuilder`]).
-    static SHAPES: RefCell<Vec<Vec<Key>>> = const { RefCell::new(Vec::new()) };
+    static SHAPES: RefCell<Vec<Rc<[Key]>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A key read while building an object, and whether it was the key the
@@ -230,6 +231,8 @@ pub struct BuiltKey {
 /// array index, is appended without looking for a duplicate.
 pub struct ObjectBuilder {
     depth: usize,
+    /// The depth's shape when the object began.
+    shape: Option<Rc<[Key]>>,
     obj: Object,
     /// Every key so far was the shape's key at its position.
     on_shape: bool,
@@ -239,20 +242,17 @@ impl ObjectBuilder {
     /// A builder for an object at nesting `depth` with room for `n` keys
     /// (as many as the depth's shape has when `n` is 0).
     pub fn new(depth: usize, n: usize) -> Self {
-        let n = if n > 0 { n } else { SHAPES.with(|shapes| shapes.borrow().get(depth).map_or(0, Vec::len)) };
-        ObjectBuilder { depth, obj: Object::with_capacity(n), on_shape: true }
+        let shape = SHAPES.with(|shapes| shapes.borrow().get(depth).cloned());
+        let n = if n > 0 { n } else { shape.as_ref().map_or(0, |s| s.len()) };
+        ObjectBuilder { depth, shape, obj: Object::with_capacity(n), on_shape: true }
     }
 
     /// The shared key for `s`, the next key of this object.
     pub fn key(&self, s: &str) -> BuiltKey {
-        if self.on_shape {
-            let next = self.obj.entries.len();
-            let known = SHAPES.with(|shapes| {
-                shapes.borrow().get(self.depth).and_then(|shape| shape.get(next)).filter(|k| ***k == *s).cloned()
-            });
-            if let Some(key) = known {
-                return BuiltKey { key, on_shape: true };
-            }
+        if self.on_shape
+            && let Some(key) = self.shape.as_ref().and_then(|shape| shape.get(self.obj.entries.len())).filter(|k| ***k == *s)
+        {
+            return BuiltKey { key: key.clone(), on_shape: true };
         }
         BuiltKey { key: intern(s), on_shape: false }
     }
@@ -280,7 +280,7 @@ impl ObjectBuilder {
             SHAPES.with(|shapes| {
                 let mut shapes = shapes.borrow_mut();
                 if shapes.len() <= self.depth {
-                    shapes.resize_with(self.depth + 1, Vec::new);
+                    shapes.resize_with(self.depth + 1, || Rc::from([]));
                 }
                 shapes[self.depth] = obj.entries.iter().map(|(k, _)| k.clone()).collect();
             });
