@@ -1,0 +1,60 @@
+//! A command's `--json` output is parsed element by element as it arrives
+//! (`ChunkedArray`), with `from_utf8_unchecked` over what was validated so
+//! far. Whatever the bytes and however they are split, it must never panic,
+//! must keep every byte, and must either give up or yield exactly the
+//! elements that parsing the whole output gives.
+#![no_main]
+
+use std::io::Read;
+
+use clawdis_engine::json_stream::{ChunkedArray, json_items};
+use clawdis_engine::value::Value;
+use libfuzzer_sys::fuzz_target;
+
+/// Hands out `data` in pieces of the given sizes, with an empty read (the
+/// end of one read for `ChunkedArray`) after each piece.
+struct Pieces {
+    data: Vec<u8>,
+    sizes: Vec<usize>,
+    pos: usize,
+    piece: usize,
+    paused: bool,
+}
+
+impl Read for Pieces {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.paused {
+            self.paused = false;
+            return Ok(0);
+        }
+        let size = self.sizes.get(self.piece % self.sizes.len().max(1)).copied().unwrap_or(1).max(1);
+        let n = size.min(buf.len()).min(self.data.len() - self.pos);
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        self.piece += 1;
+        self.paused = n > 0;
+        Ok(n)
+    }
+}
+
+fuzz_target!(|input: &[u8]| {
+    let Some((&split, rest)) = input.split_first() else { return };
+    // The first byte picks the piece sizes: 1..=8 bytes, cycling.
+    let sizes: Vec<usize> = (0..4).map(|i| 1 + usize::from((split >> (2 * i)) & 3) * 2).collect();
+    let reader = Pieces { data: rest.to_vec(), sizes, pos: 0, piece: 0, paused: false };
+    let mut array = ChunkedArray::new(Box::new(reader));
+    let mut items = Vec::new();
+    while let Some(v) = array.next_element::<Value>() {
+        items.push(v);
+    }
+    let clean = array.finish();
+    let bytes = array.into_bytes();
+    assert_eq!(bytes, rest, "every byte is kept");
+    if clean {
+        let whole = json_items(String::from_utf8_lossy(rest).into_owned())
+            .expect("a strict array is valid JSON")
+            .collect()
+            .expect("its elements parse");
+        assert_eq!(items, whole);
+    }
+});
