@@ -1,6 +1,8 @@
 //! Parsing a command's JSON output into items without materialising the
 //! whole document: a top-level array is validated once, then its elements
-//! are parsed one at a time as the pipeline pulls them.
+//! are parsed one at a time as the pipeline pulls them ([`json_items`]); or
+//! its elements are parsed as the output arrives, for stages that work
+//! ahead ([`ChunkedArray`]).
 
 use std::io::Read;
 
@@ -54,7 +56,7 @@ impl Iterator for ArrayElements {
 }
 
 /// Where a [`ChunkedArray`] is in the array's grammar.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 enum Phase {
     /// Before the opening `[`.
     Start,

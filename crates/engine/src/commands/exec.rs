@@ -52,14 +52,14 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
     };
 
     let mut io = ChildIo::stdin(stdin);
-    let ahead = if json && !then.is_empty() {
-        Ahead::start(then.to_vec()).map(|(chunks, ahead)| {
-            io.stdout_to = Some(chunks);
-            ahead
-        })
-    } else {
-        None
-    };
+    let mut ahead = None;
+    if json
+        && !then.is_empty()
+        && let Some((stdout_to, worker)) = Ahead::start(then.to_vec())
+    {
+        io.stdout_to = Some(stdout_to);
+        ahead = Some(worker);
+    }
     let (program, spawned) = if use_shell {
         let line = shell_line.map(str::to_string).or_else(|| cmd.first().cloned()).unwrap_or_default();
         let program = shell_command(&line, &ctx.env).0;

@@ -155,13 +155,13 @@ pub fn run_pure(stages: &[Stage], input: Items) -> Result<Items> {
 }
 
 /// Runs the first of `stages` and tells how many stages that took: an
-/// `exec --json` also runs the pure stages right after it, over its output
-/// while the child is still writing it (see [`crate::ahead`]).
+/// `exec` also runs the pure stages right after it, with `--json` over its
+/// output while the child is still writing it (see [`crate::ahead`]).
 pub async fn run_stages_from(stages: &[Stage], input: Items, ctx: &Ctx) -> Result<(Output, usize)> {
     let Some(stage) = stages.first() else {
         return Ok((Output::items(input), 0));
     };
-    if stage.name == "exec" && stage.args.truthy("json") {
+    if stage.name == "exec" {
         let pure = stages[1..].iter().take_while(|s| is_pure(&s.name)).count();
         if pure > 0 {
             return Ok((exec::run(&stage.args, input, ctx, &stages[1..=pure]).await?, 1 + pure));
