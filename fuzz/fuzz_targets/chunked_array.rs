@@ -39,7 +39,7 @@ impl Read for Pieces {
 
 fuzz_target!(|input: &[u8]| {
     let Some((&split, rest)) = input.split_first() else { return };
-    // The first byte picks the piece sizes: 1..=8 bytes, cycling.
+    // The first byte picks four piece sizes (1, 3, 5 or 7 bytes), cycling.
     let sizes: Vec<usize> = (0..4).map(|i| 1 + usize::from((split >> (2 * i)) & 3) * 2).collect();
     let reader = Pieces { data: rest.to_vec(), sizes, pos: 0, piece: 0, paused: false };
     let mut array = ChunkedArray::new(Box::new(reader));
