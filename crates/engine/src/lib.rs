@@ -8,6 +8,7 @@
 pub mod ahead;
 pub mod commands;
 pub mod context;
+pub mod direct;
 pub mod envelope;
 pub mod error;
 pub mod items;

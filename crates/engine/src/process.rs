@@ -3,11 +3,11 @@
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::sync::{Mutex, OnceLock};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
+use tokio::process::{Child, Command};
 
 use crate::context::Env;
 
@@ -132,8 +132,18 @@ pub fn shell_command(line: &str, env: &Env) -> (String, Vec<String>) {
 /// it to `io.stdout_to`) and stderr.
 #[tracing::instrument(level = "debug", skip(args, env, io))]
 pub async fn run_process(program: &str, args: &[String], env: &Env, cwd: &Path, io: ChildIo) -> std::io::Result<ProcOutput> {
-    let ChildIo { stdin, stdout_to } = io;
+    let child = spawn(Path::new(program), None, args, env, cwd)?;
+    let (status, stdout, stderr) = collect(child, io).await?;
+    Ok(ProcOutput { code: status.code(), stdout: utf8_lossy(stdout), stderr: utf8_lossy(stderr) })
+}
+
+/// Starts `program` (named `arg0` to itself when given) in its own process
+/// group, with piped stdio, `env` only and `cwd`.
+pub(crate) fn spawn(program: &Path, arg0: Option<&str>, args: &[String], env: &Env, cwd: &Path) -> std::io::Result<Child> {
     let mut cmd = Command::new(program);
+    if let Some(arg0) = arg0 {
+        cmd.arg0(arg0);
+    }
     cmd.args(args)
         .env_clear()
         .envs(env)
@@ -143,7 +153,14 @@ pub async fn run_process(program: &str, args: &[String], env: &Env, cwd: &Path, 
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = cmd.spawn()?;
+    cmd.spawn()
+}
+
+/// Feeds a spawned child and waits for it, returning its status, stdout
+/// (empty when handed to `io.stdout_to`) and stderr. Dropping the future
+/// kills the child's process group.
+pub(crate) async fn collect(mut child: Child, io: ChildIo) -> std::io::Result<(ExitStatus, Vec<u8>, Vec<u8>)> {
+    let ChildIo { stdin, stdout_to } = io;
     let mut guard = child.id().and_then(|id| i32::try_from(id).ok()).map(GroupGuard::new);
 
     let mut child_stdin = child.stdin.take();
@@ -180,5 +197,5 @@ pub async fn run_process(program: &str, args: &[String], env: &Env, cwd: &Path, 
     if let Some(g) = guard.as_mut() {
         g.done = true;
     }
-    Ok(ProcOutput { code: status.code(), stdout: utf8_lossy(out?), stderr: utf8_lossy(err?) })
+    Ok((status, out?, err?))
 }

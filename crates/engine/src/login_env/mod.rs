@@ -5,7 +5,8 @@
 //! machine that costs several milliseconds per command. Clawdis captures
 //! what the profile does to the environment, alongside the first shell
 //! command, and runs later commands with `sh -c` and that environment
-//! applied. The capture is remembered in the state directory (see
+//! applied (or, for a line that is one plain command, with no shell at all:
+//! see [`crate::direct`]). The capture is remembered in the state directory (see
 //! [`remembered`]) so the next `lobster` process can skip the login shell
 //! too, once two captures agreed.
 //!
@@ -21,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::context::Env;
+use crate::direct::Direct;
 use crate::process::{ChildIo, ProcOutput, run_process, shell_command};
 
 /// Variables a shell sets for itself on every start.
@@ -139,10 +141,18 @@ impl LoginSession {
                 }
             }
         }
-        match self.env.get_or_init(learn).await {
-            Some(login) => run_process(&shell, &["-c".to_string(), line.to_string()], &login.apply(env), cwd, io).await,
-            None => run_process(&shell, &login_argv, env, cwd, io).await,
-        }
+        let Some(login) = self.env.get_or_init(learn).await else {
+            return run_process(&shell, &login_argv, env, cwd, io).await;
+        };
+        let env = login.apply(env);
+        let io = match Direct::plain(line, &shell, &env, cwd) {
+            Some(direct) => match direct.run(&env, cwd, io).await {
+                Ok(out) => return out,
+                Err(io) => io,
+            },
+            None => io,
+        };
+        run_process(&shell, &["-c".to_string(), line.to_string()], &env, cwd, io).await
     }
 }
 

@@ -1,0 +1,88 @@
+//! A shell step that is one plain command (`cat`, `./tool --flag`) runs
+//! without the shell when `/bin/sh` is dash; what the step produces must be
+//! exactly what running it through dash gives, whatever the command does.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Output;
+
+use clawdis_e2e::lobster;
+
+/// Runs a workflow whose last step is `line` (with `stdin`), after a first
+/// step that lets the run learn the login environment. `shell` is the
+/// `LOBSTER_SHELL` to use, if any.
+fn run(dir: &Path, line: &str, shell: Option<&Path>) -> Output {
+    let flow = format!("steps:\n  - id: warm\n    run: ':'\n  - id: t\n    run: {line}\n    stdin: \"some input\\n\"\n");
+    std::fs::write(dir.join("wf.lobster"), flow).unwrap();
+    let mut cmd = lobster(&dir.join("state"));
+    cmd.current_dir(dir).env("PWD", "/").env("ODD-NAME", "x").args(["run", "--mode", "tool", "wf.lobster"]);
+    if let Some(shell) = shell {
+        cmd.env("LOBSTER_SHELL", shell);
+    }
+    cmd.output().unwrap()
+}
+
+fn script(dir: &Path, name: &str, body: &str, mode: u32) {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A directory with the scripts the cases run, and a copy of dash under
+/// another name: as `LOBSTER_SHELL` it runs every line through the shell.
+fn setup() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
+    let dash = std::fs::canonicalize("/bin/sh").ok().filter(|p| p.ends_with("dash"))?;
+    let dir = tempfile::tempdir().unwrap();
+    let shell = dir.path().join("plain-sh");
+    std::fs::copy(&dash, &shell).unwrap();
+    script(dir.path(), "parent.sh", "#!/bin/sh\ncat /proc/$PPID/comm\n", 0o755);
+    script(dir.path(), "die.sh", "#!/bin/sh\necho before\necho oops >&2\nkill -$1 $$\n", 0o755);
+    script(dir.path(), "env.sh", "#!/bin/sh\necho \"pwd=$PWD odd=$(env | grep -c ODD-NAME) home=${HOME:+set}\"\n", 0o755);
+    script(dir.path(), "no-shebang.sh", "echo from a script without a shebang\n", 0o755);
+    script(dir.path(), "not-executable.sh", "#!/bin/sh\necho never\n", 0o644);
+    Some((dir, shell))
+}
+
+#[test]
+fn plain_commands_run_without_the_shell() {
+    let Some((dir, _)) = setup() else {
+        eprintln!("skipped: /bin/sh is not dash");
+        return;
+    };
+    let out = run(dir.path(), "./parent.sh", None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"lobster\\n\""), "the command's parent is lobster itself: {text}");
+}
+
+#[test]
+fn plain_commands_give_what_the_shell_gives() {
+    let Some((dir, shell)) = setup() else {
+        eprintln!("skipped: /bin/sh is not dash");
+        return;
+    };
+    let through_shell = run(dir.path(), "./parent.sh", Some(&shell));
+    assert!(String::from_utf8_lossy(&through_shell.stdout).contains("\"plain-sh\\n\""), "the copy runs lines through the shell");
+    for line in [
+        "cat",
+        "cat -n",
+        "ls /no/such/path",
+        "./env.sh",
+        "./die.sh TERM",
+        "./die.sh KILL",
+        "./die.sh INT",
+        "./die.sh PIPE",
+        "./die.sh HUP",
+        "./no-shebang.sh",
+        "./not-executable.sh",
+        "no-such-command-anywhere",
+        "./missing.sh",
+    ] {
+        let direct = run(dir.path(), line, None);
+        let shelled = run(dir.path(), line, Some(&shell));
+        // The shell names itself in its messages: `/bin/sh: 1: …`.
+        let as_bin_sh = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&*shell.to_string_lossy(), "/bin/sh");
+        assert_eq!(direct.status.code(), shelled.status.code(), "{line}");
+        assert_eq!(String::from_utf8_lossy(&direct.stdout), as_bin_sh(&shelled.stdout), "{line}");
+        assert_eq!(String::from_utf8_lossy(&direct.stderr), as_bin_sh(&shelled.stderr), "{line}");
+    }
+}
