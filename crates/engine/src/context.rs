@@ -66,17 +66,19 @@ pub type Env = BTreeMap<String, String>;
 pub struct StateHandle {
     dir: PathBuf,
     store: Arc<OnceCell<Store>>,
+    /// An opening started by [`StateHandle::open_ahead`].
+    opening: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
 }
 
 impl StateHandle {
     /// A handle on the store in `dir` (opened on first use).
     pub fn new(dir: PathBuf) -> Self {
-        StateHandle { dir, store: Arc::new(OnceCell::new()) }
+        StateHandle { dir, store: Arc::new(OnceCell::new()), opening: Arc::default() }
     }
 
     /// A handle on a store the caller already opened in `dir`.
     pub fn opened(dir: PathBuf, store: Store) -> Self {
-        StateHandle { dir, store: Arc::new(OnceCell::new_with(Some(store))) }
+        StateHandle { dir, store: Arc::new(OnceCell::new_with(Some(store))), opening: Arc::default() }
     }
 
     /// The state directory.
@@ -93,8 +95,30 @@ impl StateHandle {
             .map_err(|e| Error::runtime(format!("cannot open state database in {}: {e}", self.dir.display())))
     }
 
-    /// Closes the store if it was opened.
+    /// Starts opening the store on a background task, for a run that will
+    /// probably need it: the opening (a few hundred microseconds of file
+    /// and lock work on SQLite's own thread) then overlaps the run's first
+    /// steps. [`StateHandle::store`] waits for it; a failure is reported
+    /// there, by the next attempt.
+    pub fn open_ahead(&self) {
+        if self.store.initialized() {
+            return;
+        }
+        let handle = self.clone();
+        let task = tokio::spawn(async move {
+            if let Err(e) = handle.store().await {
+                tracing::debug!(error = %e.message, "store not opened ahead");
+            }
+        });
+        *self.opening.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
+    }
+
+    /// Closes the store if it was opened (waiting for an opening under way).
     pub async fn close(&self) {
+        let opening = self.opening.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(task) = opening {
+            let _ = task.await;
+        }
         if let Some(store) = self.store.get() {
             store.close().await;
         }
@@ -180,5 +204,32 @@ impl Ctx {
     /// An environment variable, when set and non-empty after trimming.
     pub fn env_var(&self, name: &str) -> Option<&str> {
         self.env.get(name).map(String::as_str).filter(|s| !s.trim().is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_store_opened_ahead_is_the_one_the_run_gets() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateHandle::new(dir.path().join("state"));
+        state.open_ahead();
+        let store = state.store().await.expect("opened");
+        assert!(store.path().starts_with(dir.path()));
+        state.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_failed_opening_ahead_is_reported_by_the_next_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let not_a_dir = dir.path().join("file");
+        std::fs::write(&not_a_dir, "").unwrap();
+        let state = StateHandle::new(not_a_dir.join("state"));
+        state.open_ahead();
+        let e = state.store().await.expect_err("cannot open under a file");
+        assert!(e.message.starts_with("cannot open state database in "), "{}", e.message);
+        state.close().await;
     }
 }

@@ -25,6 +25,10 @@ use self::run::{Gate, Outcome, Run, resolve_workflow_args};
 /// Runs a workflow file from the start; a pause is recorded in the store.
 pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelope> {
     let workflow = file::load(path)?;
+    if workflow.steps.iter().any(|s| s.approval.is_some() || s.input.is_some()) {
+        // It will most likely pause and record the pause.
+        ctx.state.open_ahead();
+    }
     let args = resolve_workflow_args(&workflow, provided);
     let mut run = Run { workflow: &workflow, args, results: Object::new(), last: None, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None, login: Default::default() };
     let outcome = run.run_from(0, ctx).await?;
