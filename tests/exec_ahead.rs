@@ -57,3 +57,34 @@ fn stages_worked_ahead_give_their_usual_result() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("exec --json could not parse stdout as JSON"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `where` stages then `pick` see only some properties of each object, so
+/// the others are not built; the result must be what building them gives.
+/// A trailing no-break space (which `JSON.parse` trims) sends the same
+/// output down the whole-output path for comparison.
+#[test]
+fn properties_no_stage_sees_change_nothing() {
+    let docs = [
+        r#"[{"id":1,"v":7,"name":"a","tags":["x",{"deep":[1,2]}]},{"id":2,"v":3,"name":"b"},{"v":9,"id":3}]"#,
+        r#"[{"v":5,"v":1,"id":1},{"id":2,"v":"6","name":null,"extra":{"v":100}},{"name":"no v"}]"#,
+        r#"[7,"v",[{"v":8}],null,{"a.b":1,"a":{"b":2},"v":4,"id":"x"},{"0":1,"v":10,"1":2}]"#,
+        r#"[{"a":{"b":3},"v":1},{"a":[5],"v":2},{"a":"str","v":3},{"id":1,"v":2,"s":"\ud800"}]"#,
+        r#"[{"id":1,"v":2,"big":1e400}]"#,
+    ];
+    let flows = [
+        "exec --json sh gen.sh | where v>=5 | pick id,v,name | json",
+        "exec --json sh gen.sh | where a.b>=2 | pick v,a | json",
+        "exec --json sh gen.sh | where v!=4 | where id=1 | pick id, 0 ,a.b | sort --key id | json",
+        "exec --json sh gen.sh | pick v | json",
+    ];
+    for doc in docs {
+        for flow in flows {
+            let ahead = run(flow, &format!("printf '%s' '{doc}'"));
+            let whole = run(flow, &format!("printf '%s\\302\\240' '{doc}'"));
+            let shown = format!("{flow} over {doc}");
+            assert_eq!(ahead.status.code(), whole.status.code(), "{shown}");
+            assert_eq!(String::from_utf8_lossy(&ahead.stderr), String::from_utf8_lossy(&whole.stderr), "{shown}");
+            assert_eq!(String::from_utf8_lossy(&ahead.stdout), String::from_utf8_lossy(&whole.stdout), "{shown}");
+        }
+    }
+}

@@ -7,7 +7,9 @@
 //! cannot be seen: a worker thread parses the array's elements as the bytes
 //! arrive and runs those stages over them. Their result is used only when
 //! the command succeeded and its output was a strict JSON array; otherwise
-//! it is dropped and the output takes the ordinary path.
+//! it is dropped and the output takes the ordinary path. When the stages
+//! are `where`s then a `pick`, only the object properties they can see are
+//! built; the others are checked as strictly as building them would be.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{Receiver, Sender};
@@ -18,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::json_stream::ChunkedArray;
 use crate::parser::Stage;
-use crate::value::Value;
+use crate::value::{Projection, Value};
 
 /// What the worker made of the command's output.
 pub struct Outcome {
@@ -65,7 +67,8 @@ fn work(stdout: Receiver<std::fs::File>, stages: &[Stage]) -> Outcome {
         return Outcome { bytes: Vec::new(), items: None };
     };
     let returned = Arc::new(Mutex::new(None));
-    let source = Elements { array: Some(ChunkedArray::new(Box::new(stdout))), returned: returned.clone() };
+    let keep = commands::transform::keys_seen(stages);
+    let source = Elements { array: Some(ChunkedArray::new(Box::new(stdout))), keep, returned: returned.clone() };
     let items = std::panic::catch_unwind(AssertUnwindSafe(|| {
         commands::run_pure(stages, Items::Lazy(Box::new(source))).map(Items::materialise)
     }));
@@ -83,6 +86,9 @@ fn work(stdout: Receiver<std::fs::File>, stages: &[Stage]) -> Outcome {
 /// The array's elements as items; hands the array back when dropped.
 struct Elements {
     array: Option<ChunkedArray>,
+    /// The only properties of an object the stages can see, if limited:
+    /// the others are checked but not built.
+    keep: Option<Vec<String>>,
     returned: Arc<Mutex<Option<ChunkedArray>>>,
 }
 
@@ -91,7 +97,11 @@ impl Iterator for Elements {
 
     fn next(&mut self) -> Option<Result<Value>> {
         let array = self.array.as_mut()?;
-        match array.next_element::<Value>() {
+        let element = match &self.keep {
+            Some(keep) => array.next_element_seed(&Projection { keep }),
+            None => array.next_element::<Value>(),
+        };
+        match element {
             Some(value) => Some(Ok(value)),
             // Whatever the stages make of this is thrown away.
             None if array.broken() => Some(Err(Error::runtime("exec --json output is not a JSON array"))),

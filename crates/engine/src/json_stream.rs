@@ -5,8 +5,9 @@
 //! ahead ([`ChunkedArray`]).
 
 use std::io::Read;
+use std::marker::PhantomData;
 
-use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny};
 
 use crate::error::Result;
 use crate::items::Items;
@@ -159,6 +160,14 @@ impl ChunkedArray {
 
     /// The next element as a `T`; `None` at the closing `]` or when broken.
     pub fn next_element<T: DeserializeOwned>(&mut self) -> Option<T> {
+        self.next_element_seed(PhantomData::<T>)
+    }
+
+    /// [`ChunkedArray::next_element`], read with `seed`.
+    pub fn next_element_seed<S, V>(&mut self, seed: S) -> Option<V>
+    where
+        S: Clone + for<'de> DeserializeSeed<'de, Value = V>,
+    {
         if self.broken {
             return None;
         }
@@ -178,7 +187,7 @@ impl ChunkedArray {
                     self.pos += 1;
                     self.phase = Phase::Comma;
                 }
-                (Phase::Open | Phase::Comma, Some(_)) => return self.parse_element(),
+                (Phase::Open | Phase::Comma, Some(_)) => return self.parse_element(seed),
                 (Phase::Closed, _) => return None,
                 _ => return self.give_up(),
             }
@@ -189,7 +198,10 @@ impl ChunkedArray {
     /// incomplete. The retry after a wait re-parses the element, so each
     /// wait asks for at least as many new bytes as are pending: a huge
     /// element costs linear time, not quadratic.
-    fn parse_element<T: DeserializeOwned>(&mut self) -> Option<T> {
+    fn parse_element<S, V>(&mut self, seed: S) -> Option<V>
+    where
+        S: Clone + for<'de> DeserializeSeed<'de, Value = V>,
+    {
         loop {
             if self.broken {
                 return None;
@@ -200,16 +212,15 @@ impl ChunkedArray {
                 // character boundary: it only moves past ASCII tokens and
                 // whole values.
                 let text = unsafe { std::str::from_utf8_unchecked(&self.buf[self.pos..self.valid]) };
-                let mut stream = serde_json::Deserializer::from_str(text).into_iter::<T>();
-                let parsed = stream.next();
-                (parsed, stream.byte_offset())
+                let mut de = serde_json::Deserializer::from_str(text);
+                let parsed = seed.clone().deserialize(&mut de);
+                (parsed, de.into_iter::<IgnoredAny>().byte_offset())
             };
             // A value that runs to the end of the input so far may go on
             // (a number), and one cut short needs the rest.
             let incomplete = match &parsed {
-                Some(Ok(_)) => used == pending && !self.ended,
-                Some(Err(e)) => e.is_eof() && !self.ended,
-                None => !self.ended,
+                Ok(_) => used == pending && !self.ended,
+                Err(e) => e.is_eof() && !self.ended,
             };
             if incomplete {
                 let want = self.valid + pending.max(1);
@@ -217,7 +228,7 @@ impl ChunkedArray {
                 continue;
             }
             return match parsed {
-                Some(Ok(value)) => {
+                Ok(value) => {
                     self.pos += used;
                     self.phase = Phase::Element;
                     Some(value)

@@ -633,6 +633,166 @@ impl<'de> Visitor<'de> for ValueSeed {
     }
 }
 
+/// A JSON value checked exactly as [`Value`] would read it (strings with
+/// their escapes, numbers within range) but not built: for values nobody
+/// will see that building would still have refused.
+pub struct Valid;
+
+impl<'de> Deserialize<'de> for Valid {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Valid, D::Error> {
+        // `deserialize_any`, as for `Value`: `deserialize_ignored_any`
+        // would let through what `Value` refuses (lone surrogate escapes,
+        // numbers out of range).
+        deserializer.deserialize_any(ValidVisitor)
+    }
+}
+
+struct ValidVisitor;
+
+impl<'de> Visitor<'de> for ValidVisitor {
+    type Value = Valid;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+    fn visit_i128<E>(self, _: i128) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+    fn visit_u128<E>(self, _: u128) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+    fn visit_unit<E>(self) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+    fn visit_none<E>(self) -> Result<Valid, E> {
+        Ok(Valid)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Valid, D::Error> {
+        Valid::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Valid, A::Error> {
+        while seq.next_element::<Valid>()?.is_some() {}
+        Ok(Valid)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Valid, A::Error> {
+        while map.next_entry::<Valid, Valid>()?.is_some() {}
+        Ok(Valid)
+    }
+}
+
+/// Reads a value, building only the `keep` properties of a top-level
+/// object; the values of its other properties are checked as [`Valid`] and
+/// dropped. For readers that cannot see the other properties (see
+/// [`crate::commands::transform::keys_seen`]).
+pub struct Projection<'a> {
+    /// The properties to build.
+    pub keep: &'a [String],
+}
+
+impl<'de> DeserializeSeed<'de> for &Projection<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for &Projection<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        ValueSeed { depth: 0 }.visit_bool(v)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        ValueSeed { depth: 0 }.visit_i64(v)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        ValueSeed { depth: 0 }.visit_u64(v)
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
+        ValueSeed { depth: 0 }.visit_i128(v)
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
+        ValueSeed { depth: 0 }.visit_u128(v)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        ValueSeed { depth: 0 }.visit_f64(v)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        ValueSeed { depth: 0 }.visit_str(v)
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        ValueSeed { depth: 0 }.visit_string(v)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        ValueSeed { depth: 0 }.visit_unit()
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        ValueSeed { depth: 0 }.visit_none()
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        ValueSeed { depth: 0 }.visit_some(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        ValueSeed { depth: 0 }.visit_seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut builder = ObjectBuilder::new(0, 0);
+        while let Some(key) = map.next_key_seed(KeptKey { builder: &builder, keep: self.keep })? {
+            match key {
+                Some(key) => {
+                    let value = map.next_value_seed(ValueSeed { depth: 1 })?;
+                    builder.insert(key, value);
+                }
+                None => {
+                    map.next_value::<Valid>()?;
+                }
+            }
+        }
+        Ok(Value::Object(builder.finish()))
+    }
+}
+
+/// Reads a key of a projected object: the built key when it is kept.
+struct KeptKey<'a> {
+    builder: &'a ObjectBuilder,
+    keep: &'a [String],
+}
+
+impl<'de> DeserializeSeed<'de> for KeptKey<'_> {
+    type Value = Option<BuiltKey>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<BuiltKey>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeptKey<'_> {
+    type Value = Option<BuiltKey>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Option<BuiltKey>, E> {
+        Ok(self.keep.iter().any(|k| k == v).then(|| self.builder.key(v)))
+    }
+}
+
 /// Reads a map key for the object `0` builds; YAML allows non-string keys,
 /// which JavaScript turns into strings.
 struct KeySeed<'a>(&'a ObjectBuilder);
@@ -724,6 +884,21 @@ macro_rules! jv {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn projection_builds_only_the_kept_properties() {
+        let keep = ["v".to_string(), "id".to_string()];
+        let read = |json: &str| (&Projection { keep: &keep }).deserialize(&mut serde_json::Deserializer::from_str(json));
+        let obj = read(r#"{"id":1,"tags":["a",{"x":[1]}],"v":2,"name":"n","v":3}"#).unwrap();
+        assert_eq!(obj.to_json(), r#"{"id":1,"v":3}"#);
+        for whole in [r#"[{"tags":1}]"#, "7", r#""s""#, "null"] {
+            assert_eq!(read(whole).unwrap(), Value::from_json(whole).unwrap(), "{whole}");
+        }
+        for bad in [r#"{"tags":"\ud800"}"#, r#"{"tags":[1e400]}"#, r#"{"tags":[1,]}"#] {
+            assert!(read(bad).is_err(), "{bad} is refused as Value refuses it");
+            assert!(Value::from_json(bad).is_err(), "{bad}");
+        }
+    }
 
     fn parse(s: &str) -> Value {
         Value::from_json(s).unwrap()

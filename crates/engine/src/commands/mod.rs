@@ -11,7 +11,7 @@ mod mail;
 mod render;
 mod state;
 mod template;
-mod transform;
+pub mod transform;
 
 pub mod filters;
 

@@ -9,7 +9,7 @@ use super::Output;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::js_sort;
-use crate::parser::Args;
+use crate::parser::{Args, Stage};
 use crate::path::{get_by_path, get_object_path};
 use crate::object::{Key, intern};
 use crate::value::{Object, RelOp, Value, compare_js_strings, is_js_space, loose_compare, loose_eq, string_to_number};
@@ -87,12 +87,40 @@ pub fn where_(args: &Args, input: Items) -> Result<Output> {
     })))
 }
 
+/// The fields of a `pick` list (`id, name,`).
+fn pick_fields(spec: &str) -> impl Iterator<Item = &str> {
+    spec.split(',').map(|s| s.trim_matches(is_js_space)).filter(|s| !s.is_empty())
+}
+
+/// The properties of an object item that `stages` can observe, when they
+/// are `where` stages and then a `pick`, which drops every other property:
+/// the first segment of each `where` path, and the picked fields. `None`
+/// when the stages may see the whole object.
+pub fn keys_seen(stages: &[Stage]) -> Option<Vec<String>> {
+    let mut keys = Vec::new();
+    for stage in stages {
+        let spec = stage.args.positional.first().filter(|s| !s.is_empty())?;
+        match stage.name.as_str() {
+            "where" => {
+                let (path, _, _) = parse_predicate(spec)?;
+                keys.extend(path.split('.').next().map(str::to_string));
+            }
+            "pick" => {
+                keys.extend(pick_fields(spec).map(str::to_string));
+                return Some(keys);
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 pub fn pick(args: &Args, input: Items) -> Result<Output> {
     let spec = args.positional.first().filter(|s| !s.is_empty());
     let Some(spec) = spec else {
         return Err(Error::runtime("pick requires a comma-separated field list"));
     };
-    let fields: Vec<Key> = spec.split(',').map(|s| s.trim_matches(is_js_space)).filter(|s| !s.is_empty()).map(intern).collect();
+    let fields: Vec<Key> = pick_fields(spec).map(intern).collect();
     Ok(Output::items(input.filter_map(move |item| {
         let mut out = Object::with_capacity(fields.len());
         match item {
