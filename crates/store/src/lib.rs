@@ -336,9 +336,8 @@ impl Store {
 
     /// Records a paused run. Fails if the approval id is already used.
     pub async fn insert_run(&self, run: &NewRun) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
-        insert_run(&mut tx, run).await?;
-        tx.commit().await?;
+        // One statement is its own transaction.
+        insert_query(run).execute(&self.pool).await?;
         Ok(())
     }
 
@@ -465,7 +464,7 @@ impl Store {
             return Ok(update.execute(&self.pool).await?.rows_affected() == 1);
         };
         let mut tx = self.pool.begin().await?;
-        insert_run(&mut tx, next).await?;
+        insert_query(next).execute(&mut *tx).await?;
         let done = update.execute(&mut *tx).await?.rows_affected();
         if done != 1 {
             tx.rollback().await?;
@@ -499,7 +498,8 @@ fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Run {
     }
 }
 
-async fn insert_run(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, run: &NewRun) -> Result<()> {
+/// The statement recording `run` as pending.
+fn insert_query(run: &NewRun) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
     sqlx::query(
         "INSERT INTO runs (state_key, kind, approval_id, gate, status, workflow_name, request_json, state_json, created_at, cwd)
          VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
@@ -513,9 +513,6 @@ async fn insert_run(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, run: &NewRun) 
     .bind(&run.state_json)
     .bind(now_iso())
     .bind(&run.cwd)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
 }
 
 /// Creates `dir` and its parents, the new ones private to the user (0700).
