@@ -2,13 +2,15 @@
 //! (`ChunkedArray`), with `from_utf8_unchecked` over what was validated so
 //! far. Whatever the bytes and however they are split, it must never panic,
 //! must keep every byte, and must either give up or yield exactly the
-//! elements that parsing the whole output gives.
+//! elements that parsing the whole output gives. Read again building only
+//! some properties of each object (`Projection`), it must accept exactly
+//! the same outputs and yield the same elements without the others.
 #![no_main]
 
 use std::io::Read;
 
 use clawdis_engine::json_stream::{ChunkedArray, json_items};
-use clawdis_engine::value::Value;
+use clawdis_engine::value::{Projection, Value};
 use libfuzzer_sys::fuzz_target;
 
 /// Hands out `data` in pieces of the given sizes, with an empty read (the
@@ -56,5 +58,39 @@ fuzz_target!(|input: &[u8]| {
             .collect()
             .expect("its elements parse");
         assert_eq!(items, whole);
+    }
+
+    // Read again, in other pieces, building only two properties of
+    // top-level objects: the elements must be the full ones without the
+    // other properties, and the output must be accepted exactly when it is
+    // accepted in full.
+    let keep = ["a".to_string(), "0".to_string()];
+    let reader = Pieces { data: rest.to_vec(), sizes: vec![3, 1, 7], pos: 0, piece: 0, paused: false };
+    let mut array = ChunkedArray::new(Box::new(reader));
+    let mut projected = Vec::new();
+    while let Some(v) = array.next_element_seed(&Projection { keep: &keep }) {
+        projected.push(v);
+    }
+    let projected_clean = array.finish();
+    let expected: Vec<Value> = items
+        .iter()
+        .map(|item| match item {
+            Value::Object(obj) => {
+                let mut obj = obj.clone();
+                let drop: Vec<String> = obj.keys().filter(|k| !keep.iter().any(|kept| kept == k)).map(str::to_string).collect();
+                for k in drop {
+                    obj.remove(&k);
+                }
+                Value::Object(obj)
+            }
+            other => other.clone(),
+        })
+        .collect();
+    assert_eq!(projected_clean, clean, "projection accepts exactly what a full read accepts");
+    if clean {
+        assert_eq!(projected, expected);
+    }
+    for (p, e) in projected.iter().zip(&expected) {
+        assert_eq!(p, e);
     }
 });
