@@ -28,6 +28,14 @@ macro_rules! run_columns {
     };
 }
 
+/// The assignments of a claim, bound by [`claim_update`].
+macro_rules! claim_set {
+    () => {
+        "UPDATE runs SET status = 'running', claim_id = ?, claimed_pid = ?, claimed_at = ?, \
+         decision = ?, decided_by = ?, decided_via = ?, decided_at = ? "
+    };
+}
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// Errors from the store.
@@ -392,23 +400,11 @@ impl Store {
     #[tracing::instrument(level = "debug", skip(self, decision))]
     pub async fn claim(&self, state_key: &str, owner: &ProcessOwner, decision: &Decision) -> Result<Claim> {
         // A pending run, the usual case, is claimed in one statement.
-        let claimed = sqlx::query(concat!(
-            "UPDATE runs SET status = 'running', claim_id = ?, claimed_pid = ?, claimed_at = ?,
-                 decision = ?, decided_by = ?, decided_via = ?, decided_at = ?
-             WHERE state_key = ? AND status = 'pending' RETURNING ",
-            run_columns!()
-        ))
-        .bind(owner.to_string())
-        .bind(i64::from(owner.pid))
-        .bind(now_iso())
-        .bind(&decision.decision)
-        .bind(&decision.decided_by)
-        .bind(&decision.decided_via)
-        .bind(now_iso())
-        .bind(state_key)
-        .fetch_optional(&self.pool)
-        .await?;
-        if let Some(row) = claimed {
+        let pending = claim_update(concat!(claim_set!(), "WHERE state_key = ? AND status = 'pending' RETURNING ", run_columns!()), owner, decision)
+            .bind(state_key)
+            .fetch_optional(&self.pool)
+            .await?;
+        if let Some(row) = pending {
             return Ok(Claim::Claimed(run_from_row(&row)));
         }
         let Some(run) = self.get_run(state_key).await? else {
@@ -421,30 +417,21 @@ impl Store {
         if run.status != RunStatus::Pending && !stale_claim {
             return Ok(Claim::Taken(run));
         }
-        let expected_claim = run.claim_id.clone().unwrap_or_default();
-        let done = sqlx::query(
-            "UPDATE runs SET status = 'running', claim_id = ?, claimed_pid = ?, claimed_at = ?,
-                 decision = ?, decided_by = ?, decided_via = ?, decided_at = ?
-             WHERE state_key = ? AND status = ? AND IFNULL(claim_id, '') = ?",
+        // Compare-and-set on what was read: a dead owner's claim, or a run
+        // another process has just released.
+        let claimed = claim_update(
+            concat!(claim_set!(), "WHERE state_key = ? AND status = ? AND IFNULL(claim_id, '') = ? RETURNING ", run_columns!()),
+            owner,
+            decision,
         )
-        .bind(owner.to_string())
-        .bind(i64::from(owner.pid))
-        .bind(now_iso())
-        .bind(&decision.decision)
-        .bind(&decision.decided_by)
-        .bind(&decision.decided_via)
-        .bind(now_iso())
         .bind(state_key)
         .bind(run.status.as_str())
-        .bind(&expected_claim)
-        .execute(&self.pool)
-        .await?
-        .rows_affected();
-        let current = self.get_run(state_key).await?;
-        match current {
-            None => Ok(Claim::Missing),
-            Some(run) if done == 1 => Ok(Claim::Claimed(run)),
-            Some(run) => Ok(Claim::Taken(run)),
+        .bind(run.claim_id.clone().unwrap_or_default())
+        .fetch_optional(&self.pool)
+        .await?;
+        match claimed {
+            Some(row) => Ok(Claim::Claimed(run_from_row(&row))),
+            None => Ok(self.get_run(state_key).await?.map_or(Claim::Missing, Claim::Taken)),
         }
     }
 
@@ -496,6 +483,20 @@ fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Run {
         next_state_key: r.get(15),
         cwd: r.get(16),
     }
+}
+
+/// `sql` (a [`claim_set!`] update) with the claim by `owner` bound; the
+/// caller binds its condition.
+fn claim_update<'q>(sql: &'static str, owner: &ProcessOwner, decision: &'q Decision) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+    let now = now_iso();
+    sqlx::query(sql)
+        .bind(owner.to_string())
+        .bind(i64::from(owner.pid))
+        .bind(now.clone())
+        .bind(&decision.decision)
+        .bind(&decision.decided_by)
+        .bind(&decision.decided_via)
+        .bind(now)
 }
 
 /// The statement recording `run` as pending.
