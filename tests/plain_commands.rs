@@ -65,6 +65,7 @@ fn plain_commands_give_what_the_shell_gives() {
     for line in [
         "cat",
         "cat -n",
+        "|\n      cat -n",
         "ls /no/such/path",
         "./env.sh",
         "./die.sh TERM",

@@ -46,6 +46,9 @@ impl Direct {
         if !is_dash(shell) {
             return None;
         }
+        // Newlines around the command (a YAML block scalar ends in one) only
+        // end it; newlines inside it separate commands and stay refused.
+        let line = line.trim_matches('\n');
         let argv: Vec<String> = line.split([' ', '\t']).filter(|w| !w.is_empty()).map(str::to_string).collect();
         let first = argv.first()?;
         if !argv.iter().all(|w| w.bytes().all(plain_byte))
@@ -173,6 +176,7 @@ mod tests {
         assert!(d.program.ends_with("cat") && d.program.is_absolute());
         assert_eq!(d.argv, ["cat", "-n", "--x=1", "a,b:c+d@e%f"]);
         assert!(plain("/bin/cat x").is_some());
+        assert_eq!(plain("\ncat -n \n\n").expect("block scalar").argv, ["cat", "-n"]);
     }
 
     #[test]
