@@ -560,17 +560,20 @@ pub fn stable_stringify(v: &Value) -> String {
 
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
-        ValueSeed { depth: 0 }.deserialize(deserializer)
+        ValueSeed { depth: 0, keep: None }.deserialize(deserializer)
     }
 }
 
 /// Deserializes a value nested `depth` levels deep (objects at each depth
-/// share key shapes, see [`ObjectBuilder`]).
-struct ValueSeed {
+/// share key shapes, see [`ObjectBuilder`]). With `keep`, an object builds
+/// only those properties and checks the others as [`Valid`].
+#[derive(Clone, Copy)]
+struct ValueSeed<'k> {
     depth: usize,
+    keep: Option<&'k [String]>,
 }
 
-impl<'de> DeserializeSeed<'de> for ValueSeed {
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
@@ -578,7 +581,7 @@ impl<'de> DeserializeSeed<'de> for ValueSeed {
     }
 }
 
-impl<'de> Visitor<'de> for ValueSeed {
+impl<'de> Visitor<'de> for ValueSeed<'_> {
     type Value = Value;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
@@ -618,16 +621,34 @@ impl<'de> Visitor<'de> for ValueSeed {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(item) = seq.next_element_seed(ValueSeed { depth: self.depth + 1 })? {
+        while let Some(item) = seq.next_element_seed(ValueSeed { depth: self.depth + 1, keep: None })? {
             items.push(item);
         }
         Ok(Value::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut builder = ObjectBuilder::new(self.depth, map.size_hint().unwrap_or(0).min(4096));
-        while let Some(key) = map.next_key_seed(KeySeed(&builder))? {
-            let value = map.next_value_seed(ValueSeed { depth: self.depth + 1 })?;
-            builder.insert(key, value);
+        let nested = ValueSeed { depth: self.depth + 1, keep: None };
+        match self.keep {
+            None => {
+                while let Some(key) = map.next_key_seed(KeySeed(&builder))? {
+                    let value = map.next_value_seed(nested)?;
+                    builder.insert(key, value);
+                }
+            }
+            Some(keep) => {
+                while let Some(key) = map.next_key_seed(KeptKey { builder: &builder, keep })? {
+                    match key {
+                        Some(key) => {
+                            let value = map.next_value_seed(nested)?;
+                            builder.insert(key, value);
+                        }
+                        None => {
+                            map.next_value::<Valid>()?;
+                        }
+                    }
+                }
+            }
         }
         Ok(Value::Object(builder.finish()))
     }
@@ -707,65 +728,7 @@ impl<'de> DeserializeSeed<'de> for &Projection<'_> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for &Projection<'_> {
-    type Value = Value;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        ValueSeed { depth: 0 }.visit_bool(v)
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        ValueSeed { depth: 0 }.visit_i64(v)
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        ValueSeed { depth: 0 }.visit_u64(v)
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
-        ValueSeed { depth: 0 }.visit_i128(v)
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
-        ValueSeed { depth: 0 }.visit_u128(v)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        ValueSeed { depth: 0 }.visit_f64(v)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        ValueSeed { depth: 0 }.visit_str(v)
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        ValueSeed { depth: 0 }.visit_string(v)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        ValueSeed { depth: 0 }.visit_unit()
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-        ValueSeed { depth: 0 }.visit_none()
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        ValueSeed { depth: 0 }.visit_some(d)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-        ValueSeed { depth: 0 }.visit_seq(seq)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut builder = ObjectBuilder::new(0, 0);
-        while let Some(key) = map.next_key_seed(KeptKey { builder: &builder, keep: self.keep })? {
-            match key {
-                Some(key) => {
-                    let value = map.next_value_seed(ValueSeed { depth: 1 })?;
-                    builder.insert(key, value);
-                }
-                None => {
-                    map.next_value::<Valid>()?;
-                }
-            }
-        }
-        Ok(Value::Object(builder.finish()))
+        ValueSeed { depth: 0, keep: Some(self.keep) }.deserialize(deserializer)
     }
 }
 
