@@ -718,11 +718,25 @@ impl Manager {
     pub async fn element(&self, target_id: &str, page: &Page, reference: &str) -> Result<i64> {
         let document = crate::snapshot::document_id(page).await?;
         let entry = self.with_refs(target_id, |t| t.lookup(reference, &document))?;
-        entry.backend_node_id.ok_or_else(|| {
-            BrowserError::invalid_code(
+        if let Some(id) = entry.backend_node_id {
+            return Ok(id);
+        }
+        let Some(page_ref) = &entry.page_ref else {
+            return Err(BrowserError::invalid_code(
                 "ACT_INVALID_REQUEST",
                 format!("ref {reference} ({}) has no DOM element", entry.role),
-            )
-        })
+            ));
+        };
+        crate::snapshot::resolve(page, page_ref)
+            .await?
+            .and_then(|node| node.get("backendNodeId").and_then(Value::as_i64))
+            .ok_or_else(|| {
+                BrowserError::StaleRef(format!(
+                    "ref {} ({} \"{}\") is no longer in the page. Re-snapshot and use a ref from the new snapshot.",
+                    reference.trim(),
+                    entry.role,
+                    entry.name
+                ))
+            })
     }
 }

@@ -1,17 +1,31 @@
 //! Element refs from snapshots. A ref is bound to one document (the main
-//! frame's loader) and one DOM node (its backendNodeId): the same node keeps
-//! its number across snapshots of the same document, and every ref of a
-//! document that has been navigated away from is stale.
+//! frame's loader) and one DOM node (its backendNodeId, or for the `ai`
+//! format its number in the in-page walker's registry, which maps to the
+//! node when acted on): the same node keeps its number across snapshots of
+//! the same document, and every ref of a document that has been navigated
+//! away from is stale.
 
 use std::collections::HashMap;
 
 use crate::{BrowserError, Result};
+
+/// An element numbered by the `ai` snapshot's in-page walker: its number in
+/// the registry of the frame's isolated world.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PageRef {
+    /// The frame whose isolated world holds the registry.
+    pub frame: String,
+    /// The element's number there.
+    pub id: u64,
+}
 
 /// What a snapshot node is keyed on.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum NodeKey {
     /// A DOM node (`backendDOMNodeId`).
     Dom(i64),
+    /// An element the in-page walker numbered.
+    Page(PageRef),
     /// An accessibility node with no DOM node.
     Ax(String),
 }
@@ -19,8 +33,10 @@ pub enum NodeKey {
 /// What a ref points at.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RefEntry {
-    /// The DOM node, when there is one.
+    /// The DOM node, when the snapshot knew it.
     pub backend_node_id: Option<i64>,
+    /// The element in the walker's registry, resolved when acted on.
+    pub page_ref: Option<PageRef>,
     /// Its accessibility role.
     pub role: String,
     /// Its accessible name.
@@ -110,6 +126,7 @@ mod tests {
     fn entry(id: i64) -> RefEntry {
         RefEntry {
             backend_node_id: Some(id),
+            page_ref: None,
             role: "button".into(),
             name: "Go".into(),
         }

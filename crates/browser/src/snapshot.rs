@@ -1,7 +1,8 @@
 //! Accessibility snapshots with element refs: `aria` (flat nodes, `axN`
-//! refs), `ai` (an indented role/name text, `[ref=eN]`, with a refs map) and
-//! `domSnapshot` (a DOM walk). Built from raw `Accessibility.getFullAXTree`
-//! results, per frame, so iframes are included.
+//! refs, from Chromium's `Accessibility.getFullAXTree`, per frame, so
+//! iframes are included), `ai` (an indented role/name text, `[ref=eN]`,
+//! with a refs map, from the in-page [`walker`]) and `domSnapshot` (a DOM
+//! walk).
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,8 +11,12 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::cdp::page_call;
-use crate::refs::{NodeKey, RefEntry, RefTable};
+use crate::refs::{NodeKey, PageRef, RefEntry, RefTable};
 use crate::{BrowserError, Result};
+
+mod walker;
+
+pub use walker::{WORLD, capture as capture_rendered, resolve};
 
 /// Roles an agent acts on; these always carry a ref.
 pub const INTERACTIVE_ROLES: &[&str] = &[
@@ -161,6 +166,7 @@ struct AxNode {
     value: Option<String>,
     description: Option<String>,
     backend: Option<i64>,
+    page_ref: Option<PageRef>,
     props: Vec<(String, Value)>,
     children: Vec<String>,
 }
@@ -191,6 +197,7 @@ fn parse_nodes(tree: &Value, prefix: &str) -> Vec<AxNode> {
                     value: text_of(n.get("value")).filter(|v| !v.is_empty()),
                     description: text_of(n.get("description")).filter(|v| !v.is_empty()),
                     backend: n.get("backendDOMNodeId").and_then(Value::as_i64),
+                    page_ref: None,
                     props: n
                         .get("properties")
                         .and_then(Value::as_array)
@@ -384,14 +391,17 @@ fn skipped(n: &AxNode) -> bool {
 }
 
 fn key_of(n: &AxNode) -> NodeKey {
-    n.backend
-        .map(NodeKey::Dom)
-        .unwrap_or_else(|| NodeKey::Ax(n.id.clone()))
+    match (n.backend, &n.page_ref) {
+        (Some(b), _) => NodeKey::Dom(b),
+        (None, Some(p)) => NodeKey::Page(p.clone()),
+        (None, None) => NodeKey::Ax(n.id.clone()),
+    }
 }
 
 fn entry_of(n: &AxNode) -> RefEntry {
     RefEntry {
         backend_node_id: n.backend,
+        page_ref: n.page_ref.clone(),
         role: n.role.clone(),
         name: n.name.clone(),
     }
@@ -407,7 +417,8 @@ pub struct Capture {
     in_scope: Option<HashSet<i64>>,
 }
 
-/// Reads the page's accessibility forest (and the selector's scope).
+/// Reads Chromium's accessibility forest (and the selector's scope) for
+/// the `aria` format.
 pub async fn capture(page: &Page, selector: Option<&str>) -> Result<Capture> {
     let (tree, main) = tokio::try_join!(
         page_call(page, "Page.getFrameTree", json!({})),
@@ -734,6 +745,7 @@ mod tests {
             value: None,
             description: None,
             backend: None,
+            page_ref: None,
             props: vec![
                 ("checked".into(), json!("true")),
                 ("disabled".into(), json!(true)),
