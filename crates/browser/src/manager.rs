@@ -727,7 +727,8 @@ impl Manager {
                 format!("ref {reference} ({}) has no DOM element", entry.role),
             ));
         };
-        crate::snapshot::resolve(page, page_ref)
+        let events = self.events(target_id, page).await?;
+        crate::snapshot::resolve(page, &events, page_ref)
             .await?
             .and_then(|node| node.get("backendNodeId").and_then(Value::as_i64))
             .ok_or_else(|| {

@@ -70,7 +70,8 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
             ok(json!({ "ok": true, "format": format, "targetId": target_id, "url": capture.url, "nodes": nodes }))
         }
         _ => {
-            let capture = snapshot::capture_rendered(&page, opts.selector.as_deref()).await?;
+            let events = m.events(&target_id, &page).await?;
+            let capture = snapshot::capture_rendered(&page, &events, opts.selector.as_deref()).await?;
             let snap = m.with_refs(&target_id, |t| capture.ai(t, &opts));
             let mut v = json!({ "ok": true, "format": "ai", "targetId": target_id, "url": capture.url });
             let Value::Object(extra) = serde_json::to_value(snap).unwrap_or_default() else { unreachable!("struct serialises to an object") };

@@ -1,5 +1,6 @@
 //! What happens on a tab between calls: JavaScript dialogs, file choosers,
-//! console messages, page errors and network requests. Each tab Clawdis touches gets a
+//! console messages, page errors, network requests and the snapshot
+//! walker's isolated worlds. Each tab Clawdis touches gets a
 //! watcher task that answers an armed dialog or chooser at once, keeps
 //! unanswered dialogs as pending (so an action that opens one reports
 //! `blockedByDialog` instead of hanging) and buffers the console.
@@ -8,7 +9,7 @@ mod console;
 mod dialogs;
 mod network;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,10 @@ use chromiumoxide::cdp::browser_protocol::network::{
 use chromiumoxide::cdp::browser_protocol::page::{
     EventFileChooserOpened, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
 };
-use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
+use chromiumoxide::cdp::js_protocol::runtime::{
+    EventConsoleApiCalled, EventExceptionThrown, EventExecutionContextCreated,
+    EventExecutionContextDestroyed, EventExecutionContextsCleared,
+};
 use futures::StreamExt;
 use serde_json::json;
 use tokio::sync::watch;
@@ -41,6 +45,9 @@ struct State {
     console: VecDeque<ConsoleMessage>,
     errors: VecDeque<ConsoleMessage>,
     requests: VecDeque<RequestEntry>,
+    /// The walker's isolated world per frame: frame id → (execution
+    /// context id, its unique id).
+    worlds: HashMap<String, (i64, String)>,
 }
 
 /// The event state of one tab.
@@ -66,9 +73,17 @@ impl TabEvents {
         let mut choosers = page_events::<EventFileChooserOpened>(&page).await?;
         let mut console = page_events::<EventConsoleApiCalled>(&page).await?;
         let mut exceptions = page_events::<EventExceptionThrown>(&page).await?;
-        // Keep the renderer's accessibility tree live, so the first
-        // snapshot after a navigation does not pay for building it.
-        page_call(&page, "Accessibility.enable", json!({})).await?;
+        let mut created = page_events::<EventExecutionContextCreated>(&page).await?;
+        let mut destroyed = page_events::<EventExecutionContextDestroyed>(&page).await?;
+        let mut cleared = page_events::<EventExecutionContextsCleared>(&page).await?;
+        // Every new document gets the snapshot walker's world as it is made,
+        // so a snapshot finds it ready (its context arrives as an event).
+        page_call(
+            &page,
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": "", "worldName": crate::snapshot::WORLD }),
+        )
+        .await?;
         let mut sent = page_events::<EventRequestWillBeSent>(&page).await?;
         let mut answered = page_events::<EventResponseReceived>(&page).await?;
         let mut failed = page_events::<EventLoadingFailed>(&page).await?;
@@ -133,6 +148,21 @@ impl TabEvents {
                         events.update_request(e.request_id.inner(), |r| r.finished = true);
                         events.loaded.send_modify(|n| *n += 1);
                     }
+                    Some(e) = created.next() => {
+                        let Some(events) = weak.upgrade() else { break };
+                        let frame = e.context.aux_data.as_ref().and_then(|d| d.get("frameId")).and_then(|f| f.as_str());
+                        if let (true, Some(frame)) = (e.context.name == crate::snapshot::WORLD, frame) {
+                            events.state().worlds.insert(frame.to_string(), (*e.context.id.inner(), e.context.unique_id.clone()));
+                        }
+                    }
+                    Some(e) = destroyed.next() => {
+                        let Some(events) = weak.upgrade() else { break };
+                        events.state().worlds.retain(|_, (_, unique)| *unique != e.execution_context_unique_id);
+                    }
+                    Some(_) = cleared.next() => {
+                        let Some(events) = weak.upgrade() else { break };
+                        events.state().worlds.clear();
+                    }
                     Some(done) = barriers.recv() => {
                         let _ = done.send(());
                     }
@@ -141,6 +171,12 @@ impl TabEvents {
             }
         });
         Ok(events)
+    }
+
+    /// The snapshot walker's isolated world in `frame`, when the page has
+    /// reported one (it may have been destroyed since, by a navigation).
+    pub fn world(&self, frame: &str) -> Option<i64> {
+        self.state().worlds.get(frame).map(|(id, _)| *id)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::{AxNode, Capture, Forest, INTERACTIVE_ROLES, REF_ROLES};
 use crate::cdp::page_call;
+use crate::events::TabEvents;
 use crate::inspect::exception_message;
 use crate::refs::PageRef;
 use crate::{BrowserError, Result};
@@ -53,9 +54,9 @@ struct FrameWalk {
     foreign: Vec<(String, PageRef)>,
 }
 
-/// The execution context of `frame`'s isolated world (created on first use;
-/// later calls return the same one until the frame navigates).
-async fn world(page: &Page, frame: &str) -> Result<i64> {
+/// Creates `frame`'s isolated world (or finds the one it has) and returns
+/// its execution context.
+async fn create_world(page: &Page, frame: &str) -> Result<i64> {
     let world = page_call(
         page,
         "Page.createIsolatedWorld",
@@ -68,27 +69,44 @@ async fn world(page: &Page, frame: &str) -> Result<i64> {
         .ok_or_else(|| BrowserError::Cdp("Page.createIsolatedWorld returned no context".into()))
 }
 
+/// `Runtime.evaluate` in `frame`'s isolated world: the one the page
+/// reported when there is one, else (or when it has gone with a
+/// navigation) one made now.
+async fn evaluate_in_world(
+    page: &Page,
+    events: &TabEvents,
+    frame: &str,
+    mut params: Value,
+) -> Result<Value> {
+    if let Some(context) = events.world(frame) {
+        params["contextId"] = json!(context);
+        match page_call(page, "Runtime.evaluate", params.clone()).await {
+            Ok(result) => return Ok(result),
+            Err(e) => tracing::debug!(error = %e, frame, "walker world gone; making it again"),
+        }
+    }
+    params["contextId"] = json!(create_world(page, frame).await?);
+    page_call(page, "Runtime.evaluate", params).await
+}
+
 /// Runs the walker in `frame`'s isolated world. `None` when `selector`
 /// matches nothing.
 async fn walk_frame(
     page: &Page,
+    events: &TabEvents,
     frame: &str,
     selector: Option<&str>,
     prefix: &str,
 ) -> Result<Option<FrameWalk>> {
-    let context = world(page, frame).await?;
     let opts = json!({
         "selector": selector,
         "refRoles": INTERACTIVE_ROLES.iter().chain(REF_ROLES).collect::<Vec<_>>(),
     });
-    let result = page_call(
+    let result = evaluate_in_world(
         page,
-        "Runtime.evaluate",
-        json!({
-            "expression": format!("({WALKER})({opts})"),
-            "contextId": context,
-            "returnByValue": true,
-        }),
+        events,
+        frame,
+        json!({ "expression": format!("({WALKER})({opts})"), "returnByValue": true }),
     )
     .await?;
     if let Some(details) = result.get("exceptionDetails") {
@@ -137,22 +155,16 @@ async fn walk_frame(
 
 /// The DOM node a walker ref names, `None` when the element is gone (or
 /// the frame's world is, after a navigation).
-pub async fn resolve(page: &Page, r: &PageRef) -> Result<Option<Value>> {
-    let Ok(context) = world(page, &r.frame).await else {
+pub async fn resolve(page: &Page, events: &TabEvents, r: &PageRef) -> Result<Option<Value>> {
+    let expression = format!(
+        "(() => {{ const r = globalThis.__clawdRefs && globalThis.__clawdRefs.elements.get({}); const el = r && r.deref(); return el && el.isConnected ? el : null; }})()",
+        r.id
+    );
+    let Ok(found) =
+        evaluate_in_world(page, events, &r.frame, json!({ "expression": expression })).await
+    else {
         return Ok(None);
     };
-    let found = page_call(
-        page,
-        "Runtime.evaluate",
-        json!({
-            "expression": format!(
-                "(() => {{ const r = globalThis.__clawdRefs && globalThis.__clawdRefs.elements.get({}); const el = r && r.deref(); return el && el.isConnected ? el : null; }})()",
-                r.id
-            ),
-            "contextId": context,
-        }),
-    )
-    .await?;
     let Some(object_id) = found.pointer("/result/objectId").and_then(Value::as_str) else {
         return Ok(None);
     };
@@ -166,12 +178,12 @@ pub async fn resolve(page: &Page, r: &PageRef) -> Result<Option<Value>> {
 /// the `ai` format. Iframes the walk could not enter (other origins in the
 /// same process) are walked in their own frame and grafted under their
 /// `<iframe>` node.
-pub async fn capture(page: &Page, selector: Option<&str>) -> Result<Capture> {
+pub async fn capture(page: &Page, events: &TabEvents, selector: Option<&str>) -> Result<Capture> {
     let main = page.target_id().inner().clone();
     let selector = selector.filter(|s| !s.trim().is_empty());
     let (tree, walk) = tokio::try_join!(
         page_call(page, "Page.getFrameTree", json!({})),
-        walk_frame(page, &main, selector, ""),
+        walk_frame(page, events, &main, selector, ""),
     )?;
     let Some(walk) = walk else {
         return Err(BrowserError::Missing(format!(
@@ -189,10 +201,10 @@ pub async fn capture(page: &Page, selector: Option<&str>) -> Result<Capture> {
             break;
         }
         for (k, (node, owner)) in std::mem::take(&mut foreign).into_iter().enumerate() {
-            let Ok(Some(described)) = resolve(page, &owner).await else { continue };
+            let Ok(Some(described)) = resolve(page, events, &owner).await else { continue };
             let Some(frame) = described.get("frameId").and_then(Value::as_str) else { continue };
             let prefix = format!("f{round}.{k}:");
-            let Ok(Some(sub)) = walk_frame(page, frame, None, &prefix).await else { continue };
+            let Ok(Some(sub)) = walk_frame(page, events, frame, None, &prefix).await else { continue };
             grafts.entry(node).or_default().push(format!("{prefix}0"));
             foreign.extend(sub.foreign);
             nodes.extend(sub.nodes.into_iter().map(|n| (n.id.clone(), n)));
