@@ -39,11 +39,13 @@ fn page_semantics_become_roles_names_and_states() {
         "- combobox \"Size\" [ref=e",
         "- option \"M\" [selected] [ref=e",
         "- button \"Contents child\" [ref=e",
+        "- image \"Star\" [ref=e",
+        "- button \"Fallback role\" [ref=e",
     ] {
         assert!(has(line), "missing {line:?} in\n{text}");
     }
     assert!(text.contains("]: first draft"), "a textarea shows its value\n{text}");
-    for absent in ["hunter2", "Gone", "Hidden from readers", "Invisible", "Folded link"] {
+    for absent in ["hunter2", "Gone", "Hidden from readers", "Invisible", "Folded link", "\u{2605}"] {
         assert!(!text.contains(absent), "{absent:?} must not be in\n{text}");
     }
     assert!(text.contains("[ref=e") && text.contains("]: •••••••"), "a password is masked\n{text}");

@@ -22,7 +22,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
 };
 use chromiumoxide::cdp::js_protocol::runtime::{
     EventConsoleApiCalled, EventExceptionThrown, EventExecutionContextCreated,
-    EventExecutionContextDestroyed, EventExecutionContextsCleared,
+    EventExecutionContextDestroyed,
 };
 use futures::StreamExt;
 use serde_json::json;
@@ -46,7 +46,9 @@ struct State {
     errors: VecDeque<ConsoleMessage>,
     requests: VecDeque<RequestEntry>,
     /// The walker's isolated world per frame: frame id → (execution
-    /// context id, its unique id).
+    /// context id, its unique id). A navigation's new world replaces the
+    /// old one; `executionContextsCleared` is not used, as its stream may
+    /// be read after the new world's creation.
     worlds: HashMap<String, (i64, String)>,
 }
 
@@ -75,7 +77,6 @@ impl TabEvents {
         let mut exceptions = page_events::<EventExceptionThrown>(&page).await?;
         let mut created = page_events::<EventExecutionContextCreated>(&page).await?;
         let mut destroyed = page_events::<EventExecutionContextDestroyed>(&page).await?;
-        let mut cleared = page_events::<EventExecutionContextsCleared>(&page).await?;
         // Every new document gets the snapshot walker's world as it is made,
         // so a snapshot finds it ready (its context arrives as an event).
         page_call(
@@ -158,10 +159,6 @@ impl TabEvents {
                     Some(e) = destroyed.next() => {
                         let Some(events) = weak.upgrade() else { break };
                         events.state().worlds.retain(|_, (_, unique)| *unique != e.execution_context_unique_id);
-                    }
-                    Some(_) = cleared.next() => {
-                        let Some(events) = weak.upgrade() else { break };
-                        events.state().worlds.clear();
                     }
                     Some(done) = barriers.recv() => {
                         let _ = done.send(());

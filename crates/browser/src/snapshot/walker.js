@@ -87,9 +87,17 @@
     }
   };
 
+  const ARIA_ROLES = new Set(('alert alertdialog application article banner blockquote button caption cell checkbox code columnheader combobox '
+    + 'complementary contentinfo definition deletion dialog directory document emphasis feed figure form generic grid gridcell group heading img '
+    + 'insertion link list listbox listitem log main marquee math menu menubar menuitem menuitemcheckbox menuitemradio meter navigation none note '
+    + 'option paragraph presentation progressbar radio radiogroup region row rowgroup rowheader scrollbar search searchbox separator slider '
+    + 'spinbutton status strong subscript superscript switch tab table tablist tabpanel term textbox time timer toolbar tooltip tree treegrid treeitem').split(' '));
+
   const roleOf = (el, tag) => {
-    const explicit = (el.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
+    // The first role token that is a real role wins; none means the element's own.
+    const explicit = (el.getAttribute('role') || '').trim().toLowerCase().split(/\s+/).find((r) => ARIA_ROLES.has(r));
     if (!explicit) return implicitRole(el, tag);
+    if (explicit === 'img') return 'image';
     // A presentational role is ignored on something focusable.
     if ((explicit === 'none' || explicit === 'presentation') && el.tabIndex >= 0) return implicitRole(el, tag);
     return explicit === 'presentation' ? 'none' : explicit;
@@ -282,7 +290,7 @@
       }
       return;
     }
-    if (tag === 'svg' || tag === 'img' || tag === 'textarea' || tag === 'input') return;
+    if (role === 'image' || tag === 'textarea' || tag === 'input') return;
     walkChildren(childrenOf(el), index, true);
   };
 
