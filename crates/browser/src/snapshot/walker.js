@@ -235,14 +235,16 @@
     return node;
   };
 
-  const walkChildren = (list, parent, visible) => {
-    for (const c of list) walk(c, parent, visible);
+  // `visible`: text here is shown (CSS visibility); `quiet`: an ancestor's
+  // name already holds the text here, so it is not repeated.
+  const walkChildren = (list, parent, visible, quiet) => {
+    for (const c of list) walk(c, parent, visible, quiet);
   };
 
-  const walk = (n, parent, visible) => {
+  const walk = (n, parent, visible, quiet) => {
     if (n.nodeType === 3) {
       const text = norm(n.data);
-      if (text && visible) push({ r: 'StaticText', n: text }, parent);
+      if (text && visible && !quiet) push({ r: 'StaticText', n: text }, parent);
       return;
     }
     if (n.nodeType !== 1) return;
@@ -251,14 +253,14 @@
     if (SKIP.has(tag) || el.getAttribute('aria-hidden') === 'true' || el.inert) return;
     const style = getComputedStyle(el);
     if (style.display === 'contents') {
-      walkChildren(childrenOf(el), parent, visible);
+      walkChildren(childrenOf(el), parent, visible, quiet);
       return;
     }
     if (!el.checkVisibility()) return;
     const role = roleOf(el, tag);
     if (role === null) return;
     if (style.visibility !== 'visible') {
-      walkChildren(childrenOf(el), parent, false);
+      walkChildren(childrenOf(el), parent, false, quiet);
       return;
     }
     const node = emit(el, tag, role, parent);
@@ -283,7 +285,7 @@
       } catch (_) {
         doc = null;
       }
-      if (doc && doc.documentElement) walk(doc.body || doc.documentElement, index, true);
+      if (doc && doc.documentElement) walk(doc.body || doc.documentElement, index, true, false);
       else {
         if (node.e === undefined) node.e = refOf(el);
         foreign.push([index, node.e]);
@@ -291,7 +293,8 @@
       return;
     }
     if (role === 'image' || tag === 'textarea' || tag === 'input') return;
-    walkChildren(childrenOf(el), index, true);
+    const named = node.n && FROM_CONTENT.has(role) && !el.hasAttribute('aria-label') && !el.hasAttribute('aria-labelledby');
+    walkChildren(childrenOf(el), index, true, quiet || Boolean(named));
   };
 
   let start = document.body || document.documentElement;
@@ -300,6 +303,6 @@
     if (!start) return null;
   }
   const root = push({ r: 'RootWebArea', n: norm(document.title) }, -1);
-  if (start) walk(start, root, true);
+  if (start) walk(start, root, true, false);
   return JSON.stringify({ nodes, foreign });
 }
