@@ -424,25 +424,32 @@ pub async fn capture(page: &Page, selector: Option<&str>) -> Result<Capture> {
         page_call(page, "Page.getFrameTree", json!({})),
         page_call(page, "Accessibility.getFullAXTree", json!({})),
     )?;
-    let frame = tree.pointer("/frameTree/frame");
-    let text = |key: &str| {
-        frame
-            .and_then(|f| f.get(key))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
     let forest = forest(page, &tree, &main).await;
     let in_scope = match selector.filter(|s| !s.trim().is_empty()) {
         Some(sel) => Some(scope(page, sel).await?),
         None => None,
     };
-    Ok(Capture {
-        document: text("loaderId"),
-        url: text("url") + &text("urlFragment"),
-        forest,
-        in_scope,
-    })
+    Ok(Capture::new(&tree, forest, in_scope))
+}
+
+impl Capture {
+    /// A capture of the document `Page.getFrameTree` (`tree`) names.
+    fn new(tree: &Value, forest: Forest, in_scope: Option<HashSet<i64>>) -> Capture {
+        let frame = tree.pointer("/frameTree/frame");
+        let text = |key: &str| {
+            frame
+                .and_then(|f| f.get(key))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        Capture {
+            document: text("loaderId"),
+            url: text("url") + &text("urlFragment"),
+            forest,
+            in_scope,
+        }
+    }
 }
 
 impl Capture {

@@ -210,22 +210,10 @@ pub async fn capture(page: &Page, events: &TabEvents, selector: Option<&str>) ->
             nodes.extend(sub.nodes.into_iter().map(|n| (n.id.clone(), n)));
         }
     }
-    let frame = tree.pointer("/frameTree/frame");
-    let text = |key: &str| {
-        frame
-            .and_then(|f| f.get(key))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
+    let forest = Forest {
+        nodes,
+        root: Some("0".into()),
+        grafts,
     };
-    Ok(Capture {
-        document: text("loaderId"),
-        url: text("url") + &text("urlFragment"),
-        forest: Forest {
-            nodes,
-            root: Some("0".into()),
-            grafts,
-        },
-        in_scope: None,
-    })
+    Ok(Capture::new(&tree, forest, None))
 }
