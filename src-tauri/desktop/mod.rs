@@ -22,6 +22,8 @@ pub use backend::Backend;
 
 /// Runs the app until Quit.
 pub fn run(home: PathBuf, args: AppArgs) -> anyhow::Result<()> {
+    #[cfg(target_os = "linux")]
+    skip_gtk_gl();
     let app = commands::register(tauri::Builder::default())
         .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| {
             // A second launch opens the window it names (`--open`), else
@@ -101,3 +103,17 @@ fn decider(via: &str) -> Decider {
 
 /// The approvals, as managed state.
 type ApprovalsState = Arc<Approvals>;
+
+/// Keeps GTK from loading OpenGL on Linux (unless `GDK_GL` is set): its
+/// probe maps the GL driver (under Xvfb, Mesa's llvmpipe and libLLVM, about
+/// 48 MiB) into a process whose windows are a few forms and lists, which
+/// WebKitGTK draws as well without it.
+#[cfg(target_os = "linux")]
+fn skip_gtk_gl() {
+    if std::env::var_os("GDK_GL").is_none() {
+        // SAFETY: called first thing in `run`, before GTK, Tauri or the
+        // backend start any thread, so nothing reads the environment
+        // concurrently.
+        unsafe { std::env::set_var("GDK_GL", "disable") };
+    }
+}
