@@ -47,7 +47,7 @@ fn page_semantics_become_roles_names_and_states() {
     }
     assert!(text.contains("]: first draft"), "a textarea shows its value\n{text}");
     assert!(!text.contains("text: Add") && !text.contains("text: to basket"), "text already in a name is not repeated\n{text}");
-    for absent in ["hunter2", "Gone", "Hidden from readers", "Invisible", "Folded link", "\u{2605}"] {
+    for absent in ["hunter2", "Gone", "Hidden from readers", "Invisible", "Folded link", "\u{2605}", "Drawn"] {
         assert!(!text.contains(absent), "{absent:?} must not be in\n{text}");
     }
     assert!(text.contains("[ref=e") && text.contains("]: •••••••"), "a password is masked\n{text}");

@@ -292,7 +292,7 @@
       }
       return;
     }
-    if (role === 'image' || tag === 'textarea' || tag === 'input') return;
+    if (role === 'image' || tag === 'svg' || tag === 'textarea' || tag === 'input') return;
     const named = node.n && FROM_CONTENT.has(role) && !el.hasAttribute('aria-label') && !el.hasAttribute('aria-labelledby');
     walkChildren(childrenOf(el), index, true, quiet || Boolean(named));
   };
