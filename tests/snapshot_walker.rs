@@ -41,13 +41,14 @@ fn page_semantics_become_roles_names_and_states() {
         "- button \"Contents child\" [ref=e",
         "- image \"Star\" [ref=e",
         "- button \"Add to basket\" [ref=e",
+        "- button \"PIN\" [ref=e",
         "- button \"Fallback role\" [ref=e",
     ] {
         assert!(has(line), "missing {line:?} in\n{text}");
     }
     assert!(text.contains("]: first draft"), "a textarea shows its value\n{text}");
     assert!(!text.contains("text: Add") && !text.contains("text: to basket"), "text already in a name is not repeated\n{text}");
-    for absent in ["hunter2", "Gone", "Hidden from readers", "Invisible", "Folded link", "\u{2605}", "Drawn"] {
+    for absent in ["hunter2", "s3cr3t", "Gone", "Hidden from readers", "Invisible", "Folded link", "\u{2605}", "Drawn"] {
         assert!(!text.contains(absent), "{absent:?} must not be in\n{text}");
     }
     assert!(text.contains("[ref=e") && text.contains("]: •••••••"), "a password is masked\n{text}");

@@ -112,7 +112,7 @@
     const tag = el.localName;
     if (tag === 'input' || tag === 'textarea') {
       if (['button', 'submit', 'reset'].includes(el.type)) return el.value;
-      return ['checkbox', 'radio', 'file', 'image', 'hidden'].includes(el.type) ? '' : el.value;
+      return ['checkbox', 'radio', 'file', 'image', 'hidden', 'password'].includes(el.type) ? '' : el.value;
     }
     if (tag === 'select') return Array.from(el.selectedOptions, (o) => o.text).join(' ');
     if (tag === 'img' || tag === 'area') return el.getAttribute('alt') || '';
