@@ -2,13 +2,12 @@
 //! real headless Chromium, fixture pages on loopback (browser.md §5, 28 and
 //! 35–45).
 
-use clawdis_e2e::control::{Client, fixture_server, start_server, start_server_with};
+use clawdis_e2e::control::{Client, fixture_server, ref_named, start_server, start_server_with};
 use serde_json::{Value, json};
 
 /// The ref of the first snapshot node with this role and name.
 fn ref_of(c: &Client, role: &str, name: &str) -> String {
-    let snap = c.ok("GET", "/snapshot", None);
-    snap["refs"].as_object().unwrap().iter().find(|(_, v)| v["role"] == role && v["name"] == name).map(|(k, _)| k.clone()).unwrap_or_else(|| panic!("no {role} {name:?} in {}", snap["snapshot"]))
+    ref_named(&c.ok("GET", "/snapshot", None)["refs"], role, name)
 }
 
 fn eval(c: &Client, js: &str) -> Value {

@@ -2,16 +2,12 @@
 //! turn into (roles, names, states, what is hidden), that refs reach into
 //! shadow roots and other-origin frames, and that nothing secret leaks.
 
-use clawdis_e2e::control::{Client, fixture_server, start_server};
+use clawdis_e2e::control::{Client, fixture_server, ref_named, start_server};
 use serde_json::{Value, json};
 
 fn snapshot(c: &Client) -> (String, Value) {
     let snap = c.ok("GET", "/snapshot", None);
     (snap["snapshot"].as_str().unwrap().to_string(), snap["refs"].clone())
-}
-
-fn ref_named(refs: &Value, role: &str, name: &str) -> String {
-    refs.as_object().unwrap().iter().find(|(_, v)| v["role"] == role && v["name"] == name).map(|(k, _)| k.clone()).unwrap_or_else(|| panic!("no {role} {name:?} in {refs}"))
 }
 
 #[test]

@@ -164,6 +164,15 @@ impl Client {
     }
 }
 
+/// The ref of the first entry with this role and name in a snapshot's
+/// `refs` map.
+pub fn ref_named(refs: &Value, role: &str, name: &str) -> String {
+    refs.as_object()
+        .and_then(|refs| refs.iter().find(|(_, v)| v["role"] == role && v["name"] == name))
+        .map(|(k, _)| k.clone())
+        .unwrap_or_else(|| panic!("no {role} {name:?} in {refs}"))
+}
+
 /// A static web server for `tests/fixtures/pages` on a loopback port; `/dl`
 /// answers an attachment. Lives as long as the test process.
 pub fn fixture_server() -> u16 {

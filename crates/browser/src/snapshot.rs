@@ -450,9 +450,7 @@ impl Capture {
             in_scope,
         }
     }
-}
 
-impl Capture {
     /// `aria`: flat nodes in depth-first order with `axN` refs.
     pub fn aria(&self, table: &mut RefTable, opts: &SnapshotOptions) -> Vec<AriaNode> {
         let (forest, in_scope) = (&self.forest, &self.in_scope);
