@@ -88,3 +88,19 @@ fn properties_no_stage_sees_change_nothing() {
         }
     }
 }
+
+/// A `--shell` line dash runs as a builtin (`printf`) is computed
+/// in-process; the stages worked ahead must read it as they read a real
+/// command's output, larger than a pipe holds included.
+#[test]
+fn builtin_output_is_worked_ahead_like_a_commands() {
+    let doc = format!("[{}]", (0..20_000).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
+    assert!(doc.len() > 64 * 1024, "more than a pipe's buffer");
+    let flow = |cmd: &str| format!("exec --json {cmd} | head --n 3 | json");
+    let builtin = run(&flow(&format!("--shell \"printf '%s' '{doc}'\"")), "");
+    let process = run(&flow("sh gen.sh"), &format!("printf '%s' '{doc}'"));
+    assert_eq!(builtin.status.code(), Some(0), "{}", String::from_utf8_lossy(&builtin.stderr));
+    assert_eq!(String::from_utf8_lossy(&builtin.stdout), String::from_utf8_lossy(&process.stdout));
+    let items = run(&format!("exec --json --shell \"printf '%s' '{doc}'\" | head --n 2 | json"), "");
+    assert_eq!(String::from_utf8_lossy(&items.stdout), "[\n  0,\n  1\n]\n");
+}

@@ -1,6 +1,7 @@
-//! A shell step that is one plain command (`cat`, `./tool --flag`) runs
-//! without the shell when `/bin/sh` is dash; what the step produces must be
-//! exactly what running it through dash gives, whatever the command does.
+//! A shell step that is one plain command (`cat`, `./tool 'a b'`) runs
+//! without the shell when `/bin/sh` is dash, and one that is an output-only
+//! builtin (`echo`, `printf`) runs in-process; what the step produces must
+//! be exactly what running it through dash gives, whatever the line does.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -12,7 +13,9 @@ use clawdis_e2e::lobster;
 /// step that lets the run learn the login environment. `shell` is the
 /// `LOBSTER_SHELL` to use, if any.
 fn run(dir: &Path, line: &str, shell: Option<&Path>) -> Output {
-    let flow = format!("steps:\n  - id: warm\n    run: ':'\n  - id: t\n    run: {line}\n    stdin: \"some input\\n\"\n");
+    // A block scalar is written as is; anything else as a JSON string.
+    let yaml = if line.starts_with('|') { line.to_string() } else { serde_json::to_string(line).unwrap() };
+    let flow = format!("steps:\n  - id: warm\n    run: ':'\n  - id: t\n    run: {yaml}\n    stdin: \"some input\\n\"\n");
     std::fs::write(dir.join("wf.lobster"), flow).unwrap();
     let mut cmd = lobster(&dir.join("state"));
     cmd.current_dir(dir).env("PWD", "/").env("ODD-NAME", "x").args(["run", "--mode", "tool", "wf.lobster"]);
@@ -38,6 +41,7 @@ fn setup() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
     script(dir.path(), "parent.sh", "#!/bin/sh\ncat /proc/$PPID/comm\n", 0o755);
     script(dir.path(), "die.sh", "#!/bin/sh\necho before\necho oops >&2\nkill -$1 $$\n", 0o755);
     script(dir.path(), "env.sh", "#!/bin/sh\necho \"pwd=$PWD odd=$(env | grep -c ODD-NAME) home=${HOME:+set}\"\n", 0o755);
+    script(dir.path(), "args.sh", "#!/bin/sh\nfor a; do printf '<%s>' \"$a\"; done\n", 0o755);
     script(dir.path(), "no-shebang.sh", "echo from a script without a shebang\n", 0o755);
     script(dir.path(), "not-executable.sh", "#!/bin/sh\necho never\n", 0o644);
     Some((dir, shell))
@@ -77,6 +81,22 @@ fn plain_commands_give_what_the_shell_gives() {
         "./not-executable.sh",
         "no-such-command-anywhere",
         "./missing.sh",
+        r#"./args.sh 'a b' "c\"d\\e\n" f\ g '' x''y"#,
+        "echo hello   world",
+        "echo -n x",
+        "echo -e x",
+        r#"echo "a  b" 'c d' '' -n"#,
+        "echo",
+        "echo 'x\\ny'",
+        r#"printf '[{"id":1,"v":5}]'"#,
+        r"printf '%s\n' a b c",
+        "printf '%s=%s;' a",
+        r"printf '100%%\t\\'",
+        "printf x extra",
+        "printf '%d' 3",
+        "true",
+        "false",
+        ":",
     ] {
         let direct = run(dir.path(), line, None);
         let shelled = run(dir.path(), line, Some(&shell));

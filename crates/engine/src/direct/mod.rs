@@ -1,19 +1,29 @@
-//! Shell lines that are one plain command, started without the shell.
+//! Shell lines dash would run without doing more than starting one
+//! program, or without starting any.
 //!
-//! `sh -c 'cat'` costs a second process start: the shell, then the command.
-//! When `/bin/sh` is dash (Debian, Ubuntu) and a line is nothing but plain
-//! words naming an external program, dash would only look the program up on
-//! `PATH` and run it, so this does the same itself: same argv, directory,
-//! stdio and process group, and the environment dash would pass on (it
-//! drops variables whose names are not shell names and exports `PWD`). The
-//! exit is reported as dash reports it: a death by signal becomes status
-//! 128+N, with the signal's name on stderr except for SIGINT and SIGPIPE.
+//! `sh -c 'cat'` costs a second process start: the shell, then the command;
+//! `sh -c 'echo done'` costs one for output dash computes itself. When
+//! `/bin/sh` is dash (Debian, Ubuntu) and a line is one command of words
+//! that need only quote removal (see [`words`]), this does what dash would:
 //!
-//! Anything else takes the shell: quotes, expansions, globs, redirections,
-//! several commands, builtins, reserved words, assignments, a command that
-//! is not found or cannot be started, or a shell that is not dash.
+//! - a builtin whose only effect is its output and status (`echo`,
+//!   `printf`, `true`, `false`, `:`; see [`builtins`]) is run in-process;
+//! - a word naming an external program is looked up on `PATH` and run with
+//!   the same argv, directory, stdio and process group, and the environment
+//!   dash would pass on (it drops variables whose names are not shell names
+//!   and exports `PWD`). The exit is reported as dash reports it: a death by
+//!   signal becomes status 128+N, with the signal's name on stderr except
+//!   for SIGINT and SIGPIPE.
+//!
+//! Anything else takes the shell: expansions, globs, redirections, several
+//! commands, other builtins, reserved words, assignments, a command that is
+//! not found or cannot be started, or a shell that is not dash.
+
+mod builtins;
+mod words;
 
 use std::ffi::CString;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -32,43 +42,57 @@ const SHELL_WORDS: &[&str] = &[
     "time", "times", "trap", "true", "type", "typeset", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
 ];
 
-/// A plain command line, resolved to the program the shell would run.
+/// A line dash would run as one builtin or one program.
 #[derive(Debug)]
-pub struct Direct {
-    program: PathBuf,
-    argv: Vec<String>,
+pub enum Direct {
+    /// A builtin's outcome, computed already.
+    Builtin(builtins::Done),
+    /// An external program, resolved as the shell would resolve it.
+    Program {
+        /// The program's path.
+        program: PathBuf,
+        /// Its arguments, the first naming it as the line did.
+        argv: Vec<String>,
+    },
 }
 
 impl Direct {
     /// `line` as run by `shell -c` with `env` in `cwd`, when it is one
-    /// plain command; `None` when it needs the shell.
+    /// builtin or plain command; `None` when it needs the shell.
     pub fn plain(line: &str, shell: &str, env: &Env, cwd: &Path) -> Option<Direct> {
         if !is_dash(shell) {
             return None;
         }
         // Newlines around the command (a YAML block scalar ends in one) only
         // end it; newlines inside it separate commands and stay refused.
-        let line = line.trim_matches('\n');
-        let argv: Vec<String> = line.split([' ', '\t']).filter(|w| !w.is_empty()).map(str::to_string).collect();
-        let first = argv.first()?;
-        if !argv.iter().all(|w| w.bytes().all(plain_byte))
-            || first.starts_with('-')
-            || first.contains('=')
-            || SHELL_WORDS.contains(&first.as_str())
-        {
+        let words = words::split(line.trim_matches('\n'))?;
+        let first = words.first()?;
+        if first.quoted || first.text.starts_with('-') || first.text.contains('=') {
+            return None;
+        }
+        let argv: Vec<String> = words.into_iter().map(|w| w.text).collect();
+        if let Some(done) = builtins::run(&argv) {
+            return Some(Direct::Builtin(done));
+        }
+        let first = &argv[0];
+        if SHELL_WORDS.contains(&first.as_str()) {
             return None;
         }
         let program = if first.contains('/') { executable(&cwd.join(first))? } else { lookup(first, env)? };
-        Some(Direct { program, argv })
+        Some(Direct::Program { program, argv })
     }
 
-    /// Runs the command; gives `io` back when it cannot be started, so the
-    /// caller can hand the line to the shell instead.
+    /// Runs the line; gives `io` back when the program cannot be started,
+    /// so the caller can hand the line to the shell instead.
     pub async fn run(&self, env: &Env, cwd: &Path, io: ChildIo) -> Result<std::io::Result<ProcOutput>, ChildIo> {
-        let child = match spawn(&self.program, Some(&self.argv[0]), &self.argv[1..], &dash_env(env, cwd), cwd) {
+        let (program, argv) = match self {
+            Direct::Builtin(done) => return Ok(deliver(done, io)),
+            Direct::Program { program, argv } => (program, argv),
+        };
+        let child = match spawn(program, Some(&argv[0]), &argv[1..], &dash_env(env, cwd), cwd) {
             Ok(child) => child,
             Err(e) => {
-                tracing::debug!(program = %self.program.display(), error = %e, "plain command left to the shell");
+                tracing::debug!(program = %program.display(), error = %e, "plain command left to the shell");
                 return Err(io);
             }
         };
@@ -89,9 +113,21 @@ impl Direct {
     }
 }
 
-/// Bytes that mean themselves in every word position of a POSIX shell.
-fn plain_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/' | b',' | b':' | b'+' | b'@' | b'%' | b'=')
+/// A builtin's output as a finished child's: collected, or written to the
+/// pipe handed to `io.stdout_to` (from a thread, so output larger than the
+/// pipe does not wait for its reader). Its stdin is never read.
+fn deliver(done: &builtins::Done, io: ChildIo) -> std::io::Result<ProcOutput> {
+    let mut stdout = done.stdout.clone();
+    if let Some(to) = io.stdout_to {
+        let (reader, mut writer) = std::io::pipe()?;
+        let _ = to.send(std::fs::File::from(std::os::fd::OwnedFd::from(reader)));
+        let bytes = std::mem::take(&mut stdout);
+        std::thread::Builder::new().name("builtin-stdout".into()).spawn(move || {
+            // A reader that stops early is not an error, as for a child.
+            let _ = writer.write_all(bytes.as_bytes());
+        })?;
+    }
+    Ok(ProcOutput { code: Some(done.code), stdout, stderr: String::new() })
 }
 
 /// Whether `shell` is dash (`/bin/sh` on Debian and Ubuntu is a link to it).
@@ -170,21 +206,41 @@ mod tests {
         Direct::plain(line, "/bin/sh", &env(), Path::new("/"))
     }
 
-    #[test]
-    fn plain_words_resolve_on_path() {
-        let d = plain("  cat\t-n  --x=1 a,b:c+d@e%f  ").expect("plain");
-        assert!(d.program.ends_with("cat") && d.program.is_absolute());
-        assert_eq!(d.argv, ["cat", "-n", "--x=1", "a,b:c+d@e%f"]);
-        assert!(plain("/bin/cat x").is_some());
-        assert_eq!(plain("\ncat -n \n\n").expect("block scalar").argv, ["cat", "-n"]);
+    fn program(line: &str) -> (PathBuf, Vec<String>) {
+        match plain(line) {
+            Some(Direct::Program { program, argv }) => (program, argv),
+            other => panic!("{line:?} is not a plain program: {other:?}"),
+        }
     }
 
     #[test]
-    fn shell_syntax_builtins_and_odd_commands_take_the_shell() {
+    fn plain_words_resolve_on_path() {
+        let (path, argv) = program("  cat\t-n  --x=1 a,b:c+d@e%f  ");
+        assert!(path.ends_with("cat") && path.is_absolute());
+        assert_eq!(argv, ["cat", "-n", "--x=1", "a,b:c+d@e%f"]);
+        assert!(plain("/bin/cat x").is_some());
+        assert_eq!(program("\ncat -n \n\n").1, ["cat", "-n"], "a block scalar's newlines");
+        assert_eq!(program("cat 'a b' \"*\" \\~").1, ["cat", "a b", "*", "~"], "quotes are removed");
+    }
+
+    #[test]
+    fn output_only_builtins_run_here() {
+        for (line, code, stdout) in
+            [("echo \"a  b\" 'c'", 0, "a  b c\n"), ("printf '%s\\n' x", 0, "x\n"), ("true", 0, ""), (":", 0, ""), ("false", 1, "")]
+        {
+            match plain(line) {
+                Some(Direct::Builtin(done)) => assert_eq!((done.code, done.stdout.as_str()), (code, stdout), "{line}"),
+                other => panic!("{line:?} is not run here: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn shell_syntax_other_builtins_and_odd_commands_take_the_shell() {
         for line in [
-            "", "   ", "echo hi", "printf x", "cat 'a'", "cat \"a\"", "cat $HOME", "cat *", "cat a?", "cat [ab]", "cat ~",
-            "cat a|wc", "cat a;ls", "cat a&", "cat >a", "cat <a", "cat `x`", "cat a\nls", "cat \\a", "cat #x", "X=1 cat",
-            "if", "while", "true", "kill 1", "test -e x", "-cat", "no-such-command-here", "cat {a,b}", "cat a!", "caté",
+            "", "   ", "echo $HOME", "echo 'a\\nb'", "printf %d 1", "'echo' x", "cat $HOME", "cat *", "cat a?", "cat [ab]",
+            "cat ~", "cat a|wc", "cat a;ls", "cat a&", "cat >a", "cat <a", "cat `x`", "cat a\nls", "cat #x", "X=1 cat", "if",
+            "while", "kill 1", "test -e x", "-cat", "no-such-command-here", "cat {a,b}", "cat a!", "caté", "cat 'open",
         ] {
             assert!(plain(line).is_none(), "{line:?} should need the shell");
         }
