@@ -282,6 +282,10 @@ impl Store {
         let pool = SqlitePoolOptions::new()
             .max_connections(connections.max(1))
             .min_connections(0)
+            // A ping before every statement guards against a server that
+            // hung up; a SQLite file in this process cannot, and the ping is
+            // a round trip to the connection's thread per statement.
+            .test_before_acquire(false)
             .after_connect(|conn, _| Box::pin(keep_log_on_close(conn)))
             .connect_with(options)
             .await?;
