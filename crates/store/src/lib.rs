@@ -6,6 +6,7 @@
 //! either the old or the new state, never half of one. A paused run is
 //! resumed exactly once: [`Store::claim`] is a compare-and-set on its status.
 
+mod conns;
 mod owner;
 
 use std::path::{Path, PathBuf};
@@ -13,7 +14,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Row, SqlitePool};
+use sqlx::{ConnectOptions, Connection, Row, SqliteConnection};
+
+use conns::Conns;
 
 pub use owner::{ProcessOwner, current_owner};
 
@@ -231,8 +234,8 @@ async fn keep_log_on_close(conn: &mut sqlx::SqliteConnection) -> std::result::Re
 /// Whether the database has exactly this build's migrations applied (with
 /// their checksums): one query, where the migrator would make three. On
 /// anything else the migrator runs and reports.
-async fn migrated(pool: &SqlitePool) -> bool {
-    let Ok(rows) = sqlx::query("SELECT version, checksum, success FROM _sqlx_migrations ORDER BY version").fetch_all(pool).await else {
+async fn migrated(conn: &mut SqliteConnection) -> bool {
+    let Ok(rows) = sqlx::query("SELECT version, checksum, success FROM _sqlx_migrations ORDER BY version").fetch_all(conn).await else {
         return false;
     };
     let expected: Vec<_> = MIGRATOR.iter().filter(|m| !m.migration_type.is_down_migration()).collect();
@@ -245,7 +248,7 @@ async fn migrated(pool: &SqlitePool) -> bool {
 /// The SQLite store.
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: SqlitePool,
+    conns: Conns,
     path: PathBuf,
 }
 
@@ -257,8 +260,9 @@ impl Store {
     }
 
     /// Opens the database in `dir` with at most `connections` connections.
-    /// A short-lived process such as `lobster` uses one: it runs a statement
-    /// at a time, and a second connection would cost a second open.
+    /// A short-lived process such as `lobster` uses one, held until
+    /// [`Store::close`]: it runs a statement at a time, and a second
+    /// connection would cost a second open.
     pub async fn open_dir_with(dir: &Path, connections: u32) -> Result<Store> {
         create_private_dir(dir)?;
         Store::open_with(&dir.join(DB_FILE), connections).await
@@ -279,20 +283,27 @@ impl Store {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(connections.max(1))
-            .min_connections(0)
-            // A ping before every statement guards against a server that
-            // hung up; a SQLite file in this process cannot, and the ping is
-            // a round trip to the connection's thread per statement.
-            .test_before_acquire(false)
-            .after_connect(|conn, _| Box::pin(keep_log_on_close(conn)))
-            .connect_with(options)
-            .await?;
-        if !migrated(&pool).await {
-            MIGRATOR.run(&pool).await?;
+        let conns = if connections <= 1 {
+            let mut conn = options.clone().connect().await?;
+            keep_log_on_close(&mut conn).await?;
+            Conns::One(std::sync::Arc::new(tokio::sync::Mutex::new(Some(conn))))
+        } else {
+            let pool = SqlitePoolOptions::new()
+                .max_connections(connections)
+                .min_connections(0)
+                // A ping before every statement guards against a server that
+                // hung up; a SQLite file in this process cannot, and the ping
+                // is a round trip to the connection's thread per statement.
+                .test_before_acquire(false)
+                .after_connect(|conn, _| Box::pin(keep_log_on_close(conn)))
+                .connect_with(options.clone())
+                .await?;
+            Conns::Pool(pool)
+        };
+        if !migrated(&mut *conns.get().await?).await {
+            conns.migrate(&options).await?;
         }
-        Ok(Store { pool, path: path.to_path_buf() })
+        Ok(Store { conns, path: path.to_path_buf() })
     }
 
     /// The database file.
@@ -307,7 +318,7 @@ impl Store {
         let mut wal = self.path.clone().into_os_string();
         wal.push("-wal");
         if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_KEEP_BYTES)
-            && let Ok(mut conn) = self.pool.acquire().await
+            && let Ok(mut conn) = self.conns.get().await
         {
             let checkpoint = async {
                 sqlx::query("PRAGMA busy_timeout = 100").execute(&mut *conn).await?;
@@ -317,18 +328,18 @@ impl Store {
                 tracing::debug!(error = %e, "write-ahead log not checkpointed");
             }
         }
-        self.pool.close().await;
+        self.conns.close().await;
     }
 
     /// Runs SQLite's `PRAGMA integrity_check`; `Ok(true)` when the file is sound.
     pub async fn integrity_check(&self) -> Result<bool> {
-        let row = sqlx::query("PRAGMA integrity_check").fetch_one(&self.pool).await?;
+        let row = sqlx::query("PRAGMA integrity_check").fetch_one(&mut *self.conns.get().await?).await?;
         Ok(row.get::<String, _>(0) == "ok")
     }
 
     /// Reads a key/value entry (`state.get`).
     pub async fn kv_get(&self, key: &str) -> Result<Option<String>> {
-        let row = sqlx::query("SELECT value_json FROM kv WHERE key = ?").bind(key).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT value_json FROM kv WHERE key = ?").bind(key).fetch_optional(&mut *self.conns.get().await?).await?;
         Ok(row.map(|r| r.get::<String, _>(0)))
     }
 
@@ -341,7 +352,7 @@ impl Store {
         .bind(key)
         .bind(value_json)
         .bind(now_iso())
-        .execute(&self.pool)
+        .execute(&mut *self.conns.get().await?)
         .await?;
         Ok(())
     }
@@ -349,13 +360,13 @@ impl Store {
     /// Records a paused run. Fails if the approval id is already used.
     pub async fn insert_run(&self, run: &NewRun) -> Result<()> {
         // One statement is its own transaction.
-        insert_query(run).execute(&self.pool).await?;
+        insert_query(run).execute(&mut *self.conns.get().await?).await?;
         Ok(())
     }
 
     /// Whether an approval id is taken.
     pub async fn approval_id_exists(&self, approval_id: &str) -> Result<bool> {
-        let row = sqlx::query("SELECT 1 FROM runs WHERE approval_id = ?").bind(approval_id).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT 1 FROM runs WHERE approval_id = ?").bind(approval_id).fetch_optional(&mut *self.conns.get().await?).await?;
         Ok(row.is_some())
     }
 
@@ -363,7 +374,7 @@ impl Store {
     pub async fn get_run(&self, state_key: &str) -> Result<Option<Run>> {
         let row = sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs WHERE state_key = ?"))
             .bind(state_key)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.conns.get().await?)
             .await?;
         Ok(row.map(|r| run_from_row(&r)))
     }
@@ -372,7 +383,7 @@ impl Store {
     pub async fn get_run_by_approval_id(&self, approval_id: &str) -> Result<Option<Run>> {
         let row = sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs WHERE approval_id = ?"))
             .bind(approval_id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.conns.get().await?)
             .await?;
         Ok(row.map(|r| run_from_row(&r)))
     }
@@ -384,13 +395,13 @@ impl Store {
                 sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs WHERE status = ? ORDER BY created_at DESC LIMIT ?"))
                     .bind(s.as_str())
                     .bind(limit)
-                    .fetch_all(&self.pool)
+                    .fetch_all(&mut *self.conns.get().await?)
                     .await?
             }
             None => {
                 sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs ORDER BY created_at DESC LIMIT ?"))
                     .bind(limit)
-                    .fetch_all(&self.pool)
+                    .fetch_all(&mut *self.conns.get().await?)
                     .await?
             }
         };
@@ -406,7 +417,7 @@ impl Store {
         // A pending run, the usual case, is claimed in one statement.
         let pending = claim_update(concat!(claim_set!(), "WHERE state_key = ? AND status = 'pending' RETURNING ", run_columns!()), owner, decision)
             .bind(state_key)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.conns.get().await?)
             .await?;
         if let Some(row) = pending {
             return Ok(Claim::Claimed(run_from_row(&row)));
@@ -431,7 +442,7 @@ impl Store {
         .bind(state_key)
         .bind(run.status.as_str())
         .bind(run.claim_id.clone().unwrap_or_default())
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.conns.get().await?)
         .await?;
         match claimed {
             Some(row) => Ok(Claim::Claimed(run_from_row(&row))),
@@ -452,9 +463,10 @@ impl Store {
         .bind(owner.to_string());
         let Some(next) = &finish.next else {
             // One statement is its own transaction.
-            return Ok(update.execute(&self.pool).await?.rows_affected() == 1);
+            return Ok(update.execute(&mut *self.conns.get().await?).await?.rows_affected() == 1);
         };
-        let mut tx = self.pool.begin().await?;
+        let mut conn = self.conns.get().await?;
+        let mut tx = conn.begin().await?;
         insert_query(next).execute(&mut *tx).await?;
         let done = update.execute(&mut *tx).await?.rows_affected();
         if done != 1 {
@@ -637,7 +649,7 @@ mod tests {
         store.close().await;
         let store = Store::open_dir_with(dir.path(), 1).await.expect("an up-to-date database opens");
         sqlx::query("UPDATE _sqlx_migrations SET checksum = x'00' WHERE version = (SELECT MIN(version) FROM _sqlx_migrations)")
-            .execute(&store.pool)
+            .execute(&mut *store.conns.get().await.unwrap())
             .await
             .unwrap();
         store.close().await;
