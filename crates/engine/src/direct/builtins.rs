@@ -134,4 +134,44 @@ mod tests {
         assert_eq!(run(&argv("false")), Some(Done { code: 1, stdout: String::new() }));
         assert_eq!(run(&argv("cat")), None);
     }
+
+    /// Every `echo` and `printf` over a small alphabet of arguments that is
+    /// run here prints exactly what dash prints.
+    #[test]
+    fn covered_forms_print_what_dash_prints() {
+        if !std::fs::canonicalize("/bin/sh").is_ok_and(|p| p.ends_with("dash")) {
+            eprintln!("skipped: /bin/sh is not dash");
+            return;
+        }
+        let alphabet = ["a", "%", "s", "\\", "n", "t", "-", " "];
+        let mut words = vec![String::new()];
+        let mut level = vec![String::new()];
+        for _ in 0..3 {
+            level = level.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
+            words.extend(level.iter().cloned());
+        }
+        let mut cases: Vec<Vec<String>> = Vec::new();
+        for w in &words {
+            for tail in [&[][..], &["x"][..], &["x", "-n", ""][..]] {
+                for name in ["echo", "printf"] {
+                    let argv: Vec<String> = [name, w.as_str()].into_iter().chain(tail.iter().copied()).map(String::from).collect();
+                    if run(&argv).is_some() {
+                        cases.push(argv);
+                    }
+                }
+            }
+        }
+        assert!(cases.len() > 1000, "the alphabet exercises both builtins ({} cases)", cases.len());
+        let quote = |a: &str| format!("'{}'", a.replace('\'', "'\\''"));
+        let script: String =
+            cases.iter().map(|argv| format!("{}; printf '\\001'\n", argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" "))).collect();
+        let out = std::process::Command::new("/bin/sh").arg("-c").arg(&script).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let dash = String::from_utf8(out.stdout).unwrap();
+        let printed: Vec<&str> = dash.split('\u{1}').collect();
+        assert_eq!(printed.len(), cases.len() + 1);
+        for (argv, theirs) in cases.iter().zip(printed) {
+            assert_eq!(run(argv).unwrap().stdout, theirs, "{argv:?}");
+        }
+    }
 }

@@ -113,4 +113,42 @@ mod tests {
             assert_eq!(split(line), None, "{line:?}");
         }
     }
+
+    /// Every line of up to four characters over the quoting alphabet that
+    /// is accepted splits into exactly the words dash gives it.
+    #[test]
+    fn accepted_lines_split_as_dash_splits_them() {
+        if !std::fs::canonicalize("/bin/sh").is_ok_and(|p| p.ends_with("dash")) {
+            eprintln!("skipped: /bin/sh is not dash");
+            return;
+        }
+        let alphabet = ['a', ' ', '\t', '\'', '"', '\\', '$', '*', '\n'];
+        let mut lines = vec![String::new()];
+        let mut level = vec![String::new()];
+        for _ in 0..4 {
+            level = level.iter().flat_map(|l| alphabet.iter().map(move |c| format!("{l}{c}"))).collect();
+            lines.extend(level.iter().cloned());
+        }
+        let accepted: Vec<(String, Vec<String>)> = lines.into_iter().filter_map(|l| texts(&l).map(|w| (l, w))).collect();
+        assert!(accepted.len() > 500, "the alphabet exercises the splitter ({} lines)", accepted.len());
+        // One dash process checks them all: each line becomes `set --` and a
+        // count and the words, between markers.
+        let script: String = accepted
+            .iter()
+            .map(|(line, _)| format!("set -- {line}\nprintf '%s:' \"$#\"; for a; do printf '<%s>' \"$a\"; done; printf '\\n'\n"))
+            .collect();
+        let out = std::process::Command::new("/bin/sh").arg("-c").arg(&script).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let dash = String::from_utf8(out.stdout).unwrap();
+        let mut dash_lines = dash.split('\n');
+        for (line, words) in &accepted {
+            let ours = format!("{}:{}", words.len(), words.iter().map(|w| format!("<{w}>")).collect::<String>());
+            // A word may hold a newline; read as many output lines as it has.
+            let mut theirs = dash_lines.next().unwrap().to_string();
+            for _ in 0..ours.matches('\n').count() {
+                theirs = format!("{theirs}\n{}", dash_lines.next().unwrap());
+            }
+            assert_eq!(ours, theirs, "{line:?}");
+        }
+    }
 }
