@@ -26,8 +26,11 @@ use self::run::{Gate, Outcome, Run, resolve_workflow_args};
 pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelope> {
     let workflow = file::load(path)?;
     if workflow.steps.iter().any(|s| s.approval.is_some() || s.input.is_some()) {
-        // It will most likely pause and record the pause.
+        // It will most likely pause and record the pause. The opening runs
+        // on this thread's runtime: let it start (SQLite's own thread then
+        // works while the steps run) before steps that may not yield.
         ctx.state.open_ahead();
+        tokio::task::yield_now().await;
     }
     let args = resolve_workflow_args(&workflow, provided);
     let mut run = Run { workflow: &workflow, args, results: Object::new(), last: None, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None, login: Default::default() };
