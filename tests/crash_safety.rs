@@ -125,3 +125,28 @@ fn sigterm_stops_the_run_and_its_children() {
     assert_eq!(status.code(), Some(143), "exit code is 128 + SIGTERM");
     assert!(wait_for(Duration::from_secs(2), || !alive(sh)), "the child shell was terminated");
 }
+
+/// A `lobster` process leaves its SQLite connection to its exit instead of
+/// closing it; what it committed must be all there for the next process,
+/// and the write-ahead log must still be checkpointed once it grows long.
+#[test]
+fn processes_that_exit_without_closing_lose_nothing_and_keep_the_log_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let flow = "exec --json --shell 'echo [1]' | approve --prompt 'keep?' | json";
+    let mut ids = Vec::new();
+    for _ in 0..80 {
+        let out = lobster(&state).current_dir(dir.path()).args(["run", "--mode", "tool", flow]).output().unwrap();
+        ids.push(envelope(&out)["requiresApproval"]["approvalId"].as_str().expect("approval id").to_string());
+    }
+    // 80 commits of a few pages each: without checkpoints the log would
+    // hold well over the 64 pages a closing process leaves behind.
+    let wal = std::fs::metadata(state.join(format!("{}-wal", clawdis_store::DB_FILE))).map_or(0, |m| m.len());
+    assert!(wal <= 64 * 4120 + 32, "the log is checkpointed as it grows ({wal} bytes)");
+    let (rt, store) = open_store(&state);
+    assert!(rt.block_on(store.integrity_check()).unwrap(), "database passes integrity_check");
+    for id in &ids {
+        let run = rt.block_on(store.get_run_by_approval_id(id)).unwrap().expect("every pause is recorded");
+        assert_eq!(run.status, RunStatus::Pending);
+    }
+}

@@ -115,13 +115,27 @@ impl StateHandle {
 
     /// Closes the store if it was opened (waiting for an opening under way).
     pub async fn close(&self) {
+        if let Some(store) = self.once_opened().await {
+            store.close().await;
+        }
+    }
+
+    /// Readies the store for the exit of a short-lived process, without
+    /// closing it (see [`Store::settle_before_exit`]); waits for an opening
+    /// under way.
+    pub async fn settle_before_exit(&self) {
+        if let Some(store) = self.once_opened().await {
+            store.settle_before_exit().await;
+        }
+    }
+
+    /// The store, once an opening under way has ended; `None` if never opened.
+    async fn once_opened(&self) -> Option<&Store> {
         let opening = self.opening.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(task) = opening {
             let _ = task.await;
         }
-        if let Some(store) = self.store.get() {
-            store.close().await;
-        }
+        self.store.get()
     }
 }
 

@@ -47,16 +47,17 @@ fn block_on<F: std::future::Future<Output = i32>>(work: F) -> i32 {
     };
     rt.block_on(async {
         let code = signals::run_until_signal(work).await;
-        // Close the store before exit rather than racing it: the close
-        // keeps the write-ahead log short for the next process.
+        // Settle the store before exit rather than racing it: a long
+        // write-ahead log is checkpointed for the next process. The
+        // connection itself is left to the exit.
         if let Some(state) = STATE.get() {
-            state.close().await;
+            state.settle_before_exit().await;
         }
         code
     })
 }
 
-/// The state store of this process's context, closed before exit.
+/// The state store of this process's context, settled before exit.
 static STATE: std::sync::OnceLock<StateHandle> = std::sync::OnceLock::new();
 
 fn main() {

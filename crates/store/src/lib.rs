@@ -311,10 +311,24 @@ impl Store {
         &self.path
     }
 
-    /// Closes the pool, waiting for connections to finish. A write-ahead
+    /// Closes the store, waiting for statements in progress. A write-ahead
     /// log grown past [`WAL_KEEP_BYTES`] is first checkpointed into the
     /// database and truncated (skipped if another process keeps it busy).
     pub async fn close(&self) {
+        self.checkpoint_long_log().await;
+        self.conns.close().await;
+    }
+
+    /// Ends a short-lived process's use of the store just before it exits:
+    /// a long log is checkpointed as by [`Store::close`], and the
+    /// connection is left to the exit, which releases its locks (its
+    /// commits are in the log already) without the round trip to the
+    /// connection's thread that a close takes.
+    pub async fn settle_before_exit(&self) {
+        self.checkpoint_long_log().await;
+    }
+
+    async fn checkpoint_long_log(&self) {
         let mut wal = self.path.clone().into_os_string();
         wal.push("-wal");
         if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_KEEP_BYTES)
@@ -328,7 +342,6 @@ impl Store {
                 tracing::debug!(error = %e, "write-ahead log not checkpointed");
             }
         }
-        self.conns.close().await;
     }
 
     /// Runs SQLite's `PRAGMA integrity_check`; `Ok(true)` when the file is sound.
