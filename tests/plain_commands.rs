@@ -97,6 +97,9 @@ fn plain_commands_give_what_the_shell_gives() {
         "true",
         "false",
         ":",
+        "echo [1,2,3] {a,b}! c*",
+        "./args.sh *.sh [!x]* c* 'd'?",
+        "./args.sh [a] ?? x[",
     ] {
         let direct = run(dir.path(), line, None);
         let shelled = run(dir.path(), line, Some(&shell));

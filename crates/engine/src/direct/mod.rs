@@ -4,7 +4,8 @@
 //! `sh -c 'cat'` costs a second process start: the shell, then the command;
 //! `sh -c 'echo done'` costs one for output dash computes itself. When
 //! `/bin/sh` is dash (Debian, Ubuntu) and a line is one command of words
-//! that need only quote removal (see [`words`]), this does what dash would:
+//! that need only quote removal (see [`words`]), or patterns that match no
+//! file and so stay as written (see [`glob`]), this does what dash would:
 //!
 //! - a builtin whose only effect is its output and status (`echo`,
 //!   `printf`, `true`, `false`, `:`; see [`builtins`]) is run in-process;
@@ -15,11 +16,13 @@
 //!   signal becomes status 128+N, with the signal's name on stderr except
 //!   for SIGINT and SIGPIPE.
 //!
-//! Anything else takes the shell: expansions, globs, redirections, several
-//! commands, other builtins, reserved words, assignments, a command that is
-//! not found or cannot be started, or a shell that is not dash.
+//! Anything else takes the shell: expansions, patterns that may match,
+//! redirections, several commands, other builtins, reserved words,
+//! assignments, a command that is not found or cannot be started, or a
+//! shell that is not dash.
 
 mod builtins;
+mod glob;
 mod words;
 
 use std::ffi::CString;
@@ -67,7 +70,16 @@ impl Direct {
         // end it; newlines inside it separate commands and stay refused.
         let words = words::split(line.trim_matches('\n'))?;
         let first = words.first()?;
-        if first.quoted || first.text.starts_with('-') || first.text.contains('=') {
+        if first.quoted
+            || !first.text.bytes().all(words::plain_byte)
+            || first.text.starts_with('-')
+            || first.text.contains('=')
+        {
+            return None;
+        }
+        // A pattern that matches nothing stays as it is; one that may match
+        // is the shell's to expand.
+        if words.iter().filter_map(|w| w.glob.as_deref()).any(|pattern| !glob::matches_nothing(pattern, cwd)) {
             return None;
         }
         let argv: Vec<String> = words.into_iter().map(|w| w.text).collect();
@@ -238,11 +250,31 @@ mod tests {
     #[test]
     fn shell_syntax_other_builtins_and_odd_commands_take_the_shell() {
         for line in [
-            "", "   ", "echo $HOME", "echo 'a\\nb'", "printf %d 1", "'echo' x", "cat $HOME", "cat *", "cat a?", "cat [ab]",
-            "cat ~", "cat a|wc", "cat a;ls", "cat a&", "cat >a", "cat <a", "cat `x`", "cat a\nls", "cat #x", "X=1 cat", "if",
-            "while", "kill 1", "test -e x", "-cat", "no-such-command-here", "cat {a,b}", "cat a!", "caté", "cat 'open",
+            "", "   ", "echo $HOME", "echo 'a\\nb'", "printf %d 1", "'echo' x", "cat $HOME", "cat *", "cat ~", "cat a|wc",
+            "cat a;ls", "cat a&", "cat >a", "cat <a", "cat `x`", "cat a\nls", "cat #x", "X=1 cat", "if", "while", "kill 1",
+            "test -e x", "-cat", "no-such-command-here", "caté", "cat 'open", "! cat", "{ cat", "ca* x", "[ -e x ]",
         ] {
             assert!(plain(line).is_none(), "{line:?} should need the shell");
+        }
+    }
+
+    #[test]
+    fn patterns_that_match_nothing_stay_as_written_and_others_take_the_shell() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a1", "b", ".hidden"] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        let plain = |line: &str| Direct::plain(line, "/bin/sh", &env(), dir.path());
+        for line in ["cat a?", "cat [ab]", "cat *", "cat [!x]", "cat ./*", "cat .h*", "cat [[:alpha:]]", "cat [a"] {
+            assert!(plain(line).is_none(), "{line:?} may match, or is not certain not to");
+        }
+        match plain("echo [1,2,3] {a,b}! 'x'*") {
+            Some(Direct::Builtin(done)) => assert_eq!(done.stdout, "[1,2,3] {a,b}! x*\n"),
+            other => panic!("not run here: {other:?}"),
+        }
+        match plain("cat c* [!ab1] ?hidden") {
+            Some(Direct::Program { argv, .. }) => assert_eq!(argv, ["cat", "c*", "[!ab1]", "?hidden"]),
+            other => panic!("not a plain program: {other:?}"),
         }
     }
 

@@ -1,12 +1,14 @@
 //! Splitting a command line into words the way dash does, for lines whose
-//! words need nothing but quote removal.
+//! words need nothing but quote removal and, at most, a pathname pattern
+//! that matches nothing (see [`super::glob`]).
 //!
-//! Accepted: unquoted bytes that mean themselves everywhere, `\` before an
-//! ASCII character, `'…'`, and `"…"` with `\` escaping `$`, `` ` ``, `"`
-//! and `\` (before anything else it stays). Everything that would make dash
-//! expand, redirect, glob or run more than one command is refused:
-//! `$`, backquotes, `*?[~#`, operators, newlines outside quotes, and any
-//! byte outside the plain set.
+//! Accepted: unquoted characters that mean themselves inside a word, `\`
+//! before an ASCII character, `'…'`, `"…"` with `\` escaping `$`, `` ` ``,
+//! `"` and `\` (before anything else it stays), and unquoted `*`, `?` and
+//! `[`, which make the word a pattern. Everything that would make dash
+//! expand, redirect or run more than one command is refused: `$`,
+//! backquotes, `~`, `#`, operators, newlines outside quotes, and anything
+//! outside the accepted set.
 
 /// One word after quote removal.
 #[derive(Debug, PartialEq)]
@@ -15,6 +17,9 @@ pub struct Word {
     pub text: String,
     /// Whether any part of it was quoted or escaped.
     pub quoted: bool,
+    /// The word as a pathname pattern, when it has an unquoted `*`, `?` or
+    /// `[`: its quoted characters are escaped with `\`.
+    pub glob: Option<String>,
 }
 
 /// Bytes that mean themselves in every word position of a POSIX shell.
@@ -22,25 +27,52 @@ pub fn plain_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/' | b',' | b':' | b'+' | b'@' | b'%' | b'=')
 }
 
+/// A word being read: its text, and the same as a pattern.
+#[derive(Default)]
+struct Partial {
+    text: String,
+    pattern: String,
+    quoted: bool,
+    globs: bool,
+}
+
+impl Partial {
+    fn push_plain(&mut self, c: char) {
+        self.text.push(c);
+        self.pattern.push(c);
+    }
+
+    fn push_quoted(&mut self, c: char) {
+        self.quoted = true;
+        self.text.push(c);
+        self.pattern.push('\\');
+        self.pattern.push(c);
+    }
+
+    fn done(self) -> Word {
+        Word { text: self.text, quoted: self.quoted, glob: self.globs.then_some(self.pattern) }
+    }
+}
+
 /// The words of `line`, or `None` when it needs more of the shell than
-/// quote removal.
+/// quote removal and pathname patterns.
 pub fn split(line: &str) -> Option<Vec<Word>> {
     let mut words = Vec::new();
-    let mut current: Option<Word> = None;
+    let mut current: Option<Partial> = None;
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         if c == ' ' || c == '\t' {
-            words.extend(current.take());
+            words.extend(current.take().map(Partial::done));
             continue;
         }
-        let word = current.get_or_insert_with(|| Word { text: String::new(), quoted: false });
+        let word = current.get_or_insert_with(Partial::default);
         match c {
             '\'' => {
                 word.quoted = true;
                 loop {
                     match chars.next()? {
                         '\'' => break,
-                        c => word.text.push(c),
+                        c => word.push_quoted(c),
                     }
                 }
             }
@@ -51,29 +83,33 @@ pub fn split(line: &str) -> Option<Vec<Word>> {
                         '"' => break,
                         '$' | '`' => return None,
                         '\\' => match chars.next()? {
-                            c @ ('$' | '`' | '"' | '\\') => word.text.push(c),
+                            c @ ('$' | '`' | '"' | '\\') => word.push_quoted(c),
                             '\n' => return None,
                             c => {
-                                word.text.push('\\');
-                                word.text.push(c);
+                                word.push_quoted('\\');
+                                word.push_quoted(c);
                             }
                         },
-                        c => word.text.push(c),
+                        c => word.push_quoted(c),
                     }
                 }
             }
             '\\' => match chars.next()? {
-                c if c.is_ascii() && c != '\n' => {
-                    word.quoted = true;
-                    word.text.push(c);
-                }
+                c if c.is_ascii() && c != '\n' => word.push_quoted(c),
                 _ => return None,
             },
-            c if c.is_ascii() && plain_byte(c as u8) => word.text.push(c),
+            '*' | '?' | '[' => {
+                word.globs = true;
+                word.push_plain(c);
+            }
+            // Literal inside a word in dash (reserved words and `!` count
+            // only as a whole first word, which the caller checks).
+            ']' | '{' | '}' | '!' => word.push_plain(c),
+            c if c.is_ascii() && plain_byte(c as u8) => word.push_plain(c),
             _ => return None,
         }
     }
-    words.extend(current);
+    words.extend(current.map(Partial::done));
     Some(words)
 }
 
@@ -105,10 +141,19 @@ mod tests {
     }
 
     #[test]
+    fn unquoted_glob_characters_make_a_pattern_with_the_quoted_ones_escaped() {
+        let words = split("[1,2] 'a*'b* \\?x \"[\"y] {a,b}! plain").unwrap();
+        let globs: Vec<Option<&str>> = words.iter().map(|w| w.glob.as_deref()).collect();
+        assert_eq!(globs, [Some("[1,2]"), Some("\\a\\*b*"), None, None, None, None]);
+        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(texts, ["[1,2]", "a*b*", "?x", "[y]", "{a,b}!", "plain"]);
+    }
+
+    #[test]
     fn expansions_operators_and_open_quotes_are_refused() {
         for line in [
-            "a $b", "\"$b\"", "a `b`", "\"`b`\"", "a*", "a?", "[a]", "~/x", "#c", "a;b", "a|b", "a&", "a>b", "a<b", "(a)",
-            "a\nb", "'open", "\"open", "a\\", "\"a\\\nb\"", "a\\\nb", "é", "{a,b}", "a!", "a\\é",
+            "a $b", "\"$b\"", "a `b`", "\"`b`\"", "~/x", "#c", "a;b", "a|b", "a&", "a>b", "a<b", "(a)", "a\nb", "'open",
+            "\"open", "a\\", "\"a\\\nb\"", "a\\\nb", "é", "a\\é", "a^b", "a~",
         ] {
             assert_eq!(split(line), None, "{line:?}");
         }
@@ -129,7 +174,10 @@ mod tests {
             level = level.iter().flat_map(|l| alphabet.iter().map(move |c| format!("{l}{c}"))).collect();
             lines.extend(level.iter().cloned());
         }
-        let accepted: Vec<(String, Vec<String>)> = lines.into_iter().filter_map(|l| texts(&l).map(|w| (l, w))).collect();
+        // Patterns are expanded against a directory: `super::glob` checks those.
+        let no_patterns = |l: &String| split(l).is_some_and(|words| words.iter().all(|w| w.glob.is_none()));
+        let accepted: Vec<(String, Vec<String>)> =
+            lines.into_iter().filter(no_patterns).filter_map(|l| texts(&l).map(|w| (l, w))).collect();
         assert!(accepted.len() > 500, "the alphabet exercises the splitter ({} lines)", accepted.len());
         // One dash process checks them all: each line becomes `set --` and a
         // count and the words, between markers.
