@@ -11,6 +11,9 @@ use std::path::Path;
 
 /// Longest pattern this module reasons about.
 const MAX_PATTERN: usize = 256;
+/// Matching steps allowed per name: backtracking over several `*` can take
+/// exponential time, and a pattern that needs more is left to the shell.
+const MAX_STEPS: u32 = 10_000;
 
 /// Whether `pattern` (quoted characters escaped with `\`) certainly
 /// matches no entry of `dir`, as dash's pathname expansion would find.
@@ -31,48 +34,51 @@ pub fn matches_nothing(pattern: &str, dir: &Path) -> bool {
             return false;
         }
         let n: Vec<char> = name.chars().collect();
-        if fnmatch(&p, &n) != Some(false) {
+        let mut steps = MAX_STEPS;
+        if fnmatch(&p, &n, &mut steps) != Some(false) {
             return false;
         }
     }
     true
 }
 
-/// Whether pattern `p` matches name `n`; `None` when unsure.
-fn fnmatch(p: &[char], n: &[char]) -> Option<bool> {
+/// Whether pattern `p` matches name `n`; `None` when unsure, or when it
+/// takes more than `steps` steps.
+fn fnmatch(p: &[char], n: &[char], steps: &mut u32) -> Option<bool> {
+    *steps = steps.checked_sub(1)?;
     let Some((&first, rest)) = p.split_first() else { return Some(n.is_empty()) };
     match first {
         '*' => {
             for skip in 0..=n.len() {
-                if fnmatch(rest, &n[skip..])? {
+                if fnmatch(rest, &n[skip..], steps)? {
                     return Some(true);
                 }
             }
             Some(false)
         }
         '?' => match n.split_first() {
-            Some((_, n_rest)) => fnmatch(rest, n_rest),
+            Some((_, n_rest)) => fnmatch(rest, n_rest, steps),
             None => Some(false),
         },
         '\\' => {
             let (&literal, rest) = rest.split_first()?;
-            literal_then(literal, rest, n)
+            literal_then(literal, rest, n, steps)
         }
         '[' => {
             let (set, used) = Bracket::parse(rest)?;
             match n.split_first() {
-                Some((&c, n_rest)) if set.has(c) => fnmatch(&rest[used..], n_rest),
+                Some((&c, n_rest)) if set.has(c) => fnmatch(&rest[used..], n_rest, steps),
                 _ => Some(false),
             }
         }
-        c => literal_then(c, rest, n),
+        c => literal_then(c, rest, n, steps),
     }
 }
 
 /// `c` must be `n`'s first character, then `rest` match the remainder.
-fn literal_then(c: char, rest: &[char], n: &[char]) -> Option<bool> {
+fn literal_then(c: char, rest: &[char], n: &[char], steps: &mut u32) -> Option<bool> {
     match n.split_first() {
-        Some((&first, n_rest)) if first == c => fnmatch(rest, n_rest),
+        Some((&first, n_rest)) if first == c => fnmatch(rest, n_rest, steps),
         _ => Some(false),
     }
 }
@@ -127,7 +133,8 @@ mod tests {
     use super::*;
 
     fn m(p: &str, n: &str) -> Option<bool> {
-        fnmatch(&p.chars().collect::<Vec<_>>(), &n.chars().collect::<Vec<_>>())
+        let mut steps = MAX_STEPS;
+        fnmatch(&p.chars().collect::<Vec<_>>(), &n.chars().collect::<Vec<_>>(), &mut steps)
     }
 
     #[test]
@@ -145,6 +152,8 @@ mod tests {
         assert_eq!(m("[a", "a"), None, "an unclosed bracket is left to the shell");
         assert_eq!(m("[[:digit:]]", "1"), None);
         assert_eq!(m("[^a]", "b"), None);
+        let many_stars = "*a".repeat(20) + "b";
+        assert_eq!(m(&many_stars, &"a".repeat(200)), None, "too much backtracking is left to the shell, quickly");
     }
 
     /// Every pattern of up to four characters over a pattern alphabet that
