@@ -79,7 +79,8 @@ impl Direct {
         }
         // A pattern that matches nothing stays as it is; one that may match
         // is the shell's to expand.
-        if words.iter().filter_map(|w| w.glob.as_deref()).any(|pattern| !glob::matches_nothing(pattern, cwd)) {
+        let patterns: Vec<&str> = words.iter().filter_map(|w| w.glob.as_deref()).collect();
+        if !patterns.is_empty() && !glob::matches_nothing(&patterns, cwd) {
             return None;
         }
         let argv: Vec<String> = words.into_iter().map(|w| w.text).collect();
