@@ -63,7 +63,10 @@ impl Conns {
         match self {
             Conns::Pool(pool) => pool.close().await,
             Conns::One(one) => {
-                if let Some(conn) = one.lock().await.take() {
+                if let Some(mut conn) = one.lock().await.take() {
+                    if let Err(e) = crate::keep_log_on_close(&mut conn).await {
+                        tracing::debug!(error = %e, "write-ahead log not kept on close");
+                    }
                     let _ = sqlx::Connection::close(conn).await;
                 }
             }

@@ -213,7 +213,7 @@ const WAL_KEEP_BYTES: u64 = 64 * 4120;
 /// are in the log either way, and [`Store::close`] checkpoints once the log
 /// has grown past [`WAL_KEEP_BYTES`]. Reading the log back is SQLite's own
 /// recovery (the path a `kill -9` takes), so nothing committed is lost.
-async fn keep_log_on_close(conn: &mut sqlx::SqliteConnection) -> std::result::Result<(), sqlx::Error> {
+pub(crate) async fn keep_log_on_close(conn: &mut sqlx::SqliteConnection) -> std::result::Result<(), sqlx::Error> {
     let mut handle = conn.lock_handle().await?;
     // SAFETY: the handle is a live connection, locked for this call;
     // SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE takes an int and an optional int out-pointer.
@@ -284,8 +284,9 @@ impl Store {
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
         let conns = if connections <= 1 {
-            let mut conn = options.clone().connect().await?;
-            keep_log_on_close(&mut conn).await?;
+            // Told to keep its log only when it is closed (see `Conns::close`):
+            // a process that leaves it to the exit never closes it.
+            let conn = options.clone().connect().await?;
             Conns::One(std::sync::Arc::new(tokio::sync::Mutex::new(Some(conn))))
         } else {
             let pool = SqlitePoolOptions::new()
