@@ -60,3 +60,28 @@ fn reused_token_is_refused_and_rejection_cancels() {
     assert_eq!(envelope(&again)["error"]["message"], "Pipeline resume state not found");
     assert!(!work.join("ran.txt").exists(), "a rejected run never executes its remaining stages");
 }
+
+/// The workflow file is read while the claim is being recorded: a file gone
+/// since the pause still ends the claimed run with the read error, and the
+/// token is used up, as for any failed resume.
+#[test]
+fn a_workflow_file_gone_since_the_pause_fails_the_resume_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (state, work) = (dir.path().join("state"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let flow = work.join("flow.lobster");
+    std::fs::write(&flow, "steps:\n  - id: gate\n    approval: go?\n  - id: after\n    run: echo ran >> ran.txt\n").unwrap();
+    let out = lobster(&state).current_dir(&work).args(["run", "--mode", "tool", "flow.lobster"]).output().unwrap();
+    let env = envelope(&out);
+    assert_eq!(env["status"], "needs_approval", "{env}");
+    let token = env["requiresApproval"]["resumeToken"].as_str().unwrap().to_string();
+    std::fs::remove_file(&flow).unwrap();
+
+    let failed = lobster(&state).current_dir(&work).args(["resume", "--token", &token, "--approve", "yes"]).output().unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    let msg = envelope(&failed)["error"]["message"].as_str().unwrap().to_string();
+    assert!(msg.starts_with("ENOENT: no such file or directory, open '") && msg.contains("flow.lobster"), "{msg}");
+    let again = lobster(&state).current_dir(&work).args(["resume", "--token", &token, "--approve", "yes"]).output().unwrap();
+    assert_eq!(envelope(&again)["error"]["message"], "Workflow resume state not found");
+    assert!(!work.join("ran.txt").exists(), "no step ran");
+}

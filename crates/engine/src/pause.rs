@@ -126,10 +126,10 @@ pub struct Claimed {
     owner: ProcessOwner,
 }
 
-/// Loads the stored state for a resume, `None` if it is gone or used.
-pub async fn load_pending(ctx: &Ctx, state_key: &str) -> Result<Option<Run>> {
-    let run = ctx.state.store().await?.get_run(state_key).await?;
-    Ok(run.filter(|r| r.status == RunStatus::Pending || stale_running(r)))
+/// The stored run a resume may continue, from the row as read: `None` if it
+/// is gone or used.
+pub fn pending(run: Option<Run>) -> Option<Run> {
+    run.filter(|r| r.status == RunStatus::Pending || stale_running(r))
 }
 
 fn stale_running(run: &Run) -> bool {

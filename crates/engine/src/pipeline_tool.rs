@@ -6,7 +6,7 @@ use crate::envelope::Envelope;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::parser::{Stage, StageRecord};
-use crate::pause::{Claimed, Gate, Intent, Pause, claim, decision_for, load_pending};
+use crate::pause::{Claimed, Gate, Intent, Pause, claim, decision_for, pending};
 use crate::runtime::{PipelineResult, run_pipeline};
 use crate::schema::Schema;
 use crate::token::KIND_PIPELINE;
@@ -89,16 +89,17 @@ fn pause_from(stages: &[Stage], result: PipelineResult) -> Result<PauseOrItems> 
     }
 }
 
-/// Resumes a paused pipeline.
-pub async fn resume(state_key: &str, intent: Intent, ctx: &Ctx) -> Envelope {
-    match resume_inner(state_key, intent, ctx).await {
+/// Resumes the paused pipeline stored under `state_key`; `row` is its
+/// record as the caller read it.
+pub async fn resume(state_key: &str, row: Option<clawdis_store::Run>, intent: Intent, ctx: &Ctx) -> Envelope {
+    match resume_inner(state_key, row, intent, ctx).await {
         Ok(env) => env,
         Err(e) => e.into(),
     }
 }
 
-async fn resume_inner(state_key: &str, intent: Intent, ctx: &Ctx) -> Result<Envelope> {
-    let Some(run) = load_pending(ctx, state_key).await? else {
+async fn resume_inner(state_key: &str, row: Option<clawdis_store::Run>, intent: Intent, ctx: &Ctx) -> Result<Envelope> {
+    let Some(run) = pending(row) else {
         return Err(Error::runtime(if intent == Intent::Cancel { "Resume state not found" } else { NOT_FOUND }));
     };
     let state = Value::from_json(&run.state_json).map_err(|_| Error::runtime("Invalid pipeline resume state"))?;

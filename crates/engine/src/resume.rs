@@ -1,11 +1,14 @@
 //! `lobster resume`: argument parsing and dispatch by token kind.
 
+use std::sync::Arc;
+
 use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::{Error, Result};
 use crate::pause::Intent;
 use crate::token::{self, KIND_PIPELINE, Token};
 use crate::value::Value;
+use crate::workflow::run::LoginCache;
 
 /// Parsed `resume` arguments.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,22 +141,30 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
         Token::State { state_key, .. } => Some(state_key.clone()),
         Token::InlineWorkflow(_) => None,
     };
-    if let Some(key) = &state_key
-        && let Some(recorded) = recorded_elsewhere(ctx, key).await?
-    {
-        return Ok(recorded);
+    // A workflow's steps run in a login session whose profile files are
+    // read while this process waits for SQLite below.
+    let login = LoginCache::default();
+    if matches!(&decoded, Token::State { kind, .. } if kind != KIND_PIPELINE) {
+        login.read_ahead(Arc::clone(&ctx.env));
     }
+    let row = match &state_key {
+        Some(key) => match read_run(ctx, key).await? {
+            Read::Recorded(recorded) => return Ok(recorded),
+            Read::Row(row) => *row,
+        },
+        None => None,
+    };
     let envelope = match decoded {
         Token::State { kind, state_key } if kind == KIND_PIPELINE => {
-            crate::pipeline_tool::resume(&state_key, args.intent, ctx).await
+            crate::pipeline_tool::resume(&state_key, row, args.intent, ctx).await
         }
-        Token::State { state_key, .. } => crate::workflow::resume::resume_stored(&state_key, args.intent, ctx).await,
+        Token::State { state_key, .. } => crate::workflow::resume::resume_stored(&state_key, row, login, args.intent, ctx).await,
         Token::InlineWorkflow(payload) => crate::workflow::resume::resume_inline(payload, args.intent, ctx).await,
     };
     // Lost the claim to a decision made in the app a moment ago: report how
     // that one ends rather than "already being resumed".
     if let (Envelope::Failure(_), Some(key)) = (&envelope, &state_key)
-        && let Some(recorded) = recorded_elsewhere(ctx, key).await?
+        && let Read::Recorded(recorded) = read_run(ctx, key).await?
     {
         return Ok(recorded);
     }
@@ -165,26 +176,35 @@ fn decided_elsewhere(run: &clawdis_store::Run) -> bool {
     run.decided_via.as_deref().is_some_and(|via| via != "cli")
 }
 
-/// The final envelope of a run a person decided outside the CLI, so the
-/// agent's own `resume` with the same token learns how it ended instead of
-/// getting "not found" (and no step runs twice). Waits while that resume is
-/// still running in a live process; `None` for anything else.
-async fn recorded_elsewhere(ctx: &Ctx, state_key: &str) -> Result<Option<Envelope>> {
+/// A run's record as a resume first reads it.
+enum Read {
+    /// The final envelope of a run a person decided outside the CLI, so the
+    /// agent's own `resume` with the same token learns how it ended instead
+    /// of getting "not found" (and no step runs twice).
+    Recorded(Envelope),
+    /// Anything else: the row (if any) for the resume to go on with.
+    Row(Box<Option<clawdis_store::Run>>),
+}
+
+/// Reads the run under `state_key`, waiting while a resume decided outside
+/// the CLI is still running in a live process.
+async fn read_run(ctx: &Ctx, state_key: &str) -> Result<Read> {
     let store = ctx.state.store().await?;
     loop {
-        let Some(run) = store.get_run(state_key).await? else { return Ok(None) };
-        if !decided_elsewhere(&run) {
-            return Ok(None);
-        }
-        let owner_alive = run.claim_id.as_deref().and_then(clawdis_store::ProcessOwner::parse).is_some_and(|o| o.is_alive());
-        match run.status {
+        let run = store.get_run(state_key).await?;
+        let Some(decided) = run.as_ref().filter(|r| decided_elsewhere(r)) else { return Ok(Read::Row(Box::new(run))) };
+        let owner_alive = decided.claim_id.as_deref().and_then(clawdis_store::ProcessOwner::parse).is_some_and(|o| o.is_alive());
+        match decided.status {
             clawdis_store::RunStatus::Running if owner_alive => {
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             }
-            clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running => return Ok(None),
+            clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running => return Ok(Read::Row(Box::new(run))),
             _ => {
-                let recorded = run.result_json.as_deref().and_then(|json| Value::from_json(json).ok());
-                return Ok(recorded.as_ref().and_then(Envelope::from_value));
+                let recorded = decided.result_json.as_deref().and_then(|json| Value::from_json(json).ok());
+                return Ok(match recorded.as_ref().and_then(Envelope::from_value) {
+                    Some(envelope) => Read::Recorded(envelope),
+                    None => Read::Row(Box::new(run)),
+                });
             }
         }
     }

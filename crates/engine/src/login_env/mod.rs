@@ -18,12 +18,14 @@ mod remembered;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
 use crate::context::Env;
 use crate::direct::Direct;
 use crate::process::{ChildIo, ProcOutput, run_process, shell_command};
+use remembered::Profiles;
 
 /// Variables a shell sets for itself on every start.
 const SHELL_OWNED: [&str; 4] = ["PWD", "OLDPWD", "SHLVL", "_"];
@@ -107,9 +109,30 @@ impl LoginEnv {
 pub struct LoginSession {
     env: tokio::sync::OnceCell<Option<LoginEnv>>,
     started: AtomicBool,
+    /// The profile files as read for the first command's key.
+    profiles: Mutex<Option<Arc<Profiles>>>,
 }
 
 impl LoginSession {
+    /// Reads the profile files that commands run with `env` would see, on a
+    /// task of its own, for a session whose first command is still some
+    /// way off: a resume reads them while its process waits for SQLite.
+    pub fn read_ahead(self: &Arc<Self>, env: Arc<Env>) {
+        let session = Arc::clone(self);
+        tokio::spawn(async move {
+            session.profiles(&env);
+        });
+    }
+
+    /// The profile files for `env`, read once per session.
+    fn profiles(&self, env: &Env) -> Arc<Profiles> {
+        let mut slot = self.profiles.lock().unwrap_or_else(|e| e.into_inner());
+        match &*slot {
+            Some(read) if read.fits(env) => Arc::clone(read),
+            _ => Arc::clone(slot.insert(Arc::new(Profiles::read(env)))),
+        }
+    }
+
     /// Runs `line` through the configured shell as Lobster does (a login
     /// shell), replaying the profile's environment instead where that is
     /// known to be faithful. `state_dir` holds what earlier runs learnt.
@@ -122,7 +145,7 @@ impl LoginSession {
         // The key reads the profile files: once per command at most, and
         // only when the session has no environment yet.
         let key = std::sync::OnceLock::new();
-        let key = || key.get_or_init(|| remembered::key(&shell, env, cwd)).as_str();
+        let key = || key.get_or_init(|| remembered::key(&shell, env, cwd, &self.profiles(env))).as_str();
         let learn = || async {
             let captured = LoginEnv::capture(env, cwd).await;
             remembered::record(state_dir, key(), captured.as_ref());
@@ -214,6 +237,6 @@ mod tests {
                 assert_eq!(out.stdout, "yes\n");
             }
         }
-        assert!(remembered::lookup(state.path(), &remembered::key("/bin/sh", &env, dir.path())).is_some(), "two agreeing captures are remembered");
+        assert!(remembered::lookup(state.path(), &remembered::key("/bin/sh", &env, dir.path(), &Profiles::read(&env))).is_some(), "two agreeing captures are remembered");
     }
 }

@@ -104,29 +104,62 @@ fn profile_files(env: &Env) -> Vec<PathBuf> {
     files
 }
 
-/// The key for `shell` run in `cwd` with `env`: the shell, the directory,
-/// the profile files' contents, and the variables those files name (plus
-/// the few every profile depends on). Variables no profile file mentions,
-/// such as a per-call id an agent sets, do not split the key.
-pub(super) fn key(shell: &str, env: &Env, cwd: &Path) -> String {
+/// The variables that choose which profile files a shell reads.
+const FILE_CHOOSERS: [&str; 3] = ["HOME", "ZDOTDIR", "ENV"];
+
+/// The profile files' part of a key, read once for a run: their contents
+/// and the words in them that could name variables.
+#[derive(Debug)]
+pub(super) struct Profiles {
+    /// The values of [`FILE_CHOOSERS`] the files were found with.
+    chosen_by: Vec<Option<String>>,
+    digest: [u8; 32],
+    words: HashSet<String>,
+}
+
+impl Profiles {
+    /// Reads the profile files `env` names.
+    pub(super) fn read(env: &Env) -> Profiles {
+        let mut h = Sha256::new();
+        let mut words = HashSet::new();
+        for file in profile_files(env) {
+            h.update(file.as_os_str().as_encoded_bytes());
+            match std::fs::read(&file) {
+                Ok(text) => {
+                    h.update(Sha256::digest(&text));
+                    let text = String::from_utf8_lossy(&text);
+                    words.extend(text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(str::to_string));
+                }
+                Err(e) => h.update(format!("{:?}", e.kind())),
+            }
+            h.update([0]);
+        }
+        Profiles { chosen_by: Profiles::choosers(env), digest: h.finalize().into(), words }
+    }
+
+    /// Whether a shell with `env` reads the same files.
+    pub(super) fn fits(&self, env: &Env) -> bool {
+        self.chosen_by == Profiles::choosers(env)
+    }
+
+    fn choosers(env: &Env) -> Vec<Option<String>> {
+        FILE_CHOOSERS.iter().map(|v| env.get(*v).cloned()).collect()
+    }
+}
+
+/// The key for `shell` run in `cwd` with `env`, whose profile files are
+/// `profiles`: the shell, the directory, the profile files' contents, and
+/// the variables those files name (plus the few every profile depends on).
+/// Variables no profile file mentions, such as a per-call id an agent
+/// sets, do not split the key.
+pub(super) fn key(shell: &str, env: &Env, cwd: &Path, profiles: &Profiles) -> String {
     let mut h = Sha256::new();
     hash_identity(&mut h, Path::new(shell));
     h.update(cwd.as_os_str().as_encoded_bytes());
     h.update([0]);
-    let mut named: HashSet<String> = ALWAYS_KEYED.iter().map(|s| s.to_string()).collect();
-    for file in profile_files(env) {
-        h.update(file.as_os_str().as_encoded_bytes());
-        match std::fs::read(&file) {
-            Ok(text) => {
-                h.update(Sha256::digest(&text));
-                let text = String::from_utf8_lossy(&text);
-                named.extend(text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| env.contains_key(*w)).map(str::to_string));
-            }
-            Err(e) => h.update(format!("{:?}", e.kind())),
-        }
-        h.update([0]);
-    }
-    for (k, v) in env.iter().filter(|(k, _)| !shell_owned(k) && named.contains(k.as_str())) {
+    h.update(profiles.digest);
+    let named = |k: &str| ALWAYS_KEYED.contains(&k) || profiles.words.contains(k);
+    for (k, v) in env.iter().filter(|(k, _)| !shell_owned(k) && named(k)) {
         h.update(k.as_bytes());
         h.update([0]);
         h.update(v.as_bytes());
@@ -180,6 +213,11 @@ fn save(state_dir: &Path, remembered: &Remembered) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    /// The key with the profile files read now.
+    fn key_now(shell: &str, env: &Env, cwd: &Path) -> String {
+        key(shell, env, cwd, &Profiles::read(env))
+    }
+
     fn env(home: &Path) -> Env {
         Env::from([("HOME".to_string(), home.to_string_lossy().into_owned())])
     }
@@ -190,14 +228,14 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let login = LoginEnv { set: vec![("A".into(), "1".into())], unset: vec![] };
         let (env, cwd) = (env(home.path()), home.path());
-        record(state.path(), &key("/bin/sh", &env, cwd), Some(&login));
-        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), None);
-        record(state.path(), &key("/bin/sh", &env, cwd), Some(&login));
-        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), Some(Some(login.clone())));
+        record(state.path(), &key_now("/bin/sh", &env, cwd), Some(&login));
+        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, cwd)), None);
+        record(state.path(), &key_now("/bin/sh", &env, cwd), Some(&login));
+        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, cwd)), Some(Some(login.clone())));
         // A different capture starts over.
         let other = LoginEnv { set: vec![("A".into(), "2".into())], unset: vec![] };
-        record(state.path(), &key("/bin/sh", &env, cwd), Some(&other));
-        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), None);
+        record(state.path(), &key_now("/bin/sh", &env, cwd), Some(&other));
+        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, cwd)), None);
     }
 
     #[test]
@@ -206,18 +244,18 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         std::fs::write(home.path().join(".profile"), "[ -n \"$WORK_MODE\" ] && export A=1\n").unwrap();
         let (env, cwd) = (env(home.path()), home.path());
-        record(state.path(), &key("/bin/sh", &env, cwd), None);
-        record(state.path(), &key("/bin/sh", &env, cwd), None);
-        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), Some(None));
+        record(state.path(), &key_now("/bin/sh", &env, cwd), None);
+        record(state.path(), &key_now("/bin/sh", &env, cwd), None);
+        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, cwd)), Some(None));
         let mut unrelated = env.clone();
         unrelated.insert("CALL_ID".into(), "42".into());
-        assert_eq!(lookup(state.path(), &key("/bin/sh", &unrelated, cwd)), Some(None), "no profile file names CALL_ID");
+        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &unrelated, cwd)), Some(None), "no profile file names CALL_ID");
         let mut read = env.clone();
         read.insert("WORK_MODE".into(), "x".into());
-        assert_eq!(lookup(state.path(), &key("/bin/sh", &read, cwd)), None);
-        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, home.path().parent().unwrap())), None, "another directory");
+        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &read, cwd)), None);
+        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, home.path().parent().unwrap())), None, "another directory");
         std::fs::write(home.path().join(".profile"), "export A=2\n").unwrap();
-        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), None);
+        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, cwd)), None);
     }
 
     #[test]
@@ -226,13 +264,32 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let (env, cwd) = (env(home.path()), home.path());
         std::fs::write(state.path().join(FILE), "{not json").unwrap();
-        assert_eq!(lookup(state.path(), &key("/bin/sh", &env, cwd)), None);
-        record(state.path(), &key("/bin/sh", &env, cwd), None);
+        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, cwd)), None);
+        record(state.path(), &key_now("/bin/sh", &env, cwd), None);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(state.path().join(FILE)).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    /// Profiles read ahead for one environment stand in for a fresh read
+    /// only where a shell would read the same files.
+    #[test]
+    fn profiles_read_ahead_fit_only_the_same_files() {
+        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(one.path().join(".profile"), "export A=1\n").unwrap();
+        std::fs::write(two.path().join(".profile"), "export A=2\n").unwrap();
+        let (env_one, env_two) = (env(one.path()), env(two.path()));
+        let read = Profiles::read(&env_one);
+        let mut with_call_id = env_one.clone();
+        with_call_id.insert("CALL_ID".into(), "7".into());
+        assert!(read.fits(&env_one) && read.fits(&with_call_id));
+        assert_eq!(key("/bin/sh", &with_call_id, one.path(), &read), key_now("/bin/sh", &with_call_id, one.path()));
+        assert!(!read.fits(&env_two), "another HOME reads other files");
+        let mut with_zdotdir = env_one.clone();
+        with_zdotdir.insert("ZDOTDIR".into(), two.path().to_string_lossy().into_owned());
+        assert!(!read.fits(&with_zdotdir), "ZDOTDIR adds files");
     }
 }

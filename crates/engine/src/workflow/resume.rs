@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::{Error, Result};
-use crate::pause::{Intent, claim, decision_for, load_pending};
+use crate::pause::{Intent, claim, decision_for, pending};
 use crate::schema::Schema;
 use crate::value::{Object, Value};
 
-use super::file;
+use super::file::{self, Workflow};
 use super::pause_for;
-use super::run::{PipelineInput, PipelineResume, Run, resolve_workflow_args};
+use super::run::{LoginCache, PipelineInput, PipelineResume, Run, resolve_workflow_args};
 
 const NOT_FOUND: &str = "Workflow resume state not found";
 
@@ -104,15 +104,27 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
     Ok(results)
 }
 
-/// Continues a run after its gate; returns the envelope and a next pause row.
-async fn continue_run(state: &Value, results: Object, intent: &Intent, ctx: &Ctx) -> Result<(Envelope, Option<clawdis_store::NewRun>)> {
-    let path = PathBuf::from(state.get_key("filePath").map(Value::to_js_string).unwrap_or_default());
-    let workflow = file::load(&path)?;
+/// The workflow file a stored state names.
+fn load_workflow(state: &Value) -> Result<Workflow> {
+    file::load(&PathBuf::from(state.get_key("filePath").map(Value::to_js_string).unwrap_or_default()))
+}
+
+/// Continues a run of `workflow` after its gate; returns the envelope and a
+/// next pause row.
+async fn continue_run(
+    state: &Value,
+    workflow: Result<Workflow>,
+    results: Object,
+    login: LoginCache,
+    intent: &Intent,
+    ctx: &Ctx,
+) -> Result<(Envelope, Option<clawdis_store::NewRun>)> {
+    let workflow = workflow?;
     let provided = state.get_key("args").cloned().unwrap_or_default();
     let args = resolve_workflow_args(&workflow, &provided);
     let gate_step = state.get_key("approvalStepId").or_else(|| state.get_key("inputStepId")).map(Value::to_js_string);
     let start = state.get_key("resumeAtIndex").map_or(0.0, Value::to_number).max(0.0) as usize;
-    let mut run = Run { workflow: &workflow, args, results, last: gate_step, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None, login: Default::default() };
+    let mut run = Run { workflow: &workflow, args, results, last: gate_step, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None, login };
     if let (Some(input), Intent::Respond(response), Some(step_id)) =
         (pipeline_input(state), intent, state.get_key("inputStepId").and_then(Value::as_str))
     {
@@ -128,25 +140,32 @@ async fn continue_run(state: &Value, results: Object, intent: &Intent, ctx: &Ctx
     }
 }
 
-/// Resumes a workflow run stored under `state_key`.
-pub async fn resume_stored(state_key: &str, intent: Intent, ctx: &Ctx) -> Envelope {
-    match resume_stored_inner(state_key, intent, ctx).await {
+/// Resumes the workflow run stored under `state_key`; `row` is its record
+/// as the caller read it, and `login` the session its steps will run in.
+pub async fn resume_stored(state_key: &str, row: Option<clawdis_store::Run>, login: LoginCache, intent: Intent, ctx: &Ctx) -> Envelope {
+    match resume_stored_inner(state_key, row, login, intent, ctx).await {
         Ok(env) => env,
         Err(e) => e.into(),
     }
 }
 
-async fn resume_stored_inner(state_key: &str, intent: Intent, ctx: &Ctx) -> Result<Envelope> {
-    let Some(row) = load_pending(ctx, state_key).await? else {
+async fn resume_stored_inner(state_key: &str, row: Option<clawdis_store::Run>, login: LoginCache, intent: Intent, ctx: &Ctx) -> Result<Envelope> {
+    let Some(row) = pending(row) else {
         return Err(Error::runtime(if intent == Intent::Cancel { "Resume state not found" } else { NOT_FOUND }));
     };
     let state = Value::from_json(&row.state_json).map_err(|_| Error::runtime("Invalid workflow resume state"))?;
     let results = apply_decision(&state, &intent, ctx)?;
-    let claimed = claim(ctx, state_key, decision_for(&intent, ctx), NOT_FOUND).await?;
-    if matches!(intent, Intent::Cancel | Intent::Approve(false)) {
+    let proceeds = !matches!(intent, Intent::Cancel | Intent::Approve(false));
+    // The workflow file is read while SQLite's thread records the claim; a
+    // failure to read it ends the claimed run, as it did when read after.
+    let (claimed, workflow) = tokio::join!(biased; claim(ctx, state_key, decision_for(&intent, ctx), NOT_FOUND), async {
+        proceeds.then(|| load_workflow(&state))
+    });
+    let claimed = claimed?;
+    let Some(workflow) = workflow else {
         return claimed.finish(ctx, Envelope::cancelled(), None).await;
-    }
-    let (envelope, next) = match continue_run(&state, results, &intent, ctx).await {
+    };
+    let (envelope, next) = match continue_run(&state, workflow, results, login, &intent, ctx).await {
         Ok(done) => done,
         Err(e) => (Envelope::from(e), None),
     };
@@ -160,7 +179,7 @@ pub async fn resume_inline(payload: Value, intent: Intent, ctx: &Ctx) -> Envelop
             return Ok(Envelope::cancelled());
         }
         let results = apply_decision(&payload, &intent, ctx)?;
-        let (envelope, next) = continue_run(&payload, results, &intent, ctx).await?;
+        let (envelope, next) = continue_run(&payload, load_workflow(&payload), results, LoginCache::default(), &intent, ctx).await?;
         if let Some(row) = next {
             ctx.state.store().await?.insert_run(&row).await?;
         }
