@@ -108,13 +108,19 @@ fn profile_files(env: &Env) -> Vec<PathBuf> {
 const FILE_CHOOSERS: [&str; 3] = ["HOME", "ZDOTDIR", "ENV"];
 
 /// The profile files' part of a key, read once for a run: their contents
-/// and the words in them that could name variables.
+/// and the words in them that could name variables (as hashes: a word
+/// mistaken for another only adds a variable to the key).
 #[derive(Debug)]
 pub(super) struct Profiles {
     /// The values of [`FILE_CHOOSERS`] the files were found with.
     chosen_by: Vec<Option<String>>,
     digest: [u8; 32],
-    words: HashSet<String>,
+    words: HashSet<u64>,
+}
+
+fn word_hash(word: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(word)
 }
 
 impl Profiles {
@@ -128,7 +134,7 @@ impl Profiles {
                 Ok(text) => {
                     h.update(Sha256::digest(&text));
                     let text = String::from_utf8_lossy(&text);
-                    words.extend(text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(str::to_string));
+                    words.extend(text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(word_hash));
                 }
                 Err(e) => h.update(format!("{:?}", e.kind())),
             }
@@ -158,7 +164,7 @@ pub(super) fn key(shell: &str, env: &Env, cwd: &Path, profiles: &Profiles) -> St
     h.update(cwd.as_os_str().as_encoded_bytes());
     h.update([0]);
     h.update(profiles.digest);
-    let named = |k: &str| ALWAYS_KEYED.contains(&k) || profiles.words.contains(k);
+    let named = |k: &str| ALWAYS_KEYED.contains(&k) || profiles.words.contains(&word_hash(k));
     for (k, v) in env.iter().filter(|(k, _)| !shell_owned(k) && named(k)) {
         h.update(k.as_bytes());
         h.update([0]);
