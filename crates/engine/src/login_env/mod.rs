@@ -142,8 +142,8 @@ impl LoginSession {
             return run_process(&program, &argv, env, cwd, io).await;
         };
         let login_argv = ["-lc".to_string(), line.to_string()];
-        // The key reads the profile files: once per command at most, and
-        // only when the session has no environment yet.
+        // The key needs the profile files (read once per session, perhaps
+        // ahead) and is computed only while the session has no environment.
         let key = std::sync::OnceLock::new();
         let key = || key.get_or_init(|| remembered::key(&shell, env, cwd, &self.profiles(env))).as_str();
         let learn = || async {
