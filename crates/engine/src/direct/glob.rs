@@ -27,7 +27,8 @@ pub fn matches_nothing(patterns: &[&str], dir: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else { return false };
     for entry in entries {
         let Ok(entry) = entry else { return false };
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { return false };
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { return false };
         // dash matches a leading `.` only with a pattern that starts with one.
         if name.starts_with('.') {
             continue;
