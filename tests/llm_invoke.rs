@@ -1,45 +1,11 @@
 //! `llm.invoke` against a local stand-in adapter: the request payload, the
 //! normalised item, and the cache that makes a second run skip the call.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
-
-use clawdis_e2e::{envelope, lobster};
-
-/// A one-route HTTP server answering every POST with `reply`; returns its
-/// URL and the request bodies it received.
-fn adapter(reply: &'static str) -> (String, Arc<Mutex<Vec<serde_json::Value>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; len];
-            reader.read_exact(&mut body).unwrap();
-            log.lock().unwrap().push(serde_json::from_slice(&body).unwrap());
-            let mut out = stream;
-            let _ = write!(out, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}", reply.len());
-        }
-    });
-    (url, seen)
-}
+use clawdis_e2e::{envelope, json_stub, lobster};
 
 #[test]
 fn calls_the_adapter_once_and_then_replays_the_cache() {
-    let (url, seen) = adapter(r#"{"ok":true,"result":{"runId":"r1","model":"m","output":{"format":"json","data":{"score":7}}}}"#);
+    let (url, seen) = json_stub(r#"{"ok":true,"result":{"runId":"r1","model":"m","output":{"format":"json","data":{"score":7}}}}"#);
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let pipeline = r#"exec --json --shell "echo '[\"hello\"]'" | llm.invoke --prompt 'Score it' --model m"#;

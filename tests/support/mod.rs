@@ -4,8 +4,11 @@ pub mod control;
 pub mod desktop;
 pub mod webdriver;
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
@@ -31,9 +34,51 @@ pub fn shared_dir() -> Option<PathBuf> {
     dir.is_dir().then_some(dir)
 }
 
+/// The `lobster` binary as it is installed: `scripts/build-lobster --debug`
+/// (statically linked on Linux), which `scripts/test` builds and names in
+/// `CLAWDIS_SHIPPED_LOBSTER`. Outside CI a test run without it skips (says
+/// so and returns `None`); under `CI` its absence fails.
+pub fn shipped_lobster() -> Option<PathBuf> {
+    let Some(path) = std::env::var_os("CLAWDIS_SHIPPED_LOBSTER").map(PathBuf::from) else {
+        assert!(std::env::var_os("CI").is_none(), "CI runs the suite with ./scripts/test, which sets CLAWDIS_SHIPPED_LOBSTER");
+        eprintln!("skipping: CLAWDIS_SHIPPED_LOBSTER not set (./scripts/test sets it)");
+        return None;
+    };
+    assert!(path.is_file(), "CLAWDIS_SHIPPED_LOBSTER names {}, which is missing", path.display());
+    Some(path)
+}
+
+/// Runs the public Lobster conformance corpus (`../shared`) against the
+/// `lobster` at `bin` and fails with the runner's report unless every case
+/// passes. Outside CI it skips where `../shared` is missing.
+pub fn assert_public_corpus_passes(bin: &Path) {
+    let Some(shared) = shared_dir() else {
+        assert!(std::env::var_os("CI").is_none(), "CI must have ../shared beside the checkout");
+        eprintln!("skipping: ../shared not found (set CLAWDIS_SHARED_DIR)");
+        return;
+    };
+    let lobster = shared.join("conformance/lobster");
+    let out = Command::new("python3")
+        .arg(lobster.join("run.py"))
+        .arg("--bin")
+        .arg(bin)
+        .arg("--cases")
+        .arg(lobster.join("public"))
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(out.status.success() && summary.ends_with(" passed, 0 failed"), "conformance failures ({}):\n{stdout}", bin.display());
+}
+
 /// A `lobster` command with an isolated state directory and home.
 pub fn lobster(state: &Path) -> Command {
-    let mut cmd = Command::new(bin("lobster"));
+    lobster_at(&bin("lobster"), state)
+}
+
+/// [`lobster`] for the binary at `path`.
+pub fn lobster_at(path: &Path, state: &Path) -> Command {
+    let mut cmd = Command::new(path);
     cmd.env("LOBSTER_STATE_DIR", state).env("HOME", state).env_remove("CLAWDIS_HOME");
     cmd
 }
@@ -109,4 +154,35 @@ impl Default for Scratch {
     fn default() -> Self {
         Scratch::new()
     }
+}
+
+/// A stand-in for an HTTP service we do not own: answers every POST with
+/// the JSON `reply`; returns its URL (`http://127.0.0.1:<port>`) and the
+/// request bodies it received.
+pub fn json_stub(reply: &'static str) -> (String, Arc<Mutex<Vec<serde_json::Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; len];
+            reader.read_exact(&mut body).unwrap();
+            log.lock().unwrap().push(serde_json::from_slice(&body).unwrap());
+            let mut out = stream;
+            let _ = write!(out, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}", reply.len());
+        }
+    });
+    (url, seen)
 }
