@@ -120,7 +120,9 @@ impl LoginSession {
     pub fn read_ahead(self: &Arc<Self>, env: Arc<Env>) {
         let session = Arc::clone(self);
         tokio::spawn(async move {
-            session.profiles(&env);
+            let read = Profiles::read_yielding(&env).await;
+            // A command that could not wait has read them itself.
+            session.profiles.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(|| Arc::new(read));
         });
     }
 

@@ -118,6 +118,32 @@ pub(super) struct Profiles {
     words: HashSet<u64>,
 }
 
+/// Profile files read so far.
+#[derive(Default)]
+struct Reading {
+    digest: Sha256,
+    words: HashSet<u64>,
+}
+
+impl Reading {
+    fn add(&mut self, file: &Path) {
+        self.digest.update(file.as_os_str().as_encoded_bytes());
+        match std::fs::read(file) {
+            Ok(text) => {
+                self.digest.update(Sha256::digest(&text));
+                let text = String::from_utf8_lossy(&text);
+                self.words.extend(text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(word_hash));
+            }
+            Err(e) => self.digest.update(format!("{:?}", e.kind())),
+        }
+        self.digest.update([0]);
+    }
+
+    fn finish(self, env: &Env) -> Profiles {
+        Profiles { chosen_by: Profiles::choosers(env), digest: self.digest.finalize().into(), words: self.words }
+    }
+}
+
 fn word_hash(word: &str) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
     BuildHasherDefault::<DefaultHasher>::default().hash_one(word)
@@ -126,21 +152,23 @@ fn word_hash(word: &str) -> u64 {
 impl Profiles {
     /// Reads the profile files `env` names.
     pub(super) fn read(env: &Env) -> Profiles {
-        let mut h = Sha256::new();
-        let mut words = HashSet::new();
+        let mut reading = Reading::default();
         for file in profile_files(env) {
-            h.update(file.as_os_str().as_encoded_bytes());
-            match std::fs::read(&file) {
-                Ok(text) => {
-                    h.update(Sha256::digest(&text));
-                    let text = String::from_utf8_lossy(&text);
-                    words.extend(text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(word_hash));
-                }
-                Err(e) => h.update(format!("{:?}", e.kind())),
-            }
-            h.update([0]);
+            reading.add(&file);
         }
-        Profiles { chosen_by: Profiles::choosers(env), digest: h.finalize().into(), words }
+        reading.finish(env)
+    }
+
+    /// [`Profiles::read`], yielding to the runtime after each file so that
+    /// a task on the same thread, such as one waiting on SQLite's replies,
+    /// is not held up for the whole read.
+    pub(super) async fn read_yielding(env: &Env) -> Profiles {
+        let mut reading = Reading::default();
+        for file in profile_files(env) {
+            reading.add(&file);
+            tokio::task::yield_now().await;
+        }
+        reading.finish(env)
     }
 
     /// Whether a shell with `env` reads the same files.
@@ -278,6 +306,18 @@ mod tests {
             let mode = std::fs::metadata(state.path().join(FILE)).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    /// The read that yields between files (a resume's read-ahead) finds
+    /// what the plain one finds.
+    #[tokio::test]
+    async fn reading_while_yielding_reads_the_same() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join(".profile"), "export WORK_MODE=1\n").unwrap();
+        let env = env(home.path());
+        let (plain, yielding) = (Profiles::read(&env), Profiles::read_yielding(&env).await);
+        assert!(plain.words.contains(&word_hash("WORK_MODE")));
+        assert_eq!((plain.chosen_by, plain.digest, plain.words), (yielding.chosen_by, yielding.digest, yielding.words));
     }
 
     /// Profiles read ahead for one environment stand in for a fresh read
