@@ -43,9 +43,13 @@ fn acting_on_refs() {
     act(&c, json!({ "kind": "select", "ref": ref_of(&c, "combobox", "Color"), "values": ["blue"] }));
     assert_eq!(eval(&c, "document.querySelector('#color').value"), "blue");
     assert_eq!(eval(&c, "document.querySelector('#changed').textContent"), "changed to blue");
-    let (status, err) = c.call("POST", "/act", Some(json!({ "kind": "select", "ref": ref_of(&c, "combobox", "Color"), "values": ["green"] })));
+    let (status, err) =
+        c.call("POST", "/act", Some(json!({ "kind": "select", "ref": ref_of(&c, "combobox", "Color"), "values": ["green"] })));
     assert_eq!((status, err["code"].as_str()), (400, Some("ACT_INVALID_REQUEST")), "{err}");
-    act(&c, json!({ "kind": "fill", "fields": [{ "ref": name, "type": "text", "value": "Bob" }, { "ref": ref_of(&c, "checkbox", "Agree"), "type": "checkbox", "value": true }] }));
+    act(
+        &c,
+        json!({ "kind": "fill", "fields": [{ "ref": name, "type": "text", "value": "Bob" }, { "ref": ref_of(&c, "checkbox", "Agree"), "type": "checkbox", "value": true }] }),
+    );
     assert_eq!(eval(&c, "[document.querySelector('#name').value, document.querySelector('#agree').checked]"), json!(["Bob", true]));
 
     // press, hover, scrollIntoView, selectors where OpenClaw allows them.
@@ -66,11 +70,14 @@ fn acting_on_refs() {
     assert!(status == 400 && err["error"].as_str().unwrap().contains("nope"), "{status} {err}");
 
     // batch: results per action; nested targetIds must match.
-    let batch = act(&c, json!({ "kind": "batch", "actions": [
+    let batch = act(
+        &c,
+        json!({ "kind": "batch", "actions": [
         { "kind": "type", "ref": name, "text": "Lin" },
         { "kind": "click", "selector": "#submit" },
         { "kind": "evaluate", "fn": "() => document.querySelector('#out').textContent" },
-    ] }));
+    ] }),
+    );
     assert_eq!(batch["results"], json!([{ "ok": true }, { "ok": true }, { "ok": true, "result": "Hello Lin" }]));
     let stopped = act(&c, json!({ "kind": "batch", "actions": [{ "kind": "click", "ref": "e999" }, { "kind": "press", "key": "a" }] }));
     assert_eq!(stopped["results"].as_array().unwrap().len(), 1, "stops at the first error: {stopped}");
@@ -86,7 +93,10 @@ fn acting_on_refs() {
     assert_eq!(code(json!({ "kind": "wait" })), (400, "ACT_INVALID_REQUEST".into()));
     assert_eq!(code(json!({ "kind": "press", "key": "a", "selector": "#x" })), (400, "ACT_SELECTOR_UNSUPPORTED".into()));
     let other = c.ok("POST", "/tabs/open", Some(json!({ "url": "about:blank" })))["targetId"].as_str().unwrap().to_string();
-    assert_eq!(code(json!({ "kind": "batch", "targetId": id, "actions": [{ "kind": "press", "key": "a", "targetId": other }] })), (403, "ACT_TARGET_ID_MISMATCH".into()));
+    assert_eq!(
+        code(json!({ "kind": "batch", "targetId": id, "actions": [{ "kind": "press", "key": "a", "targetId": other }] })),
+        (403, "ACT_TARGET_ID_MISMATCH".into())
+    );
     c.ok("POST", "/tabs/focus", Some(json!({ "targetId": id })));
 
     // resize changes the viewport.
@@ -191,7 +201,12 @@ fn dialogs_uploads_and_downloads() {
     assert_eq!(out(), "a.txt");
     c.ok("POST", "/hooks/file-chooser", Some(json!({ "paths": ["b.txt"], "ref": input })));
     assert_eq!(out(), "b.txt", "a click that opens the chooser gets the armed files");
-    for bad in [json!({ "paths": ["/etc/passwd"], "inputRef": input }), json!({ "paths": ["../control-token"], "inputRef": input }), json!({ "paths": [] }), json!({ "paths": ["a.txt"], "ref": input, "inputRef": input })] {
+    for bad in [
+        json!({ "paths": ["/etc/passwd"], "inputRef": input }),
+        json!({ "paths": ["../control-token"], "inputRef": input }),
+        json!({ "paths": [] }),
+        json!({ "paths": ["a.txt"], "ref": input, "inputRef": input }),
+    ] {
         assert_eq!(c.call("POST", "/hooks/file-chooser", Some(bad.clone())).0, 400, "{bad}");
     }
     assert_eq!(out(), "b.txt");
@@ -215,7 +230,14 @@ fn console_errors_and_requests_are_buffered() {
     let server = start_server(home.path());
     let c = Client::new(&server);
     c.ok("POST", "/tabs/open", Some(json!({ "url": format!("http://127.0.0.1:{pages}/console.html") })));
-    let texts = |v: &Value, key: &str| v[key].as_array().unwrap().iter().map(|m| format!("{}:{}", m["type"].as_str().unwrap(), m["text"].as_str().unwrap())).collect::<Vec<_>>();
+    let texts = |v: &Value, key: &str| {
+        v[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| format!("{}:{}", m["type"].as_str().unwrap(), m["text"].as_str().unwrap()))
+            .collect::<Vec<_>>()
+    };
     let all = c.ok("GET", "/console", None);
     assert!(texts(&all, "messages").contains(&"log:hello 42".to_string()), "{all}");
     assert!(texts(&all, "messages").contains(&"debug:quiet".to_string()), "{all}");
@@ -230,7 +252,11 @@ fn console_errors_and_requests_are_buffered() {
     // Network requests: the document, a 404 and a refused connection.
     let page = c.ok("GET", "/requests", None);
     let doc = page["requests"].as_array().unwrap().iter().find(|r| r["url"].as_str().unwrap().ends_with("/console.html")).cloned();
-    assert_eq!(doc.map(|d| (d["method"].clone(), d["status"].clone(), d["ok"].clone())), Some((json!("GET"), json!(200), json!(true))), "{page}");
+    assert_eq!(
+        doc.map(|d| (d["method"].clone(), d["status"].clone(), d["ok"].clone())),
+        Some((json!("GET"), json!(200), json!(true))),
+        "{page}"
+    );
     let probe = "() => Promise.all([fetch('/missing.txt'), fetch('http://127.0.0.1:9/x').catch(() => null)]).then(() => 'done')";
     assert_eq!(act(&c, json!({ "kind": "evaluate", "fn": probe }))["result"], "done");
     // Network events reach the log on their own schedule, not with the page's promise: poll until settled.
@@ -301,7 +327,10 @@ fn cookies_storage_and_emulation() {
     assert_eq!(c.call("POST", "/set/headers", Some(json!({ "headers": { "X-N": 1 } }))).0, 400);
     assert_eq!(c.call("POST", "/set/bogus", Some(json!({}))).0, 404);
     c.ok("POST", "/set/device", Some(json!({ "name": "iPhone 13" })));
-    assert_eq!(eval(&c, "[screen.width, devicePixelRatio, navigator.userAgent.includes('iPhone'), navigator.maxTouchPoints > 0]"), json!([390, 3, true, true]));
+    assert_eq!(
+        eval(&c, "[screen.width, devicePixelRatio, navigator.userAgent.includes('iPhone'), navigator.maxTouchPoints > 0]"),
+        json!([390, 3, true, true])
+    );
     c.ok("POST", "/set/device", Some(json!({ "clear": true })));
     assert_eq!(eval(&c, "navigator.userAgent.includes('iPhone')"), false);
     assert_eq!(c.call("POST", "/set/device", Some(json!({ "name": "Nokia 3310" }))).0, 400);

@@ -58,7 +58,11 @@ fn tabs_snapshots_and_page_reads() {
     let again = c.ok("GET", &format!("/snapshot?targetId={id}"), None);
     assert_eq!(again["refs"][&submit]["name"], "Submit", "refs survive a re-snapshot");
     // A repeat snapshot marks what is new since the last one; urls shows link targets.
-    c.ok("POST", "/eval", Some(json!({ "js": "document.body.append(Object.assign(document.createElement('button'), { textContent: 'Fresh' }))" })));
+    c.ok(
+        "POST",
+        "/eval",
+        Some(json!({ "js": "document.body.append(Object.assign(document.createElement('button'), { textContent: 'Fresh' }))" })),
+    );
     let marked = c.ok("GET", &format!("/snapshot?targetId={id}&urls=true"), None);
     let text = marked["snapshot"].as_str().unwrap();
     let line = |name: &str| text.lines().find(|l| l.contains(name)).unwrap_or_default().to_string();
@@ -79,12 +83,18 @@ fn tabs_snapshots_and_page_reads() {
     assert!(err["error"].as_str().unwrap().contains("boom"));
     let q = c.ok("POST", "/query", Some(json!({ "selector": "input", "limit": 1 })));
     assert_eq!(q["matches"], json!([q["matches"][0].clone()]));
-    assert_eq!((q["matches"][0]["tag"].as_str(), q["matches"][0]["id"].as_str(), q["matches"][0]["index"].as_i64()), (Some("input"), Some("name"), Some(1)));
+    assert_eq!(
+        (q["matches"][0]["tag"].as_str(), q["matches"][0]["id"].as_str(), q["matches"][0]["index"].as_i64()),
+        (Some("input"), Some("name"), Some(1))
+    );
     assert_eq!(c.call("POST", "/query", Some(json!({ "selector": "[[" }))).0, 400);
     assert!(c.ok("POST", "/dom", Some(json!({ "format": "text" })))["text"].as_str().unwrap().contains("Name"));
     let cut = c.ok("POST", "/dom", Some(json!({ "format": "html", "selector": "form", "maxChars": 20 })));
     let html = cut["html"].as_str().unwrap();
-    assert!(cut["truncated"] == true && html.chars().count() <= 20 + "…[truncated]".chars().count() && html.ends_with("…[truncated]"), "{cut}");
+    assert!(
+        cut["truncated"] == true && html.chars().count() <= 20 + "…[truncated]".chars().count() && html.ends_with("…[truncated]"),
+        "{cut}"
+    );
     assert_eq!(c.call("POST", "/tabs/focus", Some(json!({}))).0, 400, "missing targetId");
     let t = c.ok("GET", "/text?maxChars=5", None);
     assert_eq!(t["truncated"], true);
@@ -103,7 +113,10 @@ fn tabs_snapshots_and_page_reads() {
     assert_eq!(size(&after), size(&png));
     let jpeg = std::fs::read(c.ok("POST", "/screenshot", Some(json!({ "type": "jpeg" })))["path"].as_str().unwrap()).unwrap();
     assert_eq!(&jpeg[..3], b"\xff\xd8\xff");
-    assert_eq!(c.call("POST", "/screenshot", Some(json!({ "fullPage": true, "ref": "e1" }))).1["error"], "fullPage is not supported for element screenshots");
+    assert_eq!(
+        c.call("POST", "/screenshot", Some(json!({ "fullPage": true, "ref": "e1" }))).1["error"],
+        "fullPage is not supported for element screenshots"
+    );
     let pdf = std::fs::read(c.ok("POST", "/pdf", None)["path"].as_str().unwrap()).unwrap();
     assert_eq!(&pdf[..4], b"%PDF");
 
@@ -133,7 +146,10 @@ fn tab_focus_actions_and_parallel_calls() {
     assert_eq!(count(), tabs + 1);
 
     // Focus: active, newer lastFocusedAt, and the page is visible.
-    let before = c.ok("GET", "/tabs", None)["tabs"].as_array().unwrap().iter().find(|t| t["targetId"] == first.as_str()).unwrap()["lastFocusedAt"].as_u64().unwrap();
+    let before =
+        c.ok("GET", "/tabs", None)["tabs"].as_array().unwrap().iter().find(|t| t["targetId"] == first.as_str()).unwrap()["lastFocusedAt"]
+            .as_u64()
+            .unwrap();
     c.ok("POST", "/tabs/focus", Some(json!({ "targetId": first })));
     let listed = c.ok("GET", "/tabs", None);
     let tab = listed["tabs"].as_array().unwrap().iter().find(|t| t["targetId"] == first.as_str()).unwrap().clone();
@@ -142,7 +158,12 @@ fn tab_focus_actions_and_parallel_calls() {
     assert_eq!(c.ok("POST", "/eval", Some(json!({ "js": "document.visibilityState" })))["result"], "visible");
 
     // A prefix two tabs share is ambiguous (409); ids are hex, so among 17 tabs two share a first digit.
-    let mut firsts: Vec<char> = c.ok("GET", "/tabs", None)["tabs"].as_array().unwrap().iter().map(|t| t["targetId"].as_str().unwrap().chars().next().unwrap()).collect();
+    let mut firsts: Vec<char> = c.ok("GET", "/tabs", None)["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["targetId"].as_str().unwrap().chars().next().unwrap())
+        .collect();
     let shared = loop {
         if let Some(ch) = firsts.iter().find(|ch| firsts.iter().filter(|x| x == ch).count() > 1) {
             break *ch;

@@ -12,7 +12,9 @@ use clawdis_e2e::control::{Client, fixture_server, free_port, start_server_full,
 use serde_json::{Value, json};
 
 fn cmdline(pid: i32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline")).map(|b| b.split(|c| *c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()).unwrap_or_default()
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| b.split(|c| *c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
+        .unwrap_or_default()
 }
 
 /// Browser (not helper) processes running on this user-data-dir.
@@ -127,7 +129,9 @@ fn isolated_themed_headless_and_recovers_from_kill_9() {
 fn a_new_accent_colour_rethemes_the_profile_at_the_next_launch() {
     let home = tempfile::tempdir().unwrap();
     let user_data = home.path().join("browser/clawd/user-data");
-    let color = |user_data: &std::path::Path| read_json(user_data.join("Local State"))["profile"]["info_cache"]["Default"]["profile_color_seed"].clone();
+    let color = |user_data: &std::path::Path| {
+        read_json(user_data.join("Local State"))["profile"]["info_cache"]["Default"]["profile_color_seed"].clone()
+    };
     {
         let server = start_server_full(home.path(), json!({ "cdpPort": free_port() }), &[], &[]);
         let c = Client::new(&server);
@@ -161,7 +165,14 @@ fn attach_only_connects_and_never_launches() {
     // other test can take it first) and the server is pointed at it.
     let theirs = tempfile::tempdir().unwrap();
     let mut chromium = Command::new("/usr/bin/chromium")
-        .args(["--headless", "--no-sandbox", "--no-first-run", "--remote-debugging-port=0", &format!("--user-data-dir={}", theirs.path().display()), "about:blank"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--no-first-run",
+            "--remote-debugging-port=0",
+            &format!("--user-data-dir={}", theirs.path().display()),
+            "about:blank",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -208,10 +219,16 @@ fn an_occupied_cdp_port_is_reported_and_left_alone() {
 fn port_9222_is_refused() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("settings.json"), r#"{"cdpPort":9222}"#).unwrap();
-    let out = Command::new(clawdis_e2e::bin("clawdis")).args(["--home", home.path().to_str().unwrap(), "serve", "--port", &free_port().to_string()]).output().unwrap();
+    let out = Command::new(clawdis_e2e::bin("clawdis"))
+        .args(["--home", home.path().to_str().unwrap(), "serve", "--port", &free_port().to_string()])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("9222"));
-    let out = Command::new(clawdis_e2e::bin("clawdis")).args(["--home", home.path().to_str().unwrap(), "serve", "--cdp-port", "9222"]).output().unwrap();
+    let out = Command::new(clawdis_e2e::bin("clawdis"))
+        .args(["--home", home.path().to_str().unwrap(), "serve", "--cdp-port", "9222"])
+        .output()
+        .unwrap();
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("9222"));
 }
 

@@ -54,12 +54,8 @@ fn kill_9_while_pausing_never_leaves_a_partial_run() {
     assert_eq!(envelope(&first)["status"], "needs_approval");
     let mut printed = 1;
     for i in 0..40u64 {
-        let child = lobster(&state)
-            .current_dir(&work)
-            .args(["run", "--mode", "tool", "wf.lobster"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child =
+            lobster(&state).current_dir(&work).args(["run", "--mode", "tool", "wf.lobster"]).stdout(Stdio::piped()).spawn().unwrap();
         std::thread::sleep(Duration::from_micros(500 * (i % 30)));
         kill(child.id() as i32, libc::SIGKILL);
         let out = child.wait_with_output().unwrap();

@@ -55,7 +55,11 @@ fn stages_worked_ahead_give_their_usual_result() {
     // A failure after the items a stage took still fails the run.
     let out = run("exec --json sh gen.sh | head --n 1 | json", &format!("{}; echo '] x'", open_array(20_000)));
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("exec --json could not parse stdout as JSON"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("exec --json could not parse stdout as JSON"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// `where` stages then `pick` see only some properties of each object, so

@@ -51,7 +51,10 @@ fn unwrapped_missing_fields_are_undefined() {
     assert_eq!(json(&format!("{unwrap} | dedupe | json")), serde_json::json!([1, null, null]));
     assert_eq!(json(&format!("{unwrap} | template --text '[{{{{.}}}}]'")), serde_json::json!(["[1]", "[]", "[]", "[]"]));
     assert_eq!(json(&format!("{unwrap} | exec --stdin jsonl cat")), serde_json::json!(["1", "null"]));
-    assert_eq!(json(&format!("{unwrap} | map x=1 | json")), serde_json::json!([{"value": 1, "x": "1"}, {"x": "1"}, {"value": null, "x": "1"}, {"x": "1"}]));
+    assert_eq!(
+        json(&format!("{unwrap} | map x=1 | json")),
+        serde_json::json!([{"value": 1, "x": "1"}, {"x": "1"}, {"value": null, "x": "1"}, {"x": "1"}])
+    );
 }
 
 /// A `groupBy` key that is undefined for every item is still a property,
@@ -73,7 +76,9 @@ fn an_approved_pipelines_id_outlives_its_run() {
         let out = lobster(&state).current_dir(dir.path()).args(args).output().unwrap();
         (out.status.code(), clawdis_e2e::envelope(&out))
     };
-    for (decision, second) in [("yes", (Some(1), "runtime_error", "Pipeline resume state not found")), ("no", (Some(2), "parse_error", "not found or expired"))] {
+    for (decision, second) in
+        [("yes", (Some(1), "runtime_error", "Pipeline resume state not found")), ("no", (Some(2), "parse_error", "not found or expired"))]
+    {
         let (_, paused) = call(&["run", "--mode", "tool", "exec --json echo [1] | approve --prompt go"]);
         let id = paused["requiresApproval"]["approvalId"].as_str().unwrap().to_string();
         let (code, first) = call(&["resume", "--id", &id, "--approve", decision]);

@@ -8,7 +8,12 @@ use clawdis_e2e::{envelope, lobster};
 fn pause(state: &std::path::Path, work: &std::path::Path) -> String {
     let out = lobster(state)
         .current_dir(work)
-        .args(["run", "--mode", "tool", "exec --json --shell 'echo [1,2]' | approve --prompt go? | exec --shell 'echo ran >> ran.txt; echo done'"])
+        .args([
+            "run",
+            "--mode",
+            "tool",
+            "exec --json --shell 'echo [1,2]' | approve --prompt go? | exec --shell 'echo ran >> ran.txt; echo done'",
+        ])
         .output()
         .unwrap();
     let env = envelope(&out);

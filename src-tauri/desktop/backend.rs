@@ -27,20 +27,13 @@ impl Backend {
     /// Starts the control API (and so the browser, on the first call that
     /// needs it) with the settings in `<home>/settings.json`.
     pub fn start(home: PathBuf) -> anyhow::Result<Backend> {
-        let clawdis_cli::Backend { addr, state, state_dir } =
-            clawdis_cli::backend(home.clone(), ServeArgs::default())?;
+        let clawdis_cli::Backend { addr, state, state_dir } = clawdis_cli::backend(home.clone(), ServeArgs::default())?;
         let listener = match tauri::async_runtime::block_on(tokio::net::TcpListener::bind(addr)) {
             Ok(listener) => listener,
             Err(e) => {
                 let api_error = format!("control API off: {addr} {e}");
                 tracing::error!("{api_error}");
-                return Ok(Backend {
-                    home,
-                    state_dir,
-                    state,
-                    api_error: Some(api_error),
-                    running: Mutex::new(None),
-                });
+                return Ok(Backend { home, state_dir, state, api_error: Some(api_error), running: Mutex::new(None) });
             }
         };
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
@@ -53,13 +46,7 @@ impl Backend {
                 tracing::error!(%addr, error = %e, "the control API stopped");
             }
         });
-        Ok(Backend {
-            home,
-            state_dir,
-            state,
-            api_error: None,
-            running: Mutex::new(Some((stop_tx, task))),
-        })
+        Ok(Backend { home, state_dir, state, api_error: None, running: Mutex::new(Some((stop_tx, task))) })
     }
 
     /// Stops the control API and the browser, waiting for both; once only.

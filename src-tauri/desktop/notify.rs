@@ -35,21 +35,13 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
                 // app starts) gets MAX_LIVE notifications and one summary.
                 Event::Paused { approval } if live.load(Ordering::SeqCst) < MAX_LIVE => {
                     let slot = Slot::take(&live);
-                    announce(
-                        app.clone(),
-                        approvals.clone(),
-                        shown.clone(),
-                        approval.clone(),
-                        slot,
-                    )
+                    announce(app.clone(), approvals.clone(), shown.clone(), approval.clone(), slot)
                 }
                 Event::Paused { .. } => {
                     overflow.fetch_add(1, Ordering::SeqCst);
                     summarize(app.clone(), overflow.clone())
                 }
-                Event::Changed { approval } if approval.status != "pending" => {
-                    withdraw(&shown, &approval.id).await
-                }
+                Event::Changed { approval } if approval.status != "pending" => withdraw(&shown, &approval.id).await,
                 Event::Changed { .. } => {}
             }
             tray::refresh(&app, approvals.pending_count());
@@ -79,19 +71,12 @@ impl Drop for Slot {
 
 /// The notifications on screen, by run id.
 #[cfg(all(unix, not(target_os = "macos")))]
-type Shown =
-    Arc<tokio::sync::Mutex<std::collections::HashMap<String, notify_rust::NotificationHandle>>>;
+type Shown = Arc<tokio::sync::Mutex<std::collections::HashMap<String, notify_rust::NotificationHandle>>>;
 #[cfg(target_os = "macos")]
 type Shown = Arc<()>;
 
 /// Shows one notification and acts on its answer.
-fn announce<R: Runtime>(
-    app: AppHandle<R>,
-    approvals: Arc<Approvals>,
-    shown: Shown,
-    approval: Approval,
-    slot: Slot,
-) {
+fn announce<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>, shown: Shown, approval: Approval, slot: Slot) {
     tauri::async_runtime::spawn(async move {
         let shown = show(&approval, &shown).await;
         // The notification is gone: its place is free while the run resumes.
@@ -110,10 +95,7 @@ fn announce<R: Runtime>(
             Some("default") => return windows::open(&app, windows::Window::Approvals),
             _ => return,
         };
-        match approvals
-            .decide(&approval.id, choice, decider("notification"))
-            .await
-        {
+        match approvals.decide(&approval.id, choice, decider("notification")).await {
             Ok(envelope) => {
                 tracing::info!(id = %approval.id, status = %envelope["status"], "decided from a notification")
             }
@@ -170,11 +152,7 @@ async fn withdraw(shown: &Shown, id: &str) {
 /// what waits and the Approvals window takes the decision.
 #[cfg(target_os = "macos")]
 async fn show(approval: &Approval, _shown: &Shown) -> Result<Option<String>, String> {
-    notify_rust::Notification::new()
-        .summary(&title(approval))
-        .body(&approval.summary())
-        .show()
-        .map_err(|e| e.to_string())?;
+    notify_rust::Notification::new().summary(&title(approval)).body(&approval.summary()).show().map_err(|e| e.to_string())?;
     Ok(None)
 }
 

@@ -152,7 +152,8 @@ impl Client {
     /// Sends a request; returns status and parsed JSON (Null for non-JSON).
     pub fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let text = body.map(|b| b.to_string()).unwrap_or_default();
-        let (status, body) = request(self.port, method, path, &[("Authorization", &self.auth), ("Content-Type", "application/json")], &text);
+        let (status, body) =
+            request(self.port, method, path, &[("Authorization", &self.auth), ("Content-Type", "application/json")], &text);
         (status, serde_json::from_str(&body).unwrap_or(Value::Null))
     }
 

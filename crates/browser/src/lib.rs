@@ -103,10 +103,7 @@ impl BrowserError {
             BrowserError::Config(_) | BrowserError::Invalid { .. } => 400,
             BrowserError::Forbidden { .. } => 403,
             BrowserError::Missing(_) => 404,
-            BrowserError::PortInUse(_)
-            | BrowserError::Conflict(_)
-            | BrowserError::StaleRef(_)
-            | BrowserError::DialogOpen(_) => 409,
+            BrowserError::PortInUse(_) | BrowserError::Conflict(_) | BrowserError::StaleRef(_) | BrowserError::DialogOpen(_) => 409,
             BrowserError::Unsupported(_) => 501,
             BrowserError::Timeout(_) => 504,
             BrowserError::NotFound(_) | BrowserError::Io(_) | BrowserError::Cdp(_) => 500,

@@ -89,15 +89,22 @@ pub fn start(executable: &Path, opts: &LaunchOptions, timeout: Duration) -> Resu
 pub fn adopt(executable: &Path, user_data_dir: &Path, cdp_port: u16) -> Option<RunningBrowser> {
     let pid = profile::lock_owner(user_data_dir).filter(|pid| process_alive(*pid))?;
     let from_cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok().and_then(|raw| {
-        raw.split(|b| *b == 0)
-            .find_map(|arg| std::str::from_utf8(arg).ok()?.strip_prefix("--remote-debugging-port=")?.parse::<u16>().ok())
+        raw.split(|b| *b == 0).find_map(|arg| std::str::from_utf8(arg).ok()?.strip_prefix("--remote-debugging-port=")?.parse::<u16>().ok())
     });
-    let from_file = || -> Option<u16> { std::fs::read_to_string(user_data_dir.join("DevToolsActivePort")).ok()?.lines().next()?.trim().parse().ok() };
+    let from_file =
+        || -> Option<u16> { std::fs::read_to_string(user_data_dir.join("DevToolsActivePort")).ok()?.lines().next()?.trim().parse().ok() };
     let port = from_cmdline.or_else(from_file).unwrap_or(cdp_port);
     let version = cdp_version(port)?;
     let ws_url = version.get("webSocketDebuggerUrl")?.as_str()?.to_string();
     tracing::info!(pid, port, "adopting the clawd browser left running on its profile");
-    Some(RunningBrowser { child: None, pid, cdp_port: port, ws_url, executable: executable.to_path_buf(), user_data_dir: user_data_dir.to_path_buf() })
+    Some(RunningBrowser {
+        child: None,
+        pid,
+        cdp_port: port,
+        ws_url,
+        executable: executable.to_path_buf(),
+        user_data_dir: user_data_dir.to_path_buf(),
+    })
 }
 
 /// Whether a process with this pid exists (signal 0).

@@ -136,7 +136,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ud = user_data_dir(dir.path(), "clawd");
         std::fs::create_dir_all(ud.join("Default")).unwrap();
-        std::fs::write(ud.join("Local State"), r#"{"browser":{"enabled_labs_experiments":[]},"profile":{"info_cache":{"Default":{"active_time":1}}}}"#).unwrap();
+        std::fs::write(
+            ud.join("Local State"),
+            r#"{"browser":{"enabled_labs_experiments":[]},"profile":{"info_cache":{"Default":{"active_time":1}}}}"#,
+        )
+        .unwrap();
         assert_eq!(decorated_as(&ud), None);
         decorate(&ud, "clawd", -47872).unwrap();
         mark_clean_exit(&ud).unwrap();

@@ -73,8 +73,7 @@ pub struct FieldIssue {
 /// Whether a host name or address is this machine.
 pub fn is_loopback_host(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 impl Settings {
@@ -86,8 +85,7 @@ impl Settings {
     /// Loads settings, with defaults for a missing file or missing fields.
     pub fn load(home: &Path) -> Result<Settings> {
         match std::fs::read_to_string(Settings::path(home)) {
-            Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| BrowserError::Config(format!("{}: {e}", Settings::path(home).display()))),
+            Ok(text) => serde_json::from_str(&text).map_err(|e| BrowserError::Config(format!("{}: {e}", Settings::path(home).display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
             Err(e) => Err(e.into()),
         }
@@ -131,9 +129,7 @@ impl Settings {
         }
         match parse_control_url(&self.control_url) {
             Err(_) => error("controlUrl", format!("not an http URL with a port: {}", self.control_url)),
-            Ok((_, FORBIDDEN_CDP_PORT)) => {
-                error("controlUrl", "port 9222 is reserved for other tools; pick another port".into())
-            }
+            Ok((_, FORBIDDEN_CDP_PORT)) => error("controlUrl", "port 9222 is reserved for other tools; pick another port".into()),
             Ok(_) => {}
         }
         if crate::color::parse_hex(&self.accent_color).is_none() {

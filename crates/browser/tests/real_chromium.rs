@@ -30,8 +30,7 @@ fn launches_themed_isolated_profile_and_stops() {
     };
     let argb = color::signed_argb(color::parse_hex("#FF4500").unwrap());
     process::prepare_profile(&exe, &opts, "clawd", argb).unwrap();
-    let local: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(opts.user_data_dir.join("Local State")).unwrap()).unwrap();
+    let local: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(opts.user_data_dir.join("Local State")).unwrap()).unwrap();
     assert_eq!(local["profile"]["info_cache"]["Default"]["name"], "clawd");
     assert_eq!(local["profile"]["info_cache"]["Default"]["profile_color_seed"], -47872);
 

@@ -69,9 +69,8 @@ fn work(stdout: Receiver<std::fs::File>, stages: &[Stage]) -> Outcome {
     let returned = Arc::new(Mutex::new(None));
     let keep = commands::transform::keys_seen(stages);
     let source = Elements { array: Some(ChunkedArray::new(Box::new(stdout))), keep, returned: returned.clone() };
-    let items = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        commands::run_pure(stages, Items::Lazy(Box::new(source))).map(Items::materialise)
-    }));
+    let items =
+        std::panic::catch_unwind(AssertUnwindSafe(|| commands::run_pure(stages, Items::Lazy(Box::new(source))).map(Items::materialise)));
     // Every stage is done with the source, so it has come back.
     let array = returned.lock().unwrap_or_else(PoisonError::into_inner).take();
     let Some(mut array) = array else {

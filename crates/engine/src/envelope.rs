@@ -130,12 +130,7 @@ impl Envelope {
             _ => Vec::new(),
         };
         let present = |key: &str| obj.get(key).filter(|v| **v != Value::Null).cloned();
-        Some(Envelope::Success {
-            status,
-            output,
-            requires_approval: present("requiresApproval"),
-            requires_input: present("requiresInput"),
-        })
+        Some(Envelope::Success { status, output, requires_approval: present("requiresApproval"), requires_input: present("requiresInput") })
     }
 
     /// The envelope as printed: pretty JSON plus a newline.

@@ -531,7 +531,9 @@ mod tests {
 
     #[test]
     fn total_orders_sort_like_a_stable_sort() {
-        for (seed, n, modulo) in [(1, 0, 5), (2, 1, 5), (3, 9, 3), (4, 10, 3), (5, 63, 10), (6, 64, 1000), (7, 1000, 7), (8, 5000, 100_000), (9, 3000, 2)] {
+        for (seed, n, modulo) in
+            [(1, 0, 5), (2, 1, 5), (3, 9, 3), (4, 10, 3), (5, 63, 10), (6, 64, 1000), (7, 1000, 7), (8, 5000, 100_000), (9, 3000, 2)]
+        {
             let keys = numbers(seed, n, modulo);
             let mut ours: Vec<usize> = (0..n).collect();
             sort_by(&mut ours, |a, b| keys[*a].cmp(&keys[*b]));

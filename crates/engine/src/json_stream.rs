@@ -307,7 +307,9 @@ mod tests {
     fn chunked_arrays_give_up_on_anything_but_a_strict_array() {
         // Invalid JSON, other top-level values, and what only JavaScript's
         // wider trim accepts all go back to the ordinary path.
-        for doc in ["[1,", "[1,]", "[1 2]", "[1] x", "[1][2]", "{\"a\":1}", "42", "", "\u{feff}[1]", "[1]\u{a0}", "[01]", "[\"\\x\"]", "[\"é"] {
+        for doc in
+            ["[1,", "[1,]", "[1 2]", "[1] x", "[1][2]", "{\"a\":1}", "42", "", "\u{feff}[1]", "[1]\u{a0}", "[01]", "[\"\\x\"]", "[\"é"]
+        {
             for size in [1, 2, 64] {
                 assert_eq!(chunked(doc.as_bytes(), size), None, "{doc:?} in {size}-byte chunks");
             }

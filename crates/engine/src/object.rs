@@ -144,11 +144,8 @@ impl Object {
                 }
             }
             Some(idx) => {
-                let pos = self
-                    .entries
-                    .iter()
-                    .position(|(k, _)| array_index(k).is_none_or(|other| other > idx))
-                    .unwrap_or(self.entries.len());
+                let pos =
+                    self.entries.iter().position(|(k, _)| array_index(k).is_none_or(|other| other > idx)).unwrap_or(self.entries.len());
                 self.entries.insert(pos, (key, value));
                 self.reindex();
             }

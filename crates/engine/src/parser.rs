@@ -220,9 +220,7 @@ pub fn parse_args(words: &[String], boolean_flags: &[&str]) -> Args {
         if let Some(flag) = w.strip_prefix("--") {
             if let Some((k, v)) = flag.split_once('=') {
                 args.flags.push((k.to_string(), Value::from(v)));
-            } else if let Some(next) =
-                words.get(i + 1).filter(|n| !n.starts_with("--") && !boolean_flags.contains(&flag))
-            {
+            } else if let Some(next) = words.get(i + 1).filter(|n| !n.starts_with("--") && !boolean_flags.contains(&flag)) {
                 args.flags.push((flag.to_string(), Value::from(next.as_str())));
                 i += 1;
             } else {

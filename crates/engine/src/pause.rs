@@ -175,5 +175,4 @@ impl Claimed {
         }
         Ok(envelope)
     }
-
 }

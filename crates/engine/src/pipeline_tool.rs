@@ -46,11 +46,7 @@ fn pause_from(stages: &[Stage], result: PipelineResult) -> Result<PauseOrItems> 
         .iter()
         .map(|s| {
             let r = StageRecord::from(s);
-            Value::Object(Object::from_iter([
-                ("name", Value::from(r.name)),
-                ("args", r.args),
-                ("raw", Value::from(r.raw)),
-            ]))
+            Value::Object(Object::from_iter([("name", Value::from(r.name)), ("args", r.args), ("raw", Value::from(r.raw))]))
         })
         .collect();
     let mut state = Object::new();
@@ -63,7 +59,13 @@ fn pause_from(stages: &[Stage], result: PipelineResult) -> Result<PauseOrItems> 
             state.insert("haltType", Value::from("approval_request"));
             state.insert("prompt", prompt);
             state.insert("createdAt", Value::from(clawdis_store::now_iso()));
-            Ok(PauseOrItems::Pause(Pause { kind: KIND_PIPELINE, gate: Gate::Approval, request, state: Value::Object(state), workflow_name: None }))
+            Ok(PauseOrItems::Pause(Pause {
+                kind: KIND_PIPELINE,
+                gate: Gate::Approval,
+                request,
+                state: Value::Object(state),
+                workflow_name: None,
+            }))
         }
         "input_request" => {
             let (resume_at, mode, items) = match halt {
@@ -83,7 +85,13 @@ fn pause_from(stages: &[Stage], result: PipelineResult) -> Result<PauseOrItems> 
                     block.insert(key, v.clone());
                 }
             }
-            Ok(PauseOrItems::Pause(Pause { kind: KIND_PIPELINE, gate: Gate::Input, request: block, state: Value::Object(state), workflow_name: None }))
+            Ok(PauseOrItems::Pause(Pause {
+                kind: KIND_PIPELINE,
+                gate: Gate::Input,
+                request: block,
+                state: Value::Object(state),
+                workflow_name: None,
+            }))
         }
         _ => Ok(PauseOrItems::Items(result.items)),
     }

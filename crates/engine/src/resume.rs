@@ -155,9 +155,7 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
         None => None,
     };
     let envelope = match decoded {
-        Token::State { kind, state_key } if kind == KIND_PIPELINE => {
-            crate::pipeline_tool::resume(&state_key, row, args.intent, ctx).await
-        }
+        Token::State { kind, state_key } if kind == KIND_PIPELINE => crate::pipeline_tool::resume(&state_key, row, args.intent, ctx).await,
         Token::State { state_key, .. } => crate::workflow::resume::resume_stored(&state_key, row, login, args.intent, ctx).await,
         Token::InlineWorkflow(payload) => crate::workflow::resume::resume_inline(payload, args.intent, ctx).await,
     };
@@ -229,7 +227,10 @@ mod tests {
         );
         assert_eq!(args(&["--token", "t", "--response-json", "{bad"]).unwrap_err().message, "resume --response-json must be valid JSON");
         assert_eq!(args(&["--token", "t", "--cancel", "perhaps"]).unwrap_err().message, "resume --cancel must be true or false");
-        assert_eq!(args(&["--token=t", "--cancel=false"]).unwrap_err().message, "resume requires --approve yes|no, --response-json, or --cancel");
+        assert_eq!(
+            args(&["--token=t", "--cancel=false"]).unwrap_err().message,
+            "resume requires --approve yes|no, --response-json, or --cancel"
+        );
         assert_eq!(args(&["--id", "ab12cd34", "--decision", "Y"]).unwrap().intent, Intent::Approve(true));
     }
 }

@@ -95,8 +95,7 @@ mod tests {
     #[test]
     fn reports_first_error_ajv_style() {
         let schema = Schema::compile(
-            &Value::from_json(r#"{"type":"object","properties":{"d":{"type":"string","enum":["a","b"]}},"required":["d"]}"#)
-                .unwrap(),
+            &Value::from_json(r#"{"type":"object","properties":{"d":{"type":"string","enum":["a","b"]}},"required":["d"]}"#).unwrap(),
         )
         .unwrap();
         assert!(schema.validate(&Value::from_json(r#"{"d":"a"}"#).unwrap()).is_ok());

@@ -105,9 +105,6 @@ mod tests {
         let enc = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
         assert_eq!(decode(&enc("[1,2]")).unwrap_err().message, "Unsupported protocol version");
         assert_eq!(decode(&enc(r#"{"protocolVersion":1,"v":9}"#)).unwrap_err().message, "Unsupported token version");
-        assert_eq!(
-            decode(&enc(r#"{"protocolVersion":1,"v":1,"kind":"workflow-file"}"#)).unwrap_err().message,
-            "Invalid workflow token"
-        );
+        assert_eq!(decode(&enc(r#"{"protocolVersion":1,"v":1,"kind":"workflow-file"}"#)).unwrap_err().message, "Invalid workflow token");
     }
 }

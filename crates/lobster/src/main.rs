@@ -28,10 +28,8 @@ pub(crate) fn err(text: &str) {
 
 fn init_tracing() {
     if let Ok(filter) = std::env::var("LOBSTER_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-            .with_writer(std::io::stderr)
-            .try_init();
+        let _ =
+            tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::new(filter)).with_writer(std::io::stderr).try_init();
     }
 }
 

@@ -58,7 +58,6 @@ fn mode_of(v: &str) -> Mode {
     if v == "tool" { Mode::Tool } else { Mode::Human }
 }
 
-
 /// Prints an error the way the mode wants it and returns the exit code.
 fn report(mode: Mode, e: &Error) -> i32 {
     match mode {
@@ -126,7 +125,7 @@ pub async fn run(argv: Vec<String>) -> i32 {
             Err(e) => report(a.mode, &e),
         };
     }
-    
+
     match a.mode {
         Mode::Tool => {
             let envelope = pipeline_tool::run_tool(&stages, &ctx).await;

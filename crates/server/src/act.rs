@@ -8,8 +8,8 @@ use axum::extract::{Query as Q, State};
 use clawdis_browser::element::Locator;
 use clawdis_browser::events::DialogReply;
 use clawdis_browser::hooks::{self, Upload};
-use clawdis_browser::{element, emulation, logs};
 use clawdis_browser::{BrowserError, act};
+use clawdis_browser::{element, emulation, logs};
 use serde_json::Value;
 
 use crate::AppState;
@@ -120,7 +120,12 @@ pub async fn highlight(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body:
 /// `POST /permissions/grant {permissions: [...], origin?}`.
 pub async fn grant(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
-    let permissions: Vec<String> = body.0.get("permissions").and_then(Value::as_array).map(|p| p.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default();
+    let permissions: Vec<String> = body
+        .0
+        .get("permissions")
+        .and_then(Value::as_array)
+        .map(|p| p.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default();
     if permissions.is_empty() {
         return Err(BrowserError::invalid("permissions are required").into());
     }

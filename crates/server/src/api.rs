@@ -100,7 +100,9 @@ pub fn flag(q: &Query, key: &str) -> bool {
 pub fn number(q: &Query, key: &str) -> Result<Option<usize>, ApiError> {
     match q.get(key).map(|v| v.trim()).filter(|v| !v.is_empty()) {
         None => Ok(None),
-        Some(v) => v.parse::<usize>().map(Some).map_err(|_| ApiError(BrowserError::invalid(format!("{key} must be a non-negative integer")))),
+        Some(v) => {
+            v.parse::<usize>().map(Some).map_err(|_| ApiError(BrowserError::invalid(format!("{key} must be a non-negative integer"))))
+        }
     }
 }
 

@@ -74,7 +74,9 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
             let capture = snapshot::capture_rendered(&page, &events, opts.selector.as_deref()).await?;
             let snap = m.with_refs(&target_id, |t| capture.ai(t, &opts));
             let mut v = json!({ "ok": true, "format": "ai", "targetId": target_id, "url": capture.url });
-            let Value::Object(extra) = serde_json::to_value(snap).unwrap_or_default() else { unreachable!("struct serialises to an object") };
+            let Value::Object(extra) = serde_json::to_value(snap).unwrap_or_default() else {
+                unreachable!("struct serialises to an object")
+            };
             if let Some(o) = v.as_object_mut() {
                 o.extend(extra);
             }
@@ -98,7 +100,9 @@ pub async fn screenshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body
         ShotArea::Element(m.element(&target_id, &page, r).await?)
     } else if let Some(selector) = element {
         ShotArea::Element(
-            element::query_selector(&page, selector).await?.ok_or_else(|| BrowserError::Missing(format!("no element matches {selector}")))?,
+            element::query_selector(&page, selector)
+                .await?
+                .ok_or_else(|| BrowserError::Missing(format!("no element matches {selector}")))?,
         )
     } else if full_page {
         ShotArea::FullPage
@@ -121,7 +125,9 @@ pub async fn pdf(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
 pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     if !state.manager.settings().evaluate_enabled {
-        return Err(BrowserError::Forbidden { message: "evaluate is disabled in settings".into(), code: Some("ACT_EVALUATE_DISABLED") }.into());
+        return Err(
+            BrowserError::Forbidden { message: "evaluate is disabled in settings".into(), code: Some("ACT_EVALUATE_DISABLED") }.into()
+        );
     }
     let js = body.str("js").ok_or_else(|| BrowserError::invalid("js is required"))?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
@@ -153,6 +159,7 @@ pub async fn dom(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
 pub async fn text(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let (target_id, page) = state.manager.page_ready(q.get("targetId").map(String::as_str)).await?;
-    let (text, truncated) = inspect::text(&page, q.get("selector").map(String::as_str).filter(|s| !s.is_empty()), number(&q, "maxChars")?).await?;
+    let (text, truncated) =
+        inspect::text(&page, q.get("selector").map(String::as_str).filter(|s| !s.is_empty()), number(&q, "maxChars")?).await?;
     ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "text": text, "truncated": truncated }))
 }

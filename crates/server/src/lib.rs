@@ -106,12 +106,7 @@ impl AppState {
 
 /// OpenClaw routes this server does not implement (yet): they answer 501
 /// so clients can tell "unsupported here" from a wrong path (404).
-const OPENCLAW_UNIMPLEMENTED: &[&str] = &[
-    "/profiles/create",
-    "/profiles/{name}",
-    "/trace/start",
-    "/trace/stop",
-];
+const OPENCLAW_UNIMPLEMENTED: &[&str] = &["/profiles/create", "/profiles/{name}", "/trace/start", "/trace/stop"];
 
 async fn not_implemented(method: Method, uri: Uri) -> Response {
     json_error(StatusCode::NOT_IMPLEMENTED, format!("not implemented: {method} {}", uri.path()))
@@ -166,9 +161,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/approvals/events", get(approvals::events))
         .route("/approvals/{id}", post(approvals::decide))
         .fallback(unknown_route);
-    let router = OPENCLAW_UNIMPLEMENTED
-        .iter()
-        .fold(router, |r, path| r.route(path, any(not_implemented)));
+    let router = OPENCLAW_UNIMPLEMENTED.iter().fold(router, |r, path| r.route(path, any(not_implemented)));
     router
         .layer(middleware::from_fn_with_state(state.clone(), security::guard))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

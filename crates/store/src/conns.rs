@@ -36,9 +36,9 @@ impl Conns {
     pub(crate) async fn get(&self) -> Result<Lent<'_>, sqlx::Error> {
         match self {
             Conns::Pool(pool) => Ok(Lent::Pooled(pool.acquire().await?)),
-            Conns::One(one) => MutexGuard::try_map(one.lock().await, Option::as_mut)
-                .map(Lent::Held)
-                .map_err(|_closed| sqlx::Error::PoolClosed),
+            Conns::One(one) => {
+                MutexGuard::try_map(one.lock().await, Option::as_mut).map(Lent::Held).map_err(|_closed| sqlx::Error::PoolClosed)
+            }
         }
     }
 

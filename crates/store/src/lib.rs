@@ -240,9 +240,10 @@ async fn migrated(conn: &mut SqliteConnection) -> bool {
     };
     let expected: Vec<_> = MIGRATOR.iter().filter(|m| !m.migration_type.is_down_migration()).collect();
     rows.len() == expected.len()
-        && rows.iter().zip(expected).all(|(row, m)| {
-            row.get::<i64, _>(0) == m.version && row.get::<Vec<u8>, _>(1) == *m.checksum && row.get::<bool, _>(2)
-        })
+        && rows
+            .iter()
+            .zip(expected)
+            .all(|(row, m)| row.get::<i64, _>(0) == m.version && row.get::<Vec<u8>, _>(1) == *m.checksum && row.get::<bool, _>(2))
 }
 
 /// The SQLite store.
@@ -380,7 +381,8 @@ impl Store {
 
     /// Whether an approval id is taken.
     pub async fn approval_id_exists(&self, approval_id: &str) -> Result<bool> {
-        let row = sqlx::query("SELECT 1 FROM runs WHERE approval_id = ?").bind(approval_id).fetch_optional(&mut *self.conns.get().await?).await?;
+        let row =
+            sqlx::query("SELECT 1 FROM runs WHERE approval_id = ?").bind(approval_id).fetch_optional(&mut *self.conns.get().await?).await?;
         Ok(row.is_some())
     }
 
@@ -429,10 +431,11 @@ impl Store {
     #[tracing::instrument(level = "debug", skip(self, decision))]
     pub async fn claim(&self, state_key: &str, owner: &ProcessOwner, decision: &Decision) -> Result<Claim> {
         // A pending run, the usual case, is claimed in one statement.
-        let pending = claim_update(concat!(claim_set!(), "WHERE state_key = ? AND status = 'pending' RETURNING ", run_columns!()), owner, decision)
-            .bind(state_key)
-            .fetch_optional(&mut *self.conns.get().await?)
-            .await?;
+        let pending =
+            claim_update(concat!(claim_set!(), "WHERE state_key = ? AND status = 'pending' RETURNING ", run_columns!()), owner, decision)
+                .bind(state_key)
+                .fetch_optional(&mut *self.conns.get().await?)
+                .await?;
         if let Some(row) = pending {
             return Ok(Claim::Claimed(run_from_row(&row)));
         }
@@ -492,7 +495,6 @@ impl Store {
     }
 }
 
-
 fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Run {
     Run {
         state_key: r.get(0),
@@ -517,7 +519,11 @@ fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Run {
 
 /// `sql` (a [`claim_set!`] update) with the claim by `owner` bound; the
 /// caller binds its condition.
-fn claim_update<'q>(sql: &'static str, owner: &ProcessOwner, decision: &'q Decision) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+fn claim_update<'q>(
+    sql: &'static str,
+    owner: &ProcessOwner,
+    decision: &'q Decision,
+) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
     let now = now_iso();
     sqlx::query(sql)
         .bind(owner.to_string())

@@ -31,8 +31,7 @@ impl ProcessOwner {
             return false;
         };
         // SAFETY: kill with signal 0 only checks for existence and permission.
-        let exists = unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        let exists = unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
         if !exists {
             return false;
         }

@@ -7,8 +7,8 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::json_stream::json_items;
-use crate::parser::{Args, Stage};
 use crate::login_env::LoginSession;
+use crate::parser::{Args, Stage};
 use crate::process::{ChildIo, run_process, shell_command, utf8_lossy};
 use crate::value::{Value, is_js_space};
 
@@ -96,16 +96,10 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
     }
 
     if json {
-        let items = json_items(out.stdout)
-            .map_err(|e| Error::runtime(format!("exec --json could not parse stdout as JSON: {e}")))?;
+        let items = json_items(out.stdout).map_err(|e| Error::runtime(format!("exec --json could not parse stdout as JSON: {e}")))?;
         return Ok(Output::items(super::run_pure(then, items)?));
     }
-    let lines: Vec<Value> = out
-        .stdout
-        .split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .filter(|l| !l.is_empty())
-        .map(Value::from)
-        .collect();
+    let lines: Vec<Value> =
+        out.stdout.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).filter(|l| !l.is_empty()).map(Value::from).collect();
     Ok(Output::items(super::run_pure(then, lines.into())?))
 }

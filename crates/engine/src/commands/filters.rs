@@ -88,11 +88,7 @@ pub fn to_fixed(x: f64, digits: usize) -> String {
         let bumped = string_to_number(head) + 10f64.powi(-(digits as i32));
         rounded = format!("{bumped:.digits$}");
     }
-    if x < 0.0 && string_to_number(&rounded) != 0.0 {
-        format!("-{rounded}")
-    } else {
-        rounded
-    }
+    if x < 0.0 && string_to_number(&rounded) != 0.0 { format!("-{rounded}") } else { rounded }
 }
 
 /// JavaScript `new Date(string)` for the formats people use: ISO 8601
@@ -170,9 +166,7 @@ pub fn iso_string(d: &DateTime<Utc>) -> String {
 fn date_filter(v: &Option<Value>, fmt: Option<&String>) -> Value {
     let date = match v {
         Some(Value::Number(n)) => ms_to_date(*n),
-        Some(Value::String(s)) if !s.trim().is_empty() && s.trim().bytes().all(|b| b.is_ascii_digit()) => {
-            ms_to_date(string_to_number(s))
-        }
+        Some(Value::String(s)) if !s.trim().is_empty() && s.trim().bytes().all(|b| b.is_ascii_digit()) => ms_to_date(string_to_number(s)),
         other => parse_date(&str_or_empty(other).replace("undefined", "")),
     };
     let Some(d) = date else {
@@ -239,11 +233,9 @@ fn apply_one(val: Option<Value>, name: &str, args: &[String]) -> Result<Option<V
                 Some(Value::String(s))
             }
         }
-        "replace" => Some(Value::String(replace_all(
-            &str_or_empty(&val),
-            arg(0).map_or("", String::as_str),
-            arg(1).map_or("", String::as_str),
-        ))),
+        "replace" => {
+            Some(Value::String(replace_all(&str_or_empty(&val), arg(0).map_or("", String::as_str), arg(1).map_or("", String::as_str))))
+        }
         "split" => Some(split(&str_or_empty(&val), arg(0).map_or(",", String::as_str))),
         "first" => match val {
             Some(Value::Array(a)) => a.into_iter().next(),
@@ -317,7 +309,11 @@ mod tests {
         let err = apply_one(Some(Value::from(3.7)), "round", &["-1".to_string()]).unwrap_err();
         assert_eq!(err.message, "toFixed() digits argument must be between 0 and 100");
         assert!(apply_one(Some(Value::from(3.7)), "round", &["101".to_string()]).is_err());
-        assert_eq!(apply_one(Some(Value::from("x")), "round", &["-1".to_string()]).unwrap(), Some(Value::from("x")), "NaN never reaches toFixed");
+        assert_eq!(
+            apply_one(Some(Value::from("x")), "round", &["-1".to_string()]).unwrap(),
+            Some(Value::from("x")),
+            "NaN never reaches toFixed"
+        );
     }
 
     #[test]

@@ -68,11 +68,7 @@ pub async fn approve(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
     let timeout = ctx.env_var("LOBSTER_APPROVAL_INPUT_TIMEOUT_MS").and_then(|v| v.trim().parse::<u64>().ok()).filter(|ms| *ms > 0);
     let answer = read_line(timeout).await?;
     let answer = answer.trim().to_ascii_lowercase();
-    if answer == "y" || answer == "yes" {
-        Ok(Output::items(items))
-    } else {
-        Err(Error::runtime("Not approved"))
-    }
+    if answer == "y" || answer == "yes" { Ok(Output::items(items)) } else { Err(Error::runtime("Not approved")) }
 }
 
 pub async fn ask(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {

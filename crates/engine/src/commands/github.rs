@@ -12,8 +12,7 @@ const SUBSET: [&str; 10] =
     ["number", "title", "url", "state", "isDraft", "mergeable", "reviewDecision", "updatedAt", "baseRefName", "headRefName"];
 
 async fn fetch_pr(repo: &str, pr: &str, ctx: &Ctx) -> Result<Value> {
-    let argv: Vec<String> =
-        ["pr", "view", pr, "--repo", repo, "--json", PR_FIELDS].iter().map(|s| s.to_string()).collect();
+    let argv: Vec<String> = ["pr", "view", pr, "--repo", repo, "--json", PR_FIELDS].iter().map(|s| s.to_string()).collect();
     let out = run_process("gh", &argv, &ctx.env, &ctx.cwd, ChildIo::default()).await.map_err(|e| {
         Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
             "gh not found on PATH (install GitHub CLI)".to_string()
@@ -30,8 +29,7 @@ async fn fetch_pr(repo: &str, pr: &str, ctx: &Ctx) -> Result<Value> {
 
 /// The compared fields (absent ones stay `None`, as JavaScript `undefined`).
 fn subset(snapshot: &Value) -> Option<Vec<(&'static str, Option<Value>)>> {
-    matches!(snapshot, Value::Object(_) | Value::Array(_))
-        .then(|| SUBSET.iter().map(|k| (*k, snapshot.get_key(k).cloned())).collect())
+    matches!(snapshot, Value::Object(_) | Value::Array(_)).then(|| SUBSET.iter().map(|k| (*k, snapshot.get_key(k).cloned())).collect())
 }
 
 /// `{changedFields, changes: {field: {from, to}}}` between two snapshots.
@@ -73,7 +71,8 @@ pub async fn pr_monitor(args: &Value, ctx: &Ctx) -> Result<Value> {
         return Err(Error::runtime("github.pr.monitor requires args.repo and args.pr"));
     };
     let (repo_s, pr_s) = (repo.to_js_string(), pr.to_js_string());
-    let key = args.get_key("key").filter(|v| !matches!(v, Value::Null)).map_or_else(|| format!("github.pr:{repo_s}#{pr_s}"), Value::to_js_string);
+    let key =
+        args.get_key("key").filter(|v| !matches!(v, Value::Null)).map_or_else(|| format!("github.pr:{repo_s}#{pr_s}"), Value::to_js_string);
     let current = fetch_pr(&repo_s, &pr_s, ctx).await?;
     let before = super::state::read_value(ctx, &key).await?;
     let changed = before.as_ref().is_none_or(|b| stable_stringify(b) != stable_stringify(&current));

@@ -21,11 +21,8 @@ pub struct HttpResponse {
 /// POSTs JSON with an optional bearer token.
 pub async fn post_json(url: String, token: Option<String>, body: String) -> Result<HttpResponse> {
     tokio::task::spawn_blocking(move || {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(300)))
-            .build()
-            .into();
+        let agent: ureq::Agent =
+            ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(300))).build().into();
         let mut req = agent.post(&url).header("content-type", "application/json");
         if let Some(t) = &token {
             req = req.header("authorization", &format!("Bearer {t}"));

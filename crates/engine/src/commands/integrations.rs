@@ -1,13 +1,13 @@
 //! Integrations with OpenClaw: `openclaw.invoke` (alias `clawd.invoke`),
 //! `openclaw.agent`, and the `gog` mail commands.
 
-use super::http::post_json;
-use crate::process::{ChildIo, run_process};
 use super::Output;
+use super::http::post_json;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::parser::Args;
+use crate::process::{ChildIo, run_process};
 use crate::value::{Object, Value};
 
 /// Whether a URL points at this machine (tokens from the environment are
@@ -125,8 +125,8 @@ fn opt_text(v: Option<&Value>) -> Option<String> {
 }
 
 pub async fn openclaw_agent(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
-    let prompt = opt_text(args.get("prompt").or_else(|| args.get("message")))
-        .unwrap_or_else(|| args.positional.join(" ").trim().to_string());
+    let prompt =
+        opt_text(args.get("prompt").or_else(|| args.get("message"))).unwrap_or_else(|| args.positional.join(" ").trim().to_string());
     if prompt.is_empty() {
         return Err(Error::runtime("openclaw.agent requires --prompt, --message, or positional text"));
     }

@@ -190,7 +190,10 @@ fn normalize_item(name: &str, env: &Value, cache_key: &str, schema_version: &str
     let out_get = |k: &str| output.get_key(k).filter(|v| !matches!(v, Value::Null)).cloned();
     let data = out_get("data");
     let mut out = Object::new();
-    out.insert("format", out_get("format").unwrap_or_else(|| Value::from(if data.as_ref().is_some_and(Value::truthy) { "json" } else { "text" })));
+    out.insert(
+        "format",
+        out_get("format").unwrap_or_else(|| Value::from(if data.as_ref().is_some_and(Value::truthy) { "json" } else { "text" })),
+    );
     out.insert("text", out_get("text").unwrap_or_default());
     out.insert("data", data.unwrap_or_default());
     let mut item = Object::new();
@@ -254,16 +257,19 @@ pub async fn invoke(name: &str, args: &Args, input: Items, ctx: &Ctx) -> Result<
     let max_retries = match &output_schema {
         None => 0.0,
         Some(_) => {
-            let raw = args.get("max-validation-retries").cloned().or_else(|| {
-                first_env(ctx, &["LOBSTER_LLM_VALIDATION_RETRIES", "LLM_TASK_VALIDATION_RETRIES"]).map(Value::String)
-            });
+            let raw = args
+                .get("max-validation-retries")
+                .cloned()
+                .or_else(|| first_env(ctx, &["LOBSTER_LLM_VALIDATION_RETRIES", "LLM_TASK_VALIDATION_RETRIES"]).map(Value::String));
             let n = raw.map_or(f64::NAN, |v| v.to_number());
             if n.is_finite() { n.max(0.0) } else { 1.0 }
         }
     };
     let disable_cache = flag(args.get("disable-cache").cloned());
     let force_refresh = flag(
-        args.get("refresh").cloned().or_else(|| first_env(ctx, &["LOBSTER_LLM_FORCE_REFRESH", "LLM_TASK_FORCE_REFRESH"]).map(Value::String)),
+        args.get("refresh")
+            .cloned()
+            .or_else(|| first_env(ctx, &["LOBSTER_LLM_FORCE_REFRESH", "LLM_TASK_FORCE_REFRESH"]).map(Value::String)),
     );
     let state_key = arg_text(args, "state-key").or_else(|| first_env(ctx, &["LOBSTER_RUN_STATE_KEY"]));
 
@@ -294,7 +300,8 @@ pub async fn invoke(name: &str, args: &Args, input: Items, ctx: &Ctx) -> Result<
         return Ok(Output::items(replayed(items, "run_state")));
     }
     let cache_file = cache_path(ctx, name, &cache_key);
-    if !disable_cache && !force_refresh
+    if !disable_cache
+        && !force_refresh
         && let Ok(text) = tokio::fs::read_to_string(&cache_file).await
         && let Ok(entry) = Value::from_json(&text)
         && entry.get_key("cacheKey").and_then(Value::as_str) == Some(cache_key.as_str())

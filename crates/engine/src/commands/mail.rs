@@ -16,9 +16,9 @@ async fn run_gog(argv: Vec<String>, ctx: &Ctx) -> Result<ProcOutput> {
     let bin = ctx.env.get("GOG_BIN").cloned().unwrap_or_else(|| "gog".into());
     let is_script = [".mjs", ".cjs", ".js", ".ts"].iter().any(|e| bin.to_ascii_lowercase().ends_with(e));
     let (program, argv) = if is_script { ("node".to_string(), [vec![bin], argv].concat()) } else { (bin, argv) };
-    run_process(&program, &argv, &ctx.env, &ctx.cwd, ChildIo::default()).await.map_err(|e| {
-        Error::runtime(if e.kind() == std::io::ErrorKind::NotFound { GOG_NOT_FOUND.to_string() } else { e.to_string() })
-    })
+    run_process(&program, &argv, &ctx.env, &ctx.cwd, ChildIo::default())
+        .await
+        .map_err(|e| Error::runtime(if e.kind() == std::io::ErrorKind::NotFound { GOG_NOT_FOUND.to_string() } else { e.to_string() }))
 }
 
 fn head_400(s: &str) -> String {
@@ -52,9 +52,8 @@ pub async fn send(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         if !matches!(item, Value::Object(_) | Value::Array(_)) {
             return Err(Error::runtime("gog.gmail.send expects draft objects"));
         }
-        let field = |k: &str| {
-            item.get_key(k).filter(|v| !matches!(v, Value::Null)).map(Value::to_js_string).unwrap_or_default().trim().to_string()
-        };
+        let field =
+            |k: &str| item.get_key(k).filter(|v| !matches!(v, Value::Null)).map(Value::to_js_string).unwrap_or_default().trim().to_string();
         let (to, subject, body) = (field("to"), field("subject"), field("body"));
         if to.is_empty() {
             return Err(Error::runtime("gog.gmail.send draft missing to"));
@@ -157,7 +156,10 @@ fn triage_prompt(emails: &[Object]) -> String {
         .iter()
         .map(|e| {
             Value::Object(
-                ["id", "from", "subject", "date", "snippet", "labels"].iter().map(|k| (*k, e.get(k).cloned().unwrap_or_default())).collect(),
+                ["id", "from", "subject", "date", "snippet", "labels"]
+                    .iter()
+                    .map(|k| (*k, e.get(k).cloned().unwrap_or_default()))
+                    .collect(),
             )
         })
         .collect();
@@ -188,7 +190,8 @@ pub async fn triage(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         let (mut reply, mut action, mut fyi): (Vec<&Object>, Vec<&Object>, Vec<&Object>) = (vec![], vec![], vec![]);
         for e in &emails {
             let subject = str_field(e, "subject").to_lowercase();
-            let unread = e.get("labels").and_then(Value::as_array).is_some_and(|l| l.iter().any(|x| x.to_js_string().to_uppercase() == "UNREAD"));
+            let unread =
+                e.get("labels").and_then(Value::as_array).is_some_and(|l| l.iter().any(|x| x.to_js_string().to_uppercase() == "UNREAD"));
             if subject.contains("action required") || subject.contains("urgent") {
                 action.push(e);
             } else if unread && !is_no_reply(str_field(e, "from")) {
@@ -261,16 +264,17 @@ pub async fn triage(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         {
             let to = email_address(str_field(email, "from"));
             if !to.is_empty() && !is_no_reply(str_field(email, "from")) {
-                let subject = reply_obj.and_then(|r| r.get("subject")).filter(|s| s.truthy()).map(Value::to_js_string).unwrap_or_else(|| {
-                    let s = str_field(email, "subject").trim();
-                    if s.is_empty() {
-                        "Re:".into()
-                    } else if s.to_lowercase().starts_with("re:") {
-                        s.to_string()
-                    } else {
-                        format!("Re: {s}")
-                    }
-                });
+                let subject =
+                    reply_obj.and_then(|r| r.get("subject")).filter(|s| s.truthy()).map(Value::to_js_string).unwrap_or_else(|| {
+                        let s = str_field(email, "subject").trim();
+                        if s.is_empty() {
+                            "Re:".into()
+                        } else if s.to_lowercase().starts_with("re:") {
+                            s.to_string()
+                        } else {
+                            format!("Re: {s}")
+                        }
+                    });
                 drafts.push((id.clone(), to, subject, body));
             }
         }
@@ -294,7 +298,11 @@ pub async fn triage(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
     report.insert("summary", Value::from(summary(reply.len(), action.len(), fyi.len())));
     report.insert(
         "buckets",
-        Value::Object(Object::from_iter([("needsReply", Value::Array(reply)), ("needsAction", Value::Array(action)), ("fyi", Value::Array(fyi))])),
+        Value::Object(Object::from_iter([
+            ("needsReply", Value::Array(reply)),
+            ("needsAction", Value::Array(action)),
+            ("fyi", Value::Array(fyi)),
+        ])),
     );
     report.insert("emails", Value::Array(emails.into_iter().map(Value::Object).collect()));
     report.insert("decisions", Value::Array(decisions));

@@ -63,10 +63,8 @@ pub fn table(input: Items, ctx: &Ctx) -> Result<Output> {
             *c = c.replace('\n', " ");
         }
     }
-    let widths: Vec<usize> =
-        (0..cols.len()).map(|i| rows.iter().map(|r| r[i].encode_utf16().count()).max().unwrap_or(0).max(3)).collect();
-    let render_row =
-        |row: &Vec<String>| row.iter().enumerate().map(|(i, c)| pad_end(c, widths[i])).collect::<Vec<_>>().join("  ");
+    let widths: Vec<usize> = (0..cols.len()).map(|i| rows.iter().map(|r| r[i].encode_utf16().count()).max().unwrap_or(0).max(3)).collect();
+    let render_row = |row: &Vec<String>| row.iter().enumerate().map(|(i, c)| pad_end(c, widths[i])).collect::<Vec<_>>().join("  ");
     let mut text = render_row(&rows[0]) + "\n";
     text.push_str(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
     text.push('\n');

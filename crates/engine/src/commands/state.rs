@@ -67,11 +67,7 @@ pub async fn set(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
 }
 
 pub async fn diff_last(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
-    let key = args
-        .get("key")
-        .map(Value::to_js_string)
-        .or_else(|| args.positional.first().cloned())
-        .filter(|k| !k.is_empty());
+    let key = args.get("key").map(Value::to_js_string).or_else(|| args.positional.first().cloned()).filter(|k| !k.is_empty());
     let Some(key) = key else {
         return Err(Error::runtime("diff.last requires --key"));
     };

@@ -2,8 +2,8 @@
 
 use std::borrow::Cow;
 
-use super::filters::apply_filters;
 use super::Output;
+use super::filters::apply_filters;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
@@ -77,11 +77,8 @@ pub fn render_item_template(template: &str, item: &Value) -> Result<String> {
     try_replace_placeholders(template, |expr| {
         let parts = split_filter_chain(expr);
         let key = parts[0].as_str();
-        let mut val: Option<Value> = if key == "." || key == "this" {
-            Some(item.clone())
-        } else {
-            get_by_path(item, key).map(Cow::into_owned)
-        };
+        let mut val: Option<Value> =
+            if key == "." || key == "this" { Some(item.clone()) } else { get_by_path(item, key).map(Cow::into_owned) };
         if parts.len() > 1 {
             val = apply_filters(val, &parts[1..])?;
         }

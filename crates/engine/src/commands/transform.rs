@@ -9,9 +9,9 @@ use super::Output;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::js_sort;
+use crate::object::{Key, intern};
 use crate::parser::{Args, Stage};
 use crate::path::{get_by_path, get_object_path};
-use crate::object::{Key, intern};
 use crate::value::{Object, RelOp, Value, compare_js_strings, is_js_space, loose_compare, loose_eq, string_to_number};
 
 /// A `where` predicate operator.
@@ -73,8 +73,7 @@ pub fn where_(args: &Args, input: Items) -> Result<Output> {
     let Some(expr) = expr else {
         return Err(Error::runtime("where requires an expression (e.g. field=value)"));
     };
-    let (path, op, value) =
-        parse_predicate(expr).ok_or_else(|| Error::runtime(format!("Invalid where expression: {expr}")))?;
+    let (path, op, value) = parse_predicate(expr).ok_or_else(|| Error::runtime(format!("Invalid where expression: {expr}")))?;
     Ok(Output::items(input.filter_map(move |item| {
         let left = get_object_path(&item, &path);
         let left = left.as_deref();
@@ -236,7 +235,8 @@ pub fn sort(args: &Args, input: Items) -> Result<Output> {
     // items in Lobster's order; otherwise every stable sort agrees with it.
     let has = |f: fn(&SortKey) -> bool| keys.iter().any(f);
     let numbers = has(|k| matches!(k, SortKey::Number(_)));
-    let order: Vec<usize> = if has(|k| matches!(k, SortKey::Number(n) if n.is_nan())) || (numbers && has(|k| matches!(k, SortKey::Text(_)))) {
+    let order: Vec<usize> = if has(|k| matches!(k, SortKey::Number(n) if n.is_nan())) || (numbers && has(|k| matches!(k, SortKey::Text(_))))
+    {
         let mut order: Vec<usize> = (0..items.len()).collect();
         js_sort::sort_by(&mut order, compare);
         order

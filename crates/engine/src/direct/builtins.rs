@@ -121,7 +121,16 @@ mod tests {
         assert_eq!(out(&["printf", "x", "unused"]).unwrap(), "x");
         assert_eq!(out(&["printf", "<%s>", "a\\n"]).unwrap(), "<a\\n>", "arguments of %s are not escaped");
         assert_eq!(out(&["printf", "\\t\\\\"]).unwrap(), "\t\\");
-        for refused in [&["printf"][..], &["printf", "%d", "1"], &["printf", "%5s", "a"], &["printf", "\\101"], &["printf", "a\\c"], &["printf", "--", "x"], &["printf", "-v"], &["printf", "%"]] {
+        for refused in [
+            &["printf"][..],
+            &["printf", "%d", "1"],
+            &["printf", "%5s", "a"],
+            &["printf", "\\101"],
+            &["printf", "a\\c"],
+            &["printf", "--", "x"],
+            &["printf", "-v"],
+            &["printf", "%"],
+        ] {
             assert_eq!(out(refused), None, "{refused:?}");
         }
     }

@@ -152,8 +152,28 @@ mod tests {
     #[test]
     fn expansions_operators_and_open_quotes_are_refused() {
         for line in [
-            "a $b", "\"$b\"", "a `b`", "\"`b`\"", "~/x", "#c", "a;b", "a|b", "a&", "a>b", "a<b", "(a)", "a\nb", "'open",
-            "\"open", "a\\", "\"a\\\nb\"", "a\\\nb", "é", "a\\é", "a^b", "a~",
+            "a $b",
+            "\"$b\"",
+            "a `b`",
+            "\"`b`\"",
+            "~/x",
+            "#c",
+            "a;b",
+            "a|b",
+            "a&",
+            "a>b",
+            "a<b",
+            "(a)",
+            "a\nb",
+            "'open",
+            "\"open",
+            "a\\",
+            "\"a\\\nb\"",
+            "a\\\nb",
+            "é",
+            "a\\é",
+            "a^b",
+            "a~",
         ] {
             assert_eq!(split(line), None, "{line:?}");
         }

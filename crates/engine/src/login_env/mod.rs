@@ -80,11 +80,7 @@ impl LoginEnv {
         if std::fs::canonicalize(pwd.trim_end_matches('\n')).ok()? != here {
             return None;
         }
-        let login: Env = vars
-            .split('\0')
-            .filter_map(|kv| kv.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let login: Env = vars.split('\0').filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let set = login.iter().filter(|(k, v)| !shell_owned(k) && env.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
         let unset = env.keys().filter(|k| !shell_owned(k) && !login.contains_key(*k)).cloned().collect();
         Some(LoginEnv { set, unset })
@@ -239,6 +235,9 @@ mod tests {
                 assert_eq!(out.stdout, "yes\n");
             }
         }
-        assert!(remembered::lookup(state.path(), &remembered::key("/bin/sh", &env, dir.path(), &Profiles::read(&env))).is_some(), "two agreeing captures are remembered");
+        assert!(
+            remembered::lookup(state.path(), &remembered::key("/bin/sh", &env, dir.path(), &Profiles::read(&env))).is_some(),
+            "two agreeing captures are remembered"
+        );
     }
 }

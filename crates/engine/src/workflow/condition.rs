@@ -252,10 +252,7 @@ mod tests {
     use super::*;
 
     fn results() -> Object {
-        Object::from_iter([(
-            "n",
-            Value::from_json(r#"{"id":"n","json":{"v":5,"s":"abc","t":true,"z":null,"arr":[1,2]}}"#).unwrap(),
-        )])
+        Object::from_iter([("n", Value::from_json(r#"{"id":"n","json":{"v":5,"s":"abc","t":true,"z":null,"arr":[1,2]}}"#).unwrap())])
     }
 
     fn eval(s: &str) -> Result<bool> {

@@ -155,8 +155,7 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
             lines.push(format!("  {num}. {id}  [for_each]"));
             lines.push(format!("     for_each: {}", noted(over)));
             if over.trim().starts_with('$') {
-                check_input(Some(&fe.over), &results)
-                    .map_err(|e| Error::runtime(format!("Workflow step {id} for_each: {}", e.message)))?;
+                check_input(Some(&fe.over), &results).map_err(|e| Error::runtime(format!("Workflow step {id} for_each: {}", e.message)))?;
             }
             lines.push(format!("     item_var: {}, index_var: {}", fe.item_var, fe.index_var));
             if let Some(b) = fe.batch_size {
@@ -176,9 +175,8 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
                     scoped.insert(sub.id.as_str(), crate::jv!(r#"{"skipped":true}"#));
                     continue;
                 }
-                check_input(sub.stdin.as_ref(), &scoped).map_err(|e| {
-                    Error::runtime(format!("Workflow step {id} for_each sub-step {} stdin: {}", sub.id, e.message))
-                })?;
+                check_input(sub.stdin.as_ref(), &scoped)
+                    .map_err(|e| Error::runtime(format!("Workflow step {id} for_each sub-step {} stdin: {}", sub.id, e.message)))?;
                 match &sub.exec {
                     Exec::Shell(cmd) => {
                         lines.push(format!("       {sn}. {}  [shell] run: {}", sub.id, plan_template(cmd, &args, &scoped)));
@@ -269,7 +267,10 @@ mod tests {
     fn plan_refs_match_lobster_prefixes() {
         let results = Object::from_iter([("gate", Value::from_json(r#"{"id":"gate","approved":true}"#).unwrap())]);
         let args = Object::new();
-        assert_eq!(plan_template("by=$gate.approvedBy $gate.approved $nope.approved $gate.json", &args, &results), "by=trueBy true $nope.approved $gate.json");
+        assert_eq!(
+            plan_template("by=$gate.approvedBy $gate.approved $nope.approved $gate.json", &args, &results),
+            "by=trueBy true $nope.approved $gate.json"
+        );
         assert!(has_output_ref("x $a.jsonish"));
         assert!(!has_output_ref("x $a.approved $ a.json"));
     }

@@ -324,10 +324,9 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
         steps.push(validate_step(raw, &mut seen)?);
     }
     let args = match obj.get("args") {
-        Some(Value::Object(defs)) => defs
-            .iter()
-            .map(|(k, def)| (k.to_string(), def.as_object().and_then(|d| d.get("default")).cloned()))
-            .collect(),
+        Some(Value::Object(defs)) => {
+            defs.iter().map(|(k, def)| (k.to_string(), def.as_object().and_then(|d| d.get("default")).cloned())).collect()
+        }
         _ => Vec::new(),
     };
     Ok(Workflow {
@@ -512,11 +511,7 @@ fn validate_for_each(step: &Object, id: &str) -> Result<Option<ForEach>> {
 
 /// `when ?? condition`.
 fn condition_of(step: &Object) -> Option<Value> {
-    step.get("when")
-        .filter(|v| !matches!(v, Value::Null))
-        .or_else(|| step.get("condition"))
-        .filter(|v| !matches!(v, Value::Null))
-        .cloned()
+    step.get("when").filter(|v| !matches!(v, Value::Null)).or_else(|| step.get("condition")).filter(|v| !matches!(v, Value::Null)).cloned()
 }
 
 fn validate_step(raw: &Value, seen: &mut Vec<String>) -> Result<Step> {
@@ -648,13 +643,12 @@ fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
         preview: o.get("preview").and_then(Value::as_str).map(str::to_string),
         initiated_by: text("initiatedBy", "initiated_by"),
         required_approver: text("requiredApprover", "required_approver"),
-        require_different_approver: o
-            .get("requireDifferentApprover")
-            .or_else(|| o.get("require_different_approver"))
-            .and_then(|v| match v {
+        require_different_approver: o.get("requireDifferentApprover").or_else(|| o.get("require_different_approver")).and_then(
+            |v| match v {
                 Value::Bool(b) => Some(*b),
                 _ => None,
-            }),
+            },
+        ),
     }))
 }
 

@@ -33,7 +33,15 @@ pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelo
         tokio::task::yield_now().await;
     }
     let args = resolve_workflow_args(&workflow, provided);
-    let mut run = Run { workflow: &workflow, args, results: Object::new(), last: None, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None, login: Default::default() };
+    let mut run = Run {
+        workflow: &workflow,
+        args,
+        results: Object::new(),
+        last: None,
+        stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())],
+        pipeline_resume: None,
+        login: Default::default(),
+    };
     let outcome = run.run_from(0, ctx).await?;
     match pause_for(&workflow, &run, outcome) {
         Ok(envelope) => Ok(envelope),

@@ -22,9 +22,7 @@ pub(crate) fn check_identity(step_id: &str, identity: Option<&Value>, approved_b
     let different = get("requireDifferentApprover").is_some_and(Value::truthy);
     let initiated = get("initiatedBy").and_then(Value::as_str);
     if (required.is_some() || different) && approved_by.is_none() {
-        return Err(Error::parse(format!(
-            "Workflow step {step_id} approval requires approver identity; set LOBSTER_APPROVAL_APPROVED_BY"
-        )));
+        return Err(Error::parse(format!("Workflow step {step_id} approval requires approver identity; set LOBSTER_APPROVAL_APPROVED_BY")));
     }
     if let (Some(req), Some(by)) = (required, approved_by)
         && req != by
@@ -63,9 +61,11 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
                 let approved_by = ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY").map(str::trim).filter(|s| !s.is_empty());
                 let identity = state.get_key("approvalIdentity");
                 check_identity(step_id, identity, approved_by)?;
-                let mut r = results.get(step_id).and_then(Value::as_object).cloned().unwrap_or_else(|| {
-                    Object::from_iter([("id", Value::from(step_id))])
-                });
+                let mut r = results
+                    .get(step_id)
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_else(|| Object::from_iter([("id", Value::from(step_id))]));
                 r.insert("approved", Value::Bool(true));
                 if let Some(by) = approved_by {
                     r.insert("approvedBy", Value::from(by));
@@ -90,9 +90,11 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
                 if pipeline_input(state).is_some() {
                     return Ok(results);
                 }
-                let mut r = results.get(step_id).and_then(Value::as_object).cloned().unwrap_or_else(|| {
-                    Object::from_iter([("id", Value::from(step_id))])
-                });
+                let mut r = results
+                    .get(step_id)
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_else(|| Object::from_iter([("id", Value::from(step_id))]));
                 r.insert("subject", state.get_key("inputSubject").cloned().unwrap_or_default());
                 r.insert("response", response.clone());
                 r.remove("skipped");
@@ -124,7 +126,15 @@ async fn continue_run(
     let args = resolve_workflow_args(&workflow, &provided);
     let gate_step = state.get_key("approvalStepId").or_else(|| state.get_key("inputStepId")).map(Value::to_js_string);
     let start = state.get_key("resumeAtIndex").map_or(0.0, Value::to_number).max(0.0) as usize;
-    let mut run = Run { workflow: &workflow, args, results, last: gate_step, stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())], pipeline_resume: None, login };
+    let mut run = Run {
+        workflow: &workflow,
+        args,
+        results,
+        last: gate_step,
+        stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())],
+        pipeline_resume: None,
+        login,
+    };
     if let (Some(input), Intent::Respond(response), Some(step_id)) =
         (pipeline_input(state), intent, state.get_key("inputStepId").and_then(Value::as_str))
     {
@@ -149,7 +159,13 @@ pub async fn resume_stored(state_key: &str, row: Option<clawdis_store::Run>, log
     }
 }
 
-async fn resume_stored_inner(state_key: &str, row: Option<clawdis_store::Run>, login: LoginCache, intent: Intent, ctx: &Ctx) -> Result<Envelope> {
+async fn resume_stored_inner(
+    state_key: &str,
+    row: Option<clawdis_store::Run>,
+    login: LoginCache,
+    intent: Intent,
+    ctx: &Ctx,
+) -> Result<Envelope> {
     let Some(row) = pending(row) else {
         return Err(Error::runtime(if intent == Intent::Cancel { "Resume state not found" } else { NOT_FOUND }));
     };

@@ -297,10 +297,7 @@ impl Run<'_> {
     }
 
     fn prepare(&self, ctx: &Ctx, env: Option<&Object>, cwd: Option<&str>) -> Prepared {
-        Prepared {
-            env: self.env_for(&ctx.env, &[self.workflow.env.as_ref(), env], &self.results),
-            cwd: self.cwd_for(ctx, &[cwd]),
-        }
+        Prepared { env: self.env_for(&ctx.env, &[self.workflow.env.as_ref(), env], &self.results), cwd: self.cwd_for(ctx, &[cwd]) }
     }
 
     /// Runs the steps from `start`, returning the outcome.
@@ -478,9 +475,8 @@ impl Run<'_> {
                         }
                         None => {
                             let text = resolve(text, &self.args, &self.results);
-                            let stages = parse_pipeline(&text).map_err(|e| {
-                                Error::runtime(format!("Workflow step {} pipeline parse failed: {}", step.id, e.message))
-                            })?;
+                            let stages = parse_pipeline(&text)
+                                .map_err(|e| Error::runtime(format!("Workflow step {} pipeline parse failed: {}", step.id, e.message)))?;
                             let input = self.input_value(step.stdin.as_ref(), &self.results)?;
                             (stages, 0, pipeline_items(input.as_ref()), None)
                         }
@@ -559,9 +555,7 @@ impl Run<'_> {
         };
         let input = self.input_value(branch.stdin.as_ref(), &self.results)?;
         match &branch.exec {
-            Exec::Pipeline(text) => {
-                run_pipeline_step(&branch.id, &resolve(text, &self.args, &self.results), input.as_ref(), &p, ctx).await
-            }
+            Exec::Pipeline(text) => run_pipeline_step(&branch.id, &resolve(text, &self.args, &self.results), input.as_ref(), &p, ctx).await,
             Exec::Shell(cmd) => {
                 run_shell_step(&branch.id, &resolve(cmd, &self.args, &self.results), input.as_ref(), &p, &self.login, ctx).await
             }
@@ -671,9 +665,10 @@ impl Run<'_> {
                 row.insert(fe.index_var.as_str(), Value::from(i));
                 for sub in &fe.steps {
                     if let Some(r) = scoped.get(&sub.id).filter(|r| r.get_key("skipped").is_none())
-                        && let Some(v) = r.get_key("json").or_else(|| r.get_key("stdout")) {
-                            row.insert(sub.id.as_str(), v.clone());
-                        }
+                        && let Some(v) = r.get_key("json").or_else(|| r.get_key("stdout"))
+                    {
+                        row.insert(sub.id.as_str(), v.clone());
+                    }
                 }
                 iterations.push(Value::Object(row));
             }
@@ -865,7 +860,9 @@ fn approval_request(step: &Step, cfg: &file::Approval, step_result: &Value, ctx:
     if let Some(i) = cfg.initiated_by.clone().filter(|s| !s.trim().is_empty()).or_else(|| env_text("LOBSTER_APPROVAL_INITIATED_BY")) {
         identity.insert("initiatedBy", Value::from(i.trim()));
     }
-    if let Some(r) = cfg.required_approver.clone().filter(|s| !s.trim().is_empty()).or_else(|| env_text("LOBSTER_APPROVAL_REQUIRED_APPROVER")) {
+    if let Some(r) =
+        cfg.required_approver.clone().filter(|s| !s.trim().is_empty()).or_else(|| env_text("LOBSTER_APPROVAL_REQUIRED_APPROVER"))
+    {
         identity.insert("requiredApprover", Value::from(r.trim()));
     }
     let env_different = env_text("LOBSTER_APPROVAL_REQUIRE_DIFFERENT_APPROVER")
@@ -961,9 +958,7 @@ fn fit_input_request(mut request: Object, subject: Option<Value>, id: &str, ctx:
     if fits(&request) {
         return Ok(request);
     }
-    Err(Error::runtime(format!(
-        "Workflow input step {id} needs_input envelope exceeds {max} bytes even after subject truncation"
-    )))
+    Err(Error::runtime(format!("Workflow input step {id} needs_input envelope exceeds {max} bytes even after subject truncation")))
 }
 
 async fn read_line() -> Result<String> {
@@ -981,8 +976,8 @@ async fn prompt_input(prompt: &str, schema: &Value, id: &str, ctx: &Ctx) -> Resu
     let line = read_line().await?;
     let value = Value::from_json(line.trim()).map_err(|_| Error::runtime("Input response must be valid JSON"))?;
     let compiled = crate::schema::Schema::compile(schema).map_err(Error::runtime)?;
-    compiled.validate(&value).map_err(|e| {
-        Error::runtime(format!("Workflow input step {id} response failed schema validation at {}: {}", e.path, e.message))
-    })?;
+    compiled
+        .validate(&value)
+        .map_err(|e| Error::runtime(format!("Workflow input step {id} response failed schema validation at {}: {}", e.path, e.message)))?;
     Ok(value)
 }

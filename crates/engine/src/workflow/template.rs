@@ -157,8 +157,7 @@ mod tests {
         let results = Object::from_iter([("a", Value::from_json(r#"{"id":"a","json":{"l":[10,20]},"stdout":"x\n"}"#).unwrap())]);
         assert_eq!(
             resolve_refs("$a.json.l.1 $a.json.l $a.stdout$a.approved $zz.stdout $HOME.txt $a.json.", &results),
-            "20 [10,20] x\nfalse $zz.stdout $HOME.txt [object Object]."
-                .replace("[object Object]", r#"{"l":[10,20]}"#)
+            "20 [10,20] x\nfalse $zz.stdout $HOME.txt [object Object].".replace("[object Object]", r#"{"l":[10,20]}"#)
         );
         assert_eq!(whole_ref(" $a.json.l "), Some(("a".into(), "json.l".into())));
         assert_eq!(whole_ref("x $a.json"), None);
