@@ -89,6 +89,12 @@ fn acting_on_refs() {
         (status, v["code"].as_str().unwrap_or_default().to_string())
     };
     assert_eq!(code(json!({})), (400, "ACT_KIND_REQUIRED".into()));
+    // Issue #20: an unknown kind answers as OpenClaw's server does, not as
+    // an invalid request.
+    for kind in ["fly", "Click", "clik"] {
+        let (status, v) = c.call("POST", "/act", Some(json!({ "kind": kind, "selector": "#submit" })));
+        assert_eq!((status, v["code"].as_str(), v["error"].as_str()), (400, Some("ACT_KIND_REQUIRED"), Some("kind is required")), "{kind}");
+    }
     assert_eq!(code(json!({ "kind": "click" })), (400, "ACT_INVALID_REQUEST".into()));
     assert_eq!(code(json!({ "kind": "wait" })), (400, "ACT_INVALID_REQUEST".into()));
     assert_eq!(code(json!({ "kind": "press", "key": "a", "selector": "#x" })), (400, "ACT_SELECTOR_UNSUPPORTED".into()));

@@ -95,20 +95,35 @@ impl Fields<'_> {
     }
 }
 
+/// The kinds `/act` knows (OpenClaw's list).
+const KINDS: [&str; 14] = [
+    "click",
+    "clickCoords",
+    "type",
+    "press",
+    "hover",
+    "scrollIntoView",
+    "drag",
+    "select",
+    "fill",
+    "resize",
+    "wait",
+    "evaluate",
+    "close",
+    "batch",
+];
+
 /// Kinds that accept a CSS `selector` as well as a ref.
 const SELECTOR_KINDS: [&str; 8] = ["batch", "click", "drag", "hover", "scrollIntoView", "select", "type", "wait"];
 
 /// Parses and validates an `/act` body (or one batch entry).
 pub fn parse(body: &Map<String, Value>, nested: bool) -> Result<Action> {
     let f = Fields(body);
+    // OpenClaw's server answers every kind it does not know, like a
+    // missing one, with ACT_KIND_REQUIRED.
     let kind = match body.get("kind") {
-        None | Some(Value::Null) => {
-            return Err(BrowserError::invalid_code("ACT_KIND_REQUIRED", "kind is required"));
-        }
-        Some(Value::String(k)) if !k.trim().is_empty() => k.trim(),
-        Some(_) => {
-            return Err(BrowserError::invalid_code("ACT_KIND_REQUIRED", "kind is required"));
-        }
+        Some(Value::String(k)) if KINDS.contains(&k.as_str()) => k.as_str(),
+        _ => return Err(kind_required()),
     };
     let uses_selector = ["selector", "startSelector", "endSelector"].iter().any(|k| f.str(k).is_some());
     if uses_selector && !SELECTOR_KINDS.contains(&kind) {
@@ -216,9 +231,13 @@ pub fn parse(body: &Map<String, Value>, nested: bool) -> Result<Action> {
             };
             Kind::Batch { actions, stop_on_error }
         }
-        other => return Err(bad(format!("unknown act kind {other}"))),
+        _ => return Err(kind_required()),
     };
     Ok(Action { kind, target: f.str("targetId").map(str::to_string), timeout: f.millis("timeoutMs")? })
+}
+
+fn kind_required() -> BrowserError {
+    BrowserError::invalid_code("ACT_KIND_REQUIRED", "kind is required")
 }
 
 fn prefix(e: BrowserError, i: usize) -> BrowserError {
@@ -275,7 +294,12 @@ mod tests {
         assert_eq!(code(p(json!({}))), Some("ACT_KIND_REQUIRED"));
         assert_eq!(code(p(json!({ "kind": "click" }))), Some("ACT_INVALID_REQUEST"));
         assert_eq!(code(p(json!({ "kind": "wait" }))), Some("ACT_INVALID_REQUEST"));
-        assert_eq!(code(p(json!({ "kind": "fly" }))), Some("ACT_INVALID_REQUEST"));
+        // Any kind OpenClaw does not know, as its server answers it (issue
+        // #20: an unknown kind used to be ACT_INVALID_REQUEST).
+        for kind in [json!("fly"), json!(""), json!(" click"), json!("CLICK"), json!(7), json!(null), json!(["click"])] {
+            let err = p(json!({ "kind": kind, "selector": "#x" })).unwrap_err();
+            assert_eq!((err.code(), err.to_string().as_str()), (Some("ACT_KIND_REQUIRED"), "kind is required"), "{kind}");
+        }
         assert_eq!(code(p(json!({ "kind": "press", "key": "a", "selector": "#x" }))), Some("ACT_SELECTOR_UNSUPPORTED"));
         assert_eq!(code(p(json!({ "kind": "batch", "actions": [{ "kind": "batch", "actions": [] }] }))), Some("ACT_INVALID_REQUEST"));
         assert_eq!(code(p(json!({ "kind": "batch", "actions": [{ "kind": "close" }] }))), Some("ACT_INVALID_REQUEST"));
