@@ -114,3 +114,24 @@ fn sort_of_mixed_keys_follows_v8_order() {
     .unwrap();
     assert_eq!(items, expected);
 }
+
+/// A command that fails with nothing on stdout or stderr is named by what
+/// was run: the shell line for `exec --shell`, the program otherwise (issue
+/// #20: ours named the shell's path, `/bin/sh`).
+#[test]
+fn a_silent_failure_names_what_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    for (flow, message) in [
+        ("exec --shell 'exit 3'", "exec failed (3): exit 3"),
+        ("exec --json --shell 'exit 5'", "exec failed (5): exit 5"),
+        ("exec false", "exec failed (1): false"),
+        ("exec sh -c 'exit 4'", "exec failed (4): sh"),
+    ] {
+        let out = lobster(&state).current_dir(dir.path()).args(["run", "--mode", "tool", flow]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{flow}");
+        let envelope = clawdis_e2e::envelope(&out);
+        assert_eq!(envelope["error"]["type"], "runtime_error", "{flow}: {envelope}");
+        assert_eq!(envelope["error"]["message"], message, "{flow}");
+    }
+}

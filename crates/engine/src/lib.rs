@@ -11,6 +11,7 @@ pub mod context;
 pub mod direct;
 pub mod envelope;
 pub mod error;
+pub mod fast_paths;
 pub mod items;
 pub mod js_sort;
 pub mod json_stream;

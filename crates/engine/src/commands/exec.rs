@@ -55,17 +55,21 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
     let mut ahead = None;
     if json
         && !then.is_empty()
+        && crate::fast_paths::enabled(&ctx.env)
         && let Some((stdout_to, worker)) = Ahead::start(then.to_vec())
     {
         io.stdout_to = Some(stdout_to);
         ahead = Some(worker);
     }
-    let (program, spawned) = if use_shell {
+    // `ran` is what a failure with nothing on stderr or stdout names, as
+    // Lobster does: the shell line, or the program.
+    let (program, ran, spawned) = if use_shell {
         let line = shell_line.map(str::to_string).or_else(|| cmd.first().cloned()).unwrap_or_default();
         let program = shell_command(&line, &ctx.env).0;
-        (program, LoginSession::default().run_shell(&line, &ctx.env, &ctx.cwd, io, ctx.state.dir()).await)
+        let spawned = LoginSession::default().run_shell(&line, &ctx.env, &ctx.cwd, io, ctx.state.dir()).await;
+        (program, line, spawned)
     } else {
-        (cmd[0].clone(), run_process(&cmd[0], &cmd[1..], &ctx.env, &ctx.cwd, io).await)
+        (cmd[0].clone(), cmd[0].clone(), run_process(&cmd[0], &cmd[1..], &ctx.env, &ctx.cwd, io).await)
     };
     let mut out = match spawned {
         Ok(out) => out,
@@ -90,7 +94,7 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
         let detail = [out.stderr.trim_matches(is_js_space), out.stdout.trim_matches(is_js_space)]
             .into_iter()
             .find(|s| !s.is_empty())
-            .unwrap_or(&program)
+            .unwrap_or(&ran)
             .to_string();
         return Err(Error::runtime(format!("exec failed ({}): {detail}", out.code_text())));
     }

@@ -10,12 +10,19 @@
 //! [`remembered`]) so the next `lobster` process can skip the login shell
 //! too, once two captures agreed.
 //!
-//! Only profiles whose whole effect is the environment are replayed:
-//! profiles that print output, write to stderr, change directory or change
-//! the umask keep a login shell for every command.
+//! Only profiles whose effect is provably a function of their own bytes
+//! and the inherited variables are replayed: every profile file a login
+//! shell may read must be plain assignments (see [`plain`]); profiles that
+//! test for directories, source other files, run programs or read the
+//! clock or the working directory keep a login shell for every command, as
+//! do profiles that print output, write to stderr, change directory or
+//! change the umask. `CLAWDIS_FAST_PATHS=0` turns replaying off
+//! ([`crate::fast_paths`]).
 
+mod plain;
 mod remembered;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -99,14 +106,30 @@ impl LoginEnv {
     }
 }
 
-/// The login environment shared by one run: a pipeline, or a workflow with
-/// its loops, branches and sub-workflows.
+/// The login environments learnt by one run (a pipeline, or a workflow with
+/// its loops, branches and sub-workflows), by key.
 #[derive(Debug, Default)]
 pub struct LoginSession {
-    env: tokio::sync::OnceCell<Option<LoginEnv>>,
+    learnt: Mutex<HashMap<String, Arc<Learning>>>,
+    /// The profile files read ahead for the session's first command.
+    ahead: Mutex<Ahead>,
+}
+
+/// One key's capture: started by the first command with that key.
+#[derive(Debug, Default)]
+struct Learning {
     started: AtomicBool,
-    /// The profile files as read for the first command's key.
-    profiles: Mutex<Option<Arc<Profiles>>>,
+    env: tokio::sync::OnceCell<Option<LoginEnv>>,
+}
+
+/// Profile files read before the first command needed them.
+#[derive(Debug, Default)]
+enum Ahead {
+    #[default]
+    Pending,
+    Ready(Arc<Profiles>),
+    /// The first command ran: every later one reads the files itself.
+    Used,
 }
 
 impl LoginSession {
@@ -117,52 +140,68 @@ impl LoginSession {
         let session = Arc::clone(self);
         tokio::spawn(async move {
             let read = Profiles::read_yielding(&env).await;
+            let mut ahead = session.ahead.lock().unwrap_or_else(|e| e.into_inner());
             // A command that could not wait has read them itself.
-            session.profiles.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(|| Arc::new(read));
+            if matches!(*ahead, Ahead::Pending) {
+                *ahead = Ahead::Ready(Arc::new(read));
+            }
         });
     }
 
-    /// The profile files for `env`, read once per session.
+    /// The profile files for a command run with `env`: the read ahead for
+    /// the first command, read afresh for every other one (an earlier
+    /// command may have changed them).
     fn profiles(&self, env: &Env) -> Arc<Profiles> {
-        let mut slot = self.profiles.lock().unwrap_or_else(|e| e.into_inner());
-        match &*slot {
-            Some(read) if read.fits(env) => Arc::clone(read),
-            _ => Arc::clone(slot.insert(Arc::new(Profiles::read(env)))),
+        let ahead = std::mem::replace(&mut *self.ahead.lock().unwrap_or_else(|e| e.into_inner()), Ahead::Used);
+        match ahead {
+            Ahead::Ready(read) if read.fits(env) => read,
+            _ => Arc::new(Profiles::read(env)),
         }
+    }
+
+    fn learning(&self, key: &str) -> Arc<Learning> {
+        let mut learnt = self.learnt.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(learnt.entry(key.to_string()).or_default())
     }
 
     /// Runs `line` through the configured shell as Lobster does (a login
     /// shell), replaying the profile's environment instead where that is
-    /// known to be faithful. `state_dir` holds what earlier runs learnt.
+    /// known to give the same (see [`plain`] and [`crate::fast_paths`]).
+    /// `state_dir` holds what earlier runs learnt.
     pub async fn run_shell(&self, line: &str, env: &Env, cwd: &Path, io: ChildIo, state_dir: &Path) -> std::io::Result<ProcOutput> {
         let Some(shell) = login_shell(env) else {
             let (program, argv) = shell_command(line, env);
             return run_process(&program, &argv, env, cwd, io).await;
         };
         let login_argv = ["-lc".to_string(), line.to_string()];
-        // The key needs the profile files (read once per session, perhaps
-        // ahead) and is computed only while the session has no environment.
-        let key = std::sync::OnceLock::new();
-        let key = || key.get_or_init(|| remembered::key(&shell, env, cwd, &self.profiles(env))).as_str();
+        if !crate::fast_paths::enabled(env) {
+            return run_process(&shell, &login_argv, env, cwd, io).await;
+        }
+        let profiles = self.profiles(env);
+        if !profiles.plain {
+            return run_process(&shell, &login_argv, env, cwd, io).await;
+        }
+        let key = remembered::key(&shell, env, cwd, &profiles);
+        let learning = self.learning(&key);
         let learn = || async {
             let captured = LoginEnv::capture(env, cwd).await;
-            remembered::record(state_dir, key(), captured.as_ref());
+            remembered::record(state_dir, &key, captured.as_ref());
             captured
         };
-        if !self.started.swap(true, Ordering::SeqCst) {
-            match remembered::lookup(state_dir, key()) {
+        if !learning.started.swap(true, Ordering::SeqCst) {
+            match remembered::lookup(state_dir, &key) {
                 Some(known) => {
-                    let _ = self.env.set(known);
+                    let _ = learning.env.set(known);
                 }
                 None => {
                     // The first command runs as Lobster runs it, while the
                     // profile's effect is captured next to it.
-                    let (out, _) = tokio::join!(run_process(&shell, &login_argv, env, cwd, io), self.env.get_or_init(learn));
+                    let (out, _) = tokio::join!(run_process(&shell, &login_argv, env, cwd, io), learning.env.get_or_init(learn));
                     return out;
                 }
             }
         }
-        let Some(login) = self.env.get_or_init(learn).await else {
+        let Some(login) = learning.env.get_or_init(learn).await else {
             return run_process(&shell, &login_argv, env, cwd, io).await;
         };
         let env = login.apply(env);
@@ -235,9 +274,50 @@ mod tests {
                 assert_eq!(out.stdout, "yes\n");
             }
         }
-        assert!(
-            remembered::lookup(state.path(), &remembered::key("/bin/sh", &env, dir.path(), &Profiles::read(&env))).is_some(),
-            "two agreeing captures are remembered"
-        );
+        // Remembered exactly when every profile file a login shell reads
+        // here is plain: the machine's own /etc/profile decides, and no
+        // stock one is (Debian's runs `id -u` and tests for directories).
+        let profiles = Profiles::read(&env);
+        let remembered = remembered::lookup(state.path(), &remembered::key("/bin/sh", &env, dir.path(), &profiles)).is_some();
+        assert_eq!(remembered, profiles.plain, "two agreeing captures are remembered, for plain profiles only");
+    }
+
+    /// Issue #20: a stock `~/.profile` adds `~/.local/bin` to `PATH` only
+    /// when it exists; a command after the directory appeared must see it,
+    /// in the same session and in a later one.
+    #[tokio::test]
+    async fn a_profile_that_tests_for_a_directory_sees_it_appear() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".profile"), "if [ -d \"$HOME/.local/bin\" ]; then PATH=\"$HOME/.local/bin:$PATH\"; fi\n").unwrap();
+        let env = home_env(dir.path());
+        let state = tempfile::tempdir().unwrap();
+        let session = LoginSession::default();
+        let path =
+            || async { session.run_shell("echo \"$PATH\"", &env, dir.path(), ChildIo::default(), state.path()).await.unwrap().stdout };
+        for _ in 0..3 {
+            assert!(!path().await.contains(".local/bin"));
+        }
+        std::fs::create_dir_all(dir.path().join(".local/bin")).unwrap();
+        assert!(path().await.contains(".local/bin"), "the same session");
+        let later = LoginSession::default();
+        let out = later.run_shell("echo \"$PATH\"", &env, dir.path(), ChildIo::default(), state.path()).await.unwrap();
+        assert!(out.stdout.contains(".local/bin"), "a later session");
+    }
+
+    #[tokio::test]
+    async fn the_switch_turns_replaying_off() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".profile"), "export FROM_PROFILE=yes\n").unwrap();
+        let mut env = home_env(dir.path());
+        env.insert(crate::fast_paths::SWITCH.into(), "0".into());
+        let state = tempfile::tempdir().unwrap();
+        for _ in 0..3 {
+            let out = LoginSession::default()
+                .run_shell("echo \"$FROM_PROFILE\"", &env, dir.path(), ChildIo::default(), state.path())
+                .await
+                .unwrap();
+            assert_eq!(out.stdout, "yes\n");
+        }
+        assert!(!state.path().join("login-env.json").exists(), "nothing was captured");
     }
 }

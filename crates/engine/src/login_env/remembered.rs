@@ -98,14 +98,17 @@ fn profile_files(env: &Env) -> Vec<PathBuf> {
             files.extend(HOME_FILES.iter().map(|f| Path::new(dir).join(f)));
         }
     }
-    if let Some(file) = env.get("ENV").filter(|f| !f.is_empty()) {
-        files.push(PathBuf::from(file));
+    // `ENV`: sh and dash; `BASH_ENV`: bash when not interactive.
+    for var in ["ENV", "BASH_ENV"] {
+        if let Some(file) = env.get(var).filter(|f| !f.is_empty()) {
+            files.push(PathBuf::from(file));
+        }
     }
     files
 }
 
 /// The variables that choose which profile files a shell reads.
-const FILE_CHOOSERS: [&str; 3] = ["HOME", "ZDOTDIR", "ENV"];
+const FILE_CHOOSERS: [&str; 4] = ["HOME", "ZDOTDIR", "ENV", "BASH_ENV"];
 
 /// The profile files' part of a key, read once for a run: their contents
 /// and the words in them that could name variables (as hashes: a word
@@ -116,31 +119,45 @@ pub(super) struct Profiles {
     chosen_by: Vec<Option<String>>,
     digest: [u8; 32],
     words: HashSet<u64>,
+    /// Every file is missing or plain ([`super::plain`]): the login shell's
+    /// effect depends on nothing but the files and the variables they name.
+    pub(super) plain: bool,
 }
 
 /// Profile files read so far.
-#[derive(Default)]
 struct Reading {
     digest: Sha256,
     words: HashSet<u64>,
+    plain: bool,
+}
+
+impl Default for Reading {
+    fn default() -> Reading {
+        Reading { digest: Sha256::default(), words: HashSet::new(), plain: true }
+    }
 }
 
 impl Reading {
     fn add(&mut self, file: &Path) {
         self.digest.update(file.as_os_str().as_encoded_bytes());
         match std::fs::read(file) {
-            Ok(text) => {
-                self.digest.update(Sha256::digest(&text));
-                let text = String::from_utf8_lossy(&text);
+            Ok(text_bytes) => {
+                self.digest.update(Sha256::digest(&text_bytes));
+                let text = String::from_utf8_lossy(&text_bytes);
                 self.words.extend(text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(word_hash));
+                self.plain &= std::str::from_utf8(&text_bytes).is_ok_and(super::plain::is_plain);
             }
-            Err(e) => self.digest.update(format!("{:?}", e.kind())),
+            Err(e) => {
+                // A file the shell would find but we cannot read may do anything.
+                self.plain &= matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory);
+                self.digest.update(format!("{:?}", e.kind()))
+            }
         }
         self.digest.update([0]);
     }
 
     fn finish(self, env: &Env) -> Profiles {
-        Profiles { chosen_by: Profiles::choosers(env), digest: self.digest.finalize().into(), words: self.words }
+        Profiles { chosen_by: Profiles::choosers(env), digest: self.digest.finalize().into(), words: self.words, plain: self.plain }
     }
 }
 
