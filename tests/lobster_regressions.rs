@@ -135,3 +135,23 @@ fn a_silent_failure_names_what_ran() {
         assert_eq!(envelope["error"]["message"], message, "{flow}");
     }
 }
+
+/// Given both `--id` and `--token`, Lobster resumes by the id; an empty id
+/// leaves the token to decide (issue #20: ours used the token first).
+#[test]
+fn an_approval_id_wins_over_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let call = |args: &[&str]| {
+        let out = lobster(&state).current_dir(dir.path()).args(args).output().unwrap();
+        (out.status.code(), clawdis_e2e::envelope(&out))
+    };
+    let (_, paused) = call(&["run", "--mode", "tool", "exec --json echo [1] | approve --prompt go"]);
+    let id = paused["requiresApproval"]["approvalId"].as_str().unwrap().to_string();
+    let (code, resumed) = call(&["resume", "--id", &id, "--token", "garbage", "--approve", "yes"]);
+    assert_eq!((code, &resumed["status"], &resumed["output"]), (Some(0), &"ok".into(), &serde_json::json!([1])), "{resumed}");
+    let (code, failed) = call(&["resume", "--id", "abc", "--token", "garbage", "--approve", "yes"]);
+    assert_eq!((code, failed["error"]["message"].as_str()), (Some(2), Some("Approval ID \"abc\" not found or expired")), "{failed}");
+    let (code, failed) = call(&["resume", "--id", "", "--token", "garbage", "--approve", "yes"]);
+    assert_eq!((code, failed["error"]["message"].as_str()), (Some(2), Some("Invalid token")), "{failed}");
+}

@@ -111,8 +111,9 @@ pub async fn resume(args: ResumeArgs, ctx: &Ctx) -> Envelope {
 }
 
 async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
+    // A non-empty `--id` wins over `--token`, as in Lobster.
     let decoded = match (&args.token, &args.id) {
-        (Some(t), _) if !t.is_empty() => token::decode(t)?,
+        (Some(t), id) if !t.is_empty() && id.as_ref().is_none_or(|id| id.is_empty()) => token::decode(t)?,
         (_, Some(raw_id)) => {
             let id: String = raw_id.chars().filter(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()).collect();
             let run = ctx.state.store().await?.get_run_by_approval_id(&id).await?;
