@@ -1,70 +1,122 @@
 //! The menu-bar app on a real (virtual) desktop: Xvfb, a private D-Bus
-//! session and a notification server on it.
+//! session, and dunst (a real notification daemon) or, for what no daemon
+//! shows, a recording notification server.
 
 use std::time::{Duration, Instant};
 
 use clawdis_approvals::{Approvals, Event};
 use clawdis_e2e::control::Client;
-use clawdis_e2e::desktop::{App, Desktop, Notifications};
+use clawdis_e2e::desktop::{App, Desktop, Dunst, Notifications};
 use clawdis_e2e::{MAIL_FLOW, Scratch, envelope};
 
+/// What the notification carries, as the server receives it: the one
+/// thing a real daemon does not show (its exact text and action keys).
 #[tokio::test(flavor = "multi_thread")]
-async fn approve_in_the_notification_resumes_a_paused_lobster_run() {
-    if !clawdis_e2e::desktop::available() {
-        return;
-    }
+async fn a_paused_run_notifies_with_its_prompt_and_approve_and_deny() {
+    clawdis_e2e::desktop::require();
     let s = Scratch::new();
-    let (home, state) = (&s.home, &s.state);
     let desktop = Desktop::start();
     let notifications = Notifications::serve(&desktop);
-    let app = App::start(&desktop, home, state, serde_json::json!({"enabled": false}));
-    let approvals = Approvals::open(state).await.unwrap();
-    let mut events = approvals.subscribe();
-    tokio::spawn(approvals.clone().watch());
-
-    // An agent's lobster, a separate process, pauses at the gate.
-    let paused_at = Instant::now();
+    let app = App::start(&desktop, &s.home, &s.state, serde_json::json!({"enabled": false}));
     let paused = s.run(MAIL_FLOW);
     assert_eq!(paused["status"], "needs_approval", "{paused}");
-
     let shown = notifications.next(Duration::from_secs(1)).unwrap_or_else(|| panic!("no notification within 1 s:\n{}", app.log()));
     assert_eq!(shown.app_name, "Clawdis");
     assert!(shown.summary.contains("approval needed"), "{shown:?}");
     assert!(shown.body.contains("Send 2 mails?") && shown.body.contains("2 items"), "{shown:?}");
     let keys: Vec<&str> = shown.actions.iter().step_by(2).map(String::as_str).collect();
     assert!(keys.contains(&"approve") && keys.contains(&"deny"), "actions: {:?}", shown.actions);
+}
 
-    // The person clicks Approve. The app listens for the answer only once
-    // the notification is up, so click until the run moves on.
-    let decided = loop {
-        notifications.click(shown.id, "approve");
-        match tokio::time::timeout(Duration::from_millis(200), events.recv()).await {
-            Ok(Ok(Event::Changed { approval })) if approval.status != "running" => break approval,
+/// Picks `label` for the paused run in dunst's action menu and returns the
+/// run's approval once it is decided.
+async fn decide_in_dunst(
+    dunst: &Dunst,
+    app: &App,
+    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    label: &str,
+) -> clawdis_approvals::Approval {
+    dunst.wait_displayed(1, Duration::from_secs(5));
+    let menu = dunst.pick(&format!("#{label} (Clawdis: approval needed)"));
+    assert!(menu.iter().any(|l| l.starts_with("#Approve (Clawdis: approval needed)")), "menu: {menu:?}");
+    assert!(menu.iter().any(|l| l.starts_with("#Deny (Clawdis: approval needed)")), "menu: {menu:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio::time::timeout_at(deadline.into(), events.recv()).await {
+            Ok(Ok(Event::Changed { approval })) if approval.status != "running" && approval.status != "pending" => return approval,
             Ok(_) => {}
-            Err(_) => assert!(Instant::now() - paused_at < Duration::from_secs(10), "the click resumed nothing:\n{}", app.log()),
+            Err(_) => panic!("picking {label} in dunst decided nothing:\n{}", app.log()),
         }
-    };
+    }
+}
+
+/// Issue #20: with a real daemon, which sends `ActionInvoked` only to the
+/// connection that sent the notification, Approve did nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_in_dunst_resumes_the_run_once() {
+    clawdis_e2e::desktop::require();
+    let s = Scratch::new();
+    let desktop = Desktop::start();
+    let dunst = Dunst::start(&desktop);
+    let app = App::start(&desktop, &s.home, &s.state, serde_json::json!({"enabled": false}));
+    let approvals = Approvals::open(&s.state).await.unwrap();
+    let mut events = approvals.subscribe();
+    tokio::spawn(approvals.clone().watch());
+
+    let paused = s.run(MAIL_FLOW);
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let decided = decide_in_dunst(&dunst, &app, &mut events, "Approve").await;
     assert_eq!(decided.status, "done", "{decided:?}");
     assert_eq!(decided.decision.as_deref(), Some("approve"));
     assert_eq!(decided.decided_via.as_deref(), Some("notification"));
+    // The notification is resident: the app takes it down once answered.
+    dunst.wait_displayed(0, Duration::from_secs(5));
 
     // The agent resumes with its token later: the recorded outcome, and the
     // step after the gate ran exactly once.
     let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    let resumed = s.resume(token, &["--approve", "yes"]);
-    let resumed = envelope(&resumed);
+    let resumed = envelope(&s.resume(token, &["--approve", "yes"]));
     assert_eq!(resumed["status"], "ok", "{resumed}");
     assert_eq!(resumed["output"][0], "done");
     assert_eq!(s.sent(), "sent\n");
+}
 
-    // A run decided elsewhere (the agent's own resume) takes its
-    // notification off the screen.
+#[tokio::test(flavor = "multi_thread")]
+async fn deny_in_dunst_cancels_the_run_once() {
+    clawdis_e2e::desktop::require();
+    let s = Scratch::new();
+    let desktop = Desktop::start();
+    let dunst = Dunst::start(&desktop);
+    let app = App::start(&desktop, &s.home, &s.state, serde_json::json!({"enabled": false}));
+    let approvals = Approvals::open(&s.state).await.unwrap();
+    let mut events = approvals.subscribe();
+    tokio::spawn(approvals.clone().watch());
+
     let paused = s.run(MAIL_FLOW);
-    let shown = notifications.next(Duration::from_secs(1)).expect("a second notification");
+    let decided = decide_in_dunst(&dunst, &app, &mut events, "Deny").await;
+    assert_eq!(decided.decision.as_deref(), Some("reject"), "{decided:?}");
+    assert_eq!(decided.decided_via.as_deref(), Some("notification"));
+    dunst.wait_displayed(0, Duration::from_secs(5));
     let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    let denied = s.resume(token, &["--approve", "no"]);
-    assert_eq!(envelope(&denied)["status"], "cancelled");
-    assert_eq!(notifications.next_closed(Duration::from_secs(1)), Some(shown.id), "withdrawn within 1 s:\n{}", app.log());
+    let resumed = envelope(&s.resume(token, &["--approve", "yes"]));
+    assert_eq!(resumed["status"], "cancelled", "the denial stands: {resumed}");
+    assert_eq!(s.sent(), "", "nothing after the gate ran");
+}
+
+/// A run decided elsewhere (the agent's own resume) takes its notification
+/// off dunst's screen.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_decided_elsewhere_leaves_dunst() {
+    clawdis_e2e::desktop::require();
+    let s = Scratch::new();
+    let desktop = Desktop::start();
+    let dunst = Dunst::start(&desktop);
+    let _app = App::start(&desktop, &s.home, &s.state, serde_json::json!({"enabled": false}));
+    let paused = s.run(MAIL_FLOW);
+    dunst.wait_displayed(1, Duration::from_secs(5));
+    let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+    assert_eq!(envelope(&s.resume(token, &["--approve", "no"]))["status"], "cancelled");
+    dunst.wait_displayed(0, Duration::from_secs(5));
 }
 
 /// The control API's status (`GET /`).
@@ -74,9 +126,7 @@ fn status(app: &App, home: &std::path::Path) -> serde_json::Value {
 
 #[test]
 fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
-    if !clawdis_e2e::desktop::available() {
-        return;
-    }
+    clawdis_e2e::desktop::require();
     let s = Scratch::new();
     let (home, state) = (&s.home, &s.state);
     let mut desktop = Desktop::start();
@@ -110,9 +160,7 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
 
 #[test]
 fn a_backlog_gets_three_notifications_and_one_summary() {
-    if !clawdis_e2e::desktop::available() {
-        return;
-    }
+    clawdis_e2e::desktop::require();
     let s = Scratch::new();
     for _ in 0..5 {
         assert_eq!(s.run(MAIL_FLOW)["status"], "needs_approval");

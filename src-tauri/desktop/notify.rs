@@ -71,7 +71,7 @@ impl Drop for Slot {
 
 /// The notifications on screen, by run id.
 #[cfg(all(unix, not(target_os = "macos")))]
-type Shown = Arc<tokio::sync::Mutex<std::collections::HashMap<String, notify_rust::NotificationHandle>>>;
+type Shown = Arc<tokio::sync::Mutex<std::collections::HashMap<String, Arc<notify_rust::NotificationHandle>>>>;
 #[cfg(target_os = "macos")]
 type Shown = Arc<()>;
 
@@ -108,7 +108,7 @@ fn announce<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>, shown: Sho
 /// (`None` when it was dismissed or withdrawn).
 #[cfg(all(unix, not(target_os = "macos")))]
 async fn show(approval: &Approval, shown: &Shown) -> Result<Option<String>, String> {
-    use notify_rust::{ActionResponse, Hint, Notification, Timeout};
+    use notify_rust::{Hint, Notification, Timeout};
     let mut note = Notification::new();
     note.appname("Clawdis")
         .summary(&title(approval))
@@ -120,22 +120,38 @@ async fn show(approval: &Approval, shown: &Shown) -> Result<Option<String>, Stri
     if approval.gate == "approval" {
         note.action("approve", "Approve").action("deny", "Deny");
     }
-    let handle = note.show_async().await.map_err(|e| e.to_string())?;
-    let id = handle.id();
-    tracing::info!(run = %approval.id, notification = id, "approval notification shown");
-    shown.lock().await.insert(approval.id.clone(), handle);
-    let picked = tokio::task::spawn_blocking(move || {
-        let mut picked = None;
-        let listened = notify_rust::handle_action(id, |response| {
-            if let ActionResponse::Custom(action) = response {
-                picked = Some(action.to_string());
-            }
-        });
-        listened.map(|()| picked).map_err(|e| e.to_string())
-    })
-    .await
-    .map_err(|e| e.to_string())?;
+    let handle = Arc::new(note.show_async().await.map_err(|e| e.to_string())?);
+    tracing::info!(run = %approval.id, notification = handle.id(), "approval notification shown");
+    shown.lock().await.insert(approval.id.clone(), Arc::clone(&handle));
+    let picked = picked_action(&handle).await;
     shown.lock().await.remove(&approval.id);
+    if picked.is_some() {
+        // Resident: the server keeps it up after an action until it is
+        // closed, and nothing listens to it any more.
+        handle.close_async().await;
+    }
+    Ok(picked)
+}
+
+/// Waits until the notification is answered or closed; the action picked,
+/// `None` when it was dismissed or withdrawn. Notification servers send
+/// `ActionInvoked` and `NotificationClosed` to the connection that sent the
+/// notification, not to the whole bus, so this listens on that connection
+/// (the handle's), never on a new one (issue #20: with dunst, Approve did
+/// nothing).
+#[cfg(all(unix, not(target_os = "macos")))]
+async fn picked_action(handle: &notify_rust::NotificationHandle) -> Option<String> {
+    use notify_rust::NotificationResponse;
+    let mut picked = None;
+    handle
+        .wait_for_action_async(|response| {
+            picked = match response {
+                NotificationResponse::Default => Some("default".to_string()),
+                NotificationResponse::Action(action) => Some(action.clone()),
+                _ => None,
+            }
+        })
+        .await;
     picked
 }
 
@@ -164,7 +180,7 @@ async fn withdraw(_shown: &Shown, _id: &str) {}
 fn summarize<R: Runtime>(app: AppHandle<R>, overflow: Arc<AtomicUsize>) {
     tauri::async_runtime::spawn(async move {
         match show_summary(&overflow).await {
-            // Updated in place: the first call still listens for it.
+            // Replaced by a newer count, whose call listens from then on.
             Ok(None) => return,
             Ok(Some(true)) => windows::open(&app, windows::Window::Approvals),
             Ok(Some(false)) => {}
@@ -174,17 +190,18 @@ fn summarize<R: Runtime>(app: AppHandle<R>, overflow: Arc<AtomicUsize>) {
     });
 }
 
-/// The summary on screen (its notification id, 0 for none, and the count it
-/// shows); locked while it is shown or replaced, so a burst of pauses makes
-/// one summary.
+/// The summary on screen: its notification id (0 for none), the count it
+/// shows, and how to stop the call that listens for its answer. Locked
+/// while it is shown or replaced, so a burst of pauses makes one summary.
 #[cfg(all(unix, not(target_os = "macos")))]
-static SUMMARY: tokio::sync::Mutex<(u32, usize)> = tokio::sync::Mutex::const_new((0, 0));
+static SUMMARY: tokio::sync::Mutex<(u32, usize, Option<Arc<tokio::sync::Notify>>)> = tokio::sync::Mutex::const_new((0, 0, None));
 
 /// Shows the summary; resolves `Some(opened)` once it is gone, `None` when
-/// it only updated the one on screen.
+/// it was replaced by a newer count (whose call listens from then on: the
+/// server answers the connection that sent the latest version).
 #[cfg(all(unix, not(target_os = "macos")))]
 async fn show_summary(overflow: &AtomicUsize) -> Result<Option<bool>, String> {
-    use notify_rust::{ActionResponse, Notification, Timeout};
+    use notify_rust::{Notification, Timeout};
     let mut current = SUMMARY.lock().await;
     let more = overflow.load(Ordering::SeqCst);
     if current.0 != 0 && current.1 == more {
@@ -196,28 +213,23 @@ async fn show_summary(overflow: &AtomicUsize) -> Result<Option<bool>, String> {
         .body("Open Approvals to see them all.")
         .timeout(Timeout::Never)
         .action("default", "Open Approvals");
-    let replacing = current.0;
-    if replacing != 0 {
-        note.id(replacing);
+    if current.0 != 0 {
+        note.id(current.0);
     }
     let handle = note.show_async().await.map_err(|e| e.to_string())?;
-    let id = handle.id();
-    *current = (id, more);
-    if replacing == id {
-        return Ok(None);
+    let replaced = Arc::new(tokio::sync::Notify::new());
+    if let Some(earlier) = current.2.replace(Arc::clone(&replaced)) {
+        earlier.notify_one();
     }
+    (current.0, current.1) = (handle.id(), more);
     drop(current);
-    let opened = tokio::task::spawn_blocking(move || {
-        let mut opened = false;
-        let listened = notify_rust::handle_action(id, |response| {
-            opened = matches!(response, ActionResponse::Custom("default"));
-        });
-        listened.map(|()| opened).map_err(|e| e.to_string())
-    })
-    .await
-    .map_err(|e| e.to_string())?;
-    *SUMMARY.lock().await = (0, 0);
-    opened.map(Some)
+    tokio::select! {
+        picked = picked_action(&handle) => {
+            *SUMMARY.lock().await = (0, 0, None);
+            Ok(Some(picked.as_deref() == Some("default")))
+        }
+        () = replaced.notified() => Ok(None),
+    }
 }
 
 #[cfg(target_os = "macos")]

@@ -1,6 +1,8 @@
 //! A desktop for black-box tests of the app: a private X server (Xvfb), a
-//! private D-Bus session bus and a notification server on it that records
-//! what it is shown and clicks actions, as a person would.
+//! private D-Bus session bus, and on it either a real notification daemon
+//! (dunst, whose action menu a script answers as a person would) or a
+//! recording notification server for what no daemon can show (the exact
+//! text and action keys sent, a notification replaced in place).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -8,10 +10,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// Whether the desktop tools are installed; outside CI a test skips
-/// without them.
-pub fn available() -> bool {
-    crate::tools_available(&["Xvfb", "dbus-daemon", "trayer", "xdotool"], "xvfb, dbus, trayer and xdotool")
+/// Fails the test unless the desktop tools are installed.
+pub fn require() {
+    crate::require_tools(&["Xvfb", "dbus-daemon", "trayer", "xdotool"], "xvfb, dbus, trayer and xdotool")
 }
 
 /// A child process that is killed when dropped.
@@ -138,8 +139,10 @@ pub struct Shown {
 
 struct Server {
     shown: mpsc::Sender<Shown>,
-    closed: mpsc::Sender<u32>,
     next: u32,
+    /// Who sent each notification: like a real server, this one answers
+    /// that connection only.
+    senders: HashMap<u32, zbus::names::OwnedUniqueName>,
 }
 
 #[zbus::interface(name = "org.freedesktop.Notifications")]
@@ -147,6 +150,7 @@ impl Server {
     #[allow(clippy::too_many_arguments)]
     fn notify(
         &mut self,
+        #[zbus(header)] header: zbus::message::Header<'_>,
         app_name: String,
         replaces_id: u32,
         _app_icon: String,
@@ -163,6 +167,9 @@ impl Server {
             self.next += 1;
             self.next
         };
+        if let Some(sender) = header.sender() {
+            self.senders.insert(id, sender.to_owned().into());
+        }
         let _ = self.shown.send(Shown { id, app_name, summary, body, actions });
         id
     }
@@ -175,54 +182,121 @@ impl Server {
         ("clawdis-test".into(), "clawdis".into(), "1".into(), "1.2".into())
     }
 
-    async fn close_notification(&self, id: u32, #[zbus(signal_emitter)] emitter: zbus::object_server::SignalEmitter<'_>) {
-        let _ = self.closed.send(id);
-        // 3: closed by a call to CloseNotification.
-        let _ = Server::notification_closed(&emitter, id, 3).await;
+    async fn close_notification(&mut self, id: u32, #[zbus(signal_emitter)] emitter: zbus::object_server::SignalEmitter<'_>) {
+        if let Some(sender) = self.senders.remove(&id) {
+            // 3: closed by a call to CloseNotification.
+            let _ = Server::notification_closed(&emitter.set_destination(sender.into()), id, 3).await;
+        }
     }
 
     #[zbus(signal)]
     async fn notification_closed(emitter: &zbus::object_server::SignalEmitter<'_>, id: u32, reason: u32) -> zbus::Result<()>;
 }
 
-/// The session's notification server (`org.freedesktop.Notifications`).
+/// The session's notification server (`org.freedesktop.Notifications`),
+/// recording what it is sent.
 pub struct Notifications {
-    conn: zbus::blocking::Connection,
+    _conn: zbus::blocking::Connection,
     shown: mpsc::Receiver<Shown>,
-    closed: mpsc::Receiver<u32>,
 }
 
 impl Notifications {
     /// Owns the notification name on `desktop`'s bus.
     pub fn serve(desktop: &Desktop) -> Notifications {
         let (tx, rx) = mpsc::channel();
-        let (closed_tx, closed_rx) = mpsc::channel();
         let conn = zbus::blocking::connection::Builder::address(desktop.bus.as_str())
             .unwrap()
             .name("org.freedesktop.Notifications")
             .unwrap()
-            .serve_at("/org/freedesktop/Notifications", Server { shown: tx, closed: closed_tx, next: 0 })
+            .serve_at("/org/freedesktop/Notifications", Server { shown: tx, next: 0, senders: HashMap::new() })
             .unwrap()
             .build()
             .unwrap();
-        Notifications { conn, shown: rx, closed: closed_rx }
+        Notifications { _conn: conn, shown: rx }
     }
 
     /// The next notification shown, within `timeout`.
     pub fn next(&self, timeout: Duration) -> Option<Shown> {
         self.shown.recv_timeout(timeout).ok()
     }
+}
 
-    /// The next notification the app withdrew, within `timeout`.
-    pub fn next_closed(&self, timeout: Duration) -> Option<u32> {
-        self.closed.recv_timeout(timeout).ok()
+/// dunst, a real notification daemon, on a test desktop. Its context menu
+/// (`dunstctl context`) goes through a dmenu stand-in script that records
+/// the menu and picks the line the test asked for, as a person picking an
+/// action would; dunst then sends `ActionInvoked` as it does on any desktop.
+pub struct Dunst {
+    dir: tempfile::TempDir,
+    display: String,
+    bus: String,
+    _daemon: Guard,
+}
+
+impl Dunst {
+    /// Starts dunst on `desktop`; returns once it serves notifications.
+    pub fn start(desktop: &Desktop) -> Dunst {
+        crate::require_tools(&["dunst", "dunstctl"], "dunst");
+        let dir = tempfile::tempdir().unwrap();
+        let pick = dir.path().join("pick");
+        std::fs::write(
+            &pick,
+            format!(
+                "#!/bin/sh\ncat > '{0}/menu.part'\nmv '{0}/menu.part' '{0}/menu'\ngrep -F -m1 -e \"$(cat '{0}/choice')\" '{0}/menu'\n",
+                dir.path().display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&pick, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let conf = dir.path().join("dunstrc");
+        std::fs::write(&conf, format!("[global]\n    dmenu = {}\n", pick.display())).unwrap();
+        let mut cmd = Command::new("dunst");
+        cmd.arg("-conf").arg(&conf).env("XDG_RUNTIME_DIR", dir.path()).stdout(Stdio::null()).stderr(Stdio::null());
+        desktop.apply(&mut cmd);
+        let dunst = Dunst { display: desktop.display.clone(), bus: desktop.bus.clone(), _daemon: Guard(cmd.spawn().expect("dunst")), dir };
+        dunst.wait_displayed(0, Duration::from_secs(10));
+        dunst
     }
 
-    /// Clicks action `key` on notification `id`.
-    pub fn click(&self, id: u32, key: &str) {
-        self.conn
-            .emit_signal(None::<&str>, "/org/freedesktop/Notifications", "org.freedesktop.Notifications", "ActionInvoked", &(id, key))
-            .unwrap();
+    fn dunstctl(&self, args: &[&str]) -> Option<String> {
+        let out = Command::new("dunstctl")
+            .args(args)
+            .env("DISPLAY", &self.display)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
+            .output()
+            .expect("dunstctl");
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// Waits up to `timeout` until dunst shows `n` notifications.
+    pub fn wait_displayed(&self, n: usize, timeout: Duration) {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut seen = None;
+        while std::time::Instant::now() < deadline {
+            seen = self.dunstctl(&["count", "displayed"]);
+            if seen.as_deref() == Some(n.to_string().as_str()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("dunst shows {seen:?} notifications, not {n}, after {timeout:?}");
+    }
+
+    /// Opens dunst's action menu and picks the first line containing
+    /// `choice` (such as `Approve (`); returns the menu's lines.
+    pub fn pick(&self, choice: &str) -> Vec<String> {
+        let (menu, chosen) = (self.dir.path().join("menu"), self.dir.path().join("choice"));
+        let _ = std::fs::remove_file(&menu);
+        std::fs::write(&chosen, choice).unwrap();
+        assert!(self.dunstctl(&["context"]).is_some(), "dunstctl context failed");
+        // dunst runs the menu on a thread of its own.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(text) = std::fs::read_to_string(&menu) {
+                return text.lines().map(str::to_string).collect();
+            }
+            assert!(std::time::Instant::now() < deadline, "dunst opened no menu");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
