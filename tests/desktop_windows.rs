@@ -8,12 +8,13 @@ use std::time::Duration;
 use clawdis_approvals::Approvals;
 use clawdis_e2e::control::{Client, free_port};
 use clawdis_e2e::desktop::Desktop;
-use clawdis_e2e::webdriver::{Session, available, distinct_colours};
+use clawdis_e2e::webdriver::{Session, distinct_colours};
 use clawdis_e2e::{MAIL_FLOW, Scratch, envelope};
 use serde_json::{Value, json};
 
-fn ready() -> bool {
-    clawdis_e2e::desktop::available() && available()
+fn require() {
+    clawdis_e2e::desktop::require();
+    clawdis_e2e::webdriver::require();
 }
 
 fn write_settings(home: &Path, settings: Value) -> u16 {
@@ -48,9 +49,7 @@ fn assert_not_blank(session: &Session, window: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_approvals_window_approves_a_run_an_agent_paused() {
-    if !ready() {
-        return;
-    }
+    require();
     let s = Scratch::new();
     let (home, state) = (&s.home, &s.state);
     write_settings(home, json!({"enabled": false}));
@@ -86,9 +85,7 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
 
 #[test]
 fn the_settings_window_validates_next_to_the_field_and_saves() {
-    if !ready() {
-        return;
-    }
+    require();
     let s = Scratch::new();
     let home = &s.home;
     write_settings(home, json!({"enabled": false}));
@@ -122,9 +119,7 @@ fn the_settings_window_validates_next_to_the_field_and_saves() {
 
 #[test]
 fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
-    if !ready() {
-        return;
-    }
+    require();
     let s = Scratch::new();
     let home = &s.home;
     let port = write_settings(home, json!({"enabled": true, "headless": true, "cdpPort": free_port()}));
@@ -162,9 +157,7 @@ fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_input_gate_gets_a_form_built_from_its_schema() {
-    if !ready() {
-        return;
-    }
+    require();
     let s = Scratch::new();
     let (home, state, work) = (&s.home, &s.state, &s.work);
     write_settings(home, json!({"enabled": false}));
@@ -205,9 +198,7 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
 
 #[test]
 fn turning_the_browser_off_in_settings_stops_it() {
-    if !ready() {
-        return;
-    }
+    require();
     let s = Scratch::new();
     let home = &s.home;
     let port = write_settings(home, json!({"enabled": true, "headless": true, "cdpPort": free_port()}));

@@ -7,11 +7,9 @@ use std::process::Command;
 use clawdis_e2e::bin;
 
 /// Runs `script` in a fresh D-Bus session with an unlocked gnome-keyring;
-/// `None` when those tools are missing (CI installs them).
-fn in_keyring_session(scratch: &Path, script: &str) -> Option<String> {
-    if !clawdis_e2e::tools_available(&["dbus-run-session", "gnome-keyring-daemon"], "dbus and gnome-keyring") {
-        return None;
-    }
+/// fails when those tools are missing (scripts/test installs them).
+fn in_keyring_session(scratch: &Path, script: &str) -> String {
+    clawdis_e2e::require_tools(&["dbus-run-session", "gnome-keyring-daemon"], "dbus and gnome-keyring");
     for dir in ["data", "runtime"] {
         std::fs::create_dir_all(scratch.join(dir)).unwrap();
     }
@@ -25,7 +23,7 @@ fn in_keyring_session(scratch: &Path, script: &str) -> Option<String> {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    Some(String::from_utf8(out.stdout).unwrap())
+    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]
@@ -33,7 +31,7 @@ fn the_control_token_lives_in_the_keychain() {
     let scratch = tempfile::tempdir().unwrap();
     let home = scratch.path().join("clawdis");
     let clawdis = format!("{} --home {}", bin("clawdis").display(), home.display());
-    let Some(out) = in_keyring_session(scratch.path(), &format!("{clawdis} token; {clawdis} token")) else { return };
+    let out = in_keyring_session(scratch.path(), &format!("{clawdis} token; {clawdis} token"));
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
     assert_eq!(lines[0], lines[1], "one token across runs");
@@ -45,7 +43,7 @@ fn the_control_token_lives_in_the_keychain() {
     std::fs::create_dir_all(other.join("secrets")).unwrap();
     std::fs::write(other.join("secrets/control-token"), "from-a-file\n").unwrap();
     let clawdis = format!("{} --home {}", bin("clawdis").display(), other.display());
-    let out = in_keyring_session(scratch.path(), &format!("{clawdis} token; {clawdis} token")).unwrap();
+    let out = in_keyring_session(scratch.path(), &format!("{clawdis} token; {clawdis} token"));
     assert_eq!(out, "from-a-file\nfrom-a-file\n");
     assert!(!other.join("secrets/control-token").exists(), "the file is gone once the keychain holds it");
 }

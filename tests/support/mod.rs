@@ -90,18 +90,13 @@ pub fn envelope(out: &Output) -> serde_json::Value {
     serde_json::from_str(&text[start..]).unwrap_or_else(|e| panic!("no JSON envelope ({e}) in: {text}"))
 }
 
-/// Whether every tool in `tools` is on PATH. Outside CI a test without them
-/// skips (says so and returns early); under `CI` their absence fails it,
-/// naming the Debian `packages` to install.
-pub fn tools_available(tools: &[&str], packages: &str) -> bool {
+/// Fails the test unless every tool in `tools` is on PATH, naming the
+/// Debian `packages` that scripts/test installs: a test never passes for
+/// want of its material.
+pub fn require_tools(tools: &[&str], packages: &str) {
     let have = |tool: &str| Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success());
     let missing: Vec<&str> = tools.iter().copied().filter(|t| !have(t)).collect();
-    if missing.is_empty() {
-        return true;
-    }
-    assert!(std::env::var_os("CI").is_none(), "CI must install {packages} (missing: {missing:?})");
-    eprintln!("skipping: {missing:?} not installed");
-    false
+    assert!(missing.is_empty(), "missing {missing:?}: scripts/test installs them (packages: {packages})");
 }
 
 /// A workflow that pauses on two mails (from `mails.json` in its directory)

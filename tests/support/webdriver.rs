@@ -14,9 +14,9 @@ use crate::desktop::Desktop;
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
-/// Whether `WebKitWebDriver` is installed; outside CI a test skips without it.
-pub fn available() -> bool {
-    crate::tools_available(&["WebKitWebDriver"], "webkit2gtk-driver")
+/// Fails the test unless `WebKitWebDriver` is installed.
+pub fn require() {
+    crate::require_tools(&["WebKitWebDriver"], "webkit2gtk-driver")
 }
 
 /// A WebDriver session on the app, started with `args`; the app and the
