@@ -1,6 +1,7 @@
 //! Shell steps see what a login shell sets up, whether a step gets its own
 //! `sh -lc` or the replayed profile environment.
 
+use clawdis_e2e::plain_system::on_plain_system;
 use clawdis_e2e::{envelope, lobster};
 
 fn run(profile: &str) -> serde_json::Value {
@@ -40,15 +41,16 @@ fn chatty_profiles_print_before_every_step() {
 fn later_processes_see_the_profile_and_its_edits() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
+    // Only plain profiles are remembered, so the machine's must be too.
     let pipeline = |call: usize| {
-        let out = lobster(&state)
-            .current_dir(dir.path())
-            .env("HOME", dir.path())
-            .env("CALL_ID", call.to_string())
-            .args(["run", "--mode", "tool", "exec --shell 'echo \"$FROM_PROFILE $CALL_ID\"'"])
-            .output()
-            .unwrap();
-        envelope(&out)["output"].clone()
+        let mut cmd = lobster(&state);
+        cmd.current_dir(dir.path()).env("HOME", dir.path()).env("CALL_ID", call.to_string()).args([
+            "run",
+            "--mode",
+            "tool",
+            "exec --shell 'echo \"$FROM_PROFILE $CALL_ID\"'",
+        ]);
+        envelope(&on_plain_system(&cmd).output().unwrap())["output"].clone()
     };
     std::fs::write(dir.path().join(".profile"), "export FROM_PROFILE=one\n").unwrap();
     for call in 0..4 {

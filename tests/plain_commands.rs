@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::Output;
 
 use clawdis_e2e::lobster;
+use clawdis_e2e::plain_system::on_plain_system;
 
 /// Runs a workflow whose last step is `line` (with `stdin`), after a first
 /// step that lets the run learn the login environment. `shell` is the
@@ -22,7 +23,9 @@ fn run(dir: &Path, line: &str, shell: Option<&Path>) -> Output {
     if let Some(shell) = shell {
         cmd.env("LOBSTER_SHELL", shell);
     }
-    cmd.output().unwrap()
+    // Lines run without the shell only where the login environment is
+    // replayed, which needs plain profiles, the machine's included.
+    on_plain_system(&cmd).output().unwrap()
 }
 
 fn script(dir: &Path, name: &str, body: &str, mode: u32) {
@@ -33,8 +36,9 @@ fn script(dir: &Path, name: &str, body: &str, mode: u32) {
 
 /// A directory with the scripts the cases run, and a copy of dash under
 /// another name: as `LOBSTER_SHELL` it runs every line through the shell.
-fn setup() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
-    let dash = std::fs::canonicalize("/bin/sh").ok().filter(|p| p.ends_with("dash"))?;
+fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dash = std::fs::canonicalize("/bin/sh").unwrap();
+    assert!(dash.ends_with("dash"), "these cases compare with dash, Debian's /bin/sh; here it is {}", dash.display());
     let dir = tempfile::tempdir().unwrap();
     let shell = dir.path().join("plain-sh");
     std::fs::copy(&dash, &shell).unwrap();
@@ -44,15 +48,12 @@ fn setup() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
     script(dir.path(), "args.sh", "#!/bin/sh\nfor a; do printf '<%s>' \"$a\"; done\n", 0o755);
     script(dir.path(), "no-shebang.sh", "echo from a script without a shebang\n", 0o755);
     script(dir.path(), "not-executable.sh", "#!/bin/sh\necho never\n", 0o644);
-    Some((dir, shell))
+    (dir, shell)
 }
 
 #[test]
 fn plain_commands_run_without_the_shell() {
-    let Some((dir, _)) = setup() else {
-        eprintln!("skipped: /bin/sh is not dash");
-        return;
-    };
+    let (dir, _) = setup();
     let out = run(dir.path(), "./parent.sh", None);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\"lobster\\n\""), "the command's parent is lobster itself: {text}");
@@ -60,10 +61,7 @@ fn plain_commands_run_without_the_shell() {
 
 #[test]
 fn plain_commands_give_what_the_shell_gives() {
-    let Some((dir, shell)) = setup() else {
-        eprintln!("skipped: /bin/sh is not dash");
-        return;
-    };
+    let (dir, shell) = setup();
     let through_shell = run(dir.path(), "./parent.sh", Some(&shell));
     assert!(String::from_utf8_lossy(&through_shell.stdout).contains("\"plain-sh\\n\""), "the copy runs lines through the shell");
     for line in [

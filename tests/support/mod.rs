@@ -2,6 +2,7 @@
 
 pub mod control;
 pub mod desktop;
+pub mod plain_system;
 pub mod webdriver;
 
 use std::io::{BufRead, BufReader, Read, Write};
