@@ -364,3 +364,45 @@ fn evaluate_can_be_switched_off() {
     }
     assert_eq!(c.ok("GET", "/", None)["running"], false, "refused before the browser was started");
 }
+
+/// Issue #20: a click on a button under a cookie banner answered success
+/// while the button never saw it. It now fails naming the banner, through
+/// shadow roots and frames; once the banner is gone the same click lands.
+#[test]
+fn a_click_that_would_land_on_a_cover_fails_naming_it() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    c.ok("POST", "/tabs/open", Some(json!({ "url": format!("http://127.0.0.1:{pages}/covered.html") })));
+    let click = |selector: &str| c.call("POST", "/act", Some(json!({ "kind": "click", "selector": selector, "timeoutMs": 400 })));
+
+    let (status, err) = click("#buy");
+    assert_eq!(status, 409, "{err}");
+    let message = err["error"].as_str().unwrap();
+    assert!(
+        message.contains(r#"<div id="banner" class="cookie-banner">We use cookies"#) && message.contains("intercepts pointer events"),
+        "{message}"
+    );
+    assert_eq!(eval(&c, "clicks"), json!([]), "nothing was clicked");
+
+    // Inside a shadow root, and inside a frame.
+    let shadowed = ref_of(&c, "button", "Shadowed");
+    let (status, err) = c.call("POST", "/act", Some(json!({ "kind": "click", "ref": shadowed, "timeoutMs": 400 })));
+    assert_eq!(status, 409, "{err}");
+    assert!(err["error"].as_str().unwrap().contains(r#"<div id="shadow-banner">"#), "{err}");
+    let inner = ref_of(&c, "button", "Inner");
+    let (status, err) = c.call("POST", "/act", Some(json!({ "kind": "click", "ref": inner, "timeoutMs": 400 })));
+    assert_eq!(status, 409, "{err}");
+    assert!(err["error"].as_str().unwrap().contains(r#"<div id="inner-banner">"#), "{err}");
+    assert_eq!(eval(&c, "clicks"), json!([]), "nothing was clicked");
+
+    // What lets the pointer through does not count; the button's own
+    // children do not either.
+    let through = click("#through");
+    assert_eq!(through.0, 200, "{}", through.1);
+    // Accepting the banner removes it; the same click on Buy now lands.
+    assert_eq!(click("#accept").0, 200);
+    assert_eq!(click("#buy").0, 200);
+    assert_eq!(eval(&c, "clicks"), json!(["through", "accept", "buy"]));
+}

@@ -48,12 +48,12 @@ impl Case {
     fn run_one(&self, fast: bool) -> (Option<i32>, serde_json::Value) {
         let state = self.dir.path().join(if fast { "state-on" } else { "state-off" });
         let mut cmd: Command = lobster(&state);
-        cmd.current_dir(self.home())
-            .env("HOME", self.home())
-            .env_remove("ENV")
-            .env_remove("BASH_ENV")
-            .env_remove("ZDOTDIR")
-            .args(["run", "--mode", "tool", "wf.lobster"]);
+        cmd.current_dir(self.home()).env("HOME", self.home()).env_remove("ENV").env_remove("BASH_ENV").env_remove("ZDOTDIR").args([
+            "run",
+            "--mode",
+            "tool",
+            "wf.lobster",
+        ]);
         if !fast {
             cmd.env("CLAWDIS_FAST_PATHS", "0");
         }

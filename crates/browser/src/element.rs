@@ -128,6 +128,77 @@ pub async fn point(page: &Page, backend: i64, timeout: Duration) -> Result<(f64,
     }
 }
 
+/// Checks that a click at `at` (viewport coordinates) reaches the element:
+/// the topmost node there, as Chromium's own hit test finds it (through
+/// shadow roots and into frames, skipping `pointer-events: none`), must be
+/// the element or inside it. Otherwise the click would land on whatever
+/// covers it (a cookie banner, a modal's backdrop), which the error names.
+pub async fn check_hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Result<()> {
+    let (x, y) = (at.0.floor() as i64, at.1.floor() as i64);
+    // The hit test takes document coordinates; the click, viewport ones.
+    let metrics = page_call(page, "Page.getLayoutMetrics", json!({})).await?;
+    let scrolled = |axis: &str| metrics.pointer(&format!("/cssVisualViewport/{axis}")).and_then(Value::as_f64).unwrap_or(0.0);
+    let (page_x, page_y) = ((at.0 + scrolled("pageX")).floor() as i64, (at.1 + scrolled("pageY")).floor() as i64);
+    let found = page_call(page, "DOM.getNodeForLocation", json!({ "x": page_x, "y": page_y, "includeUserAgentShadowDOM": false })).await;
+    let Some(hit) = found.ok().and_then(|v| v.get("backendNodeId").and_then(Value::as_i64)) else {
+        return Err(covered(format!("nothing is at ({x}, {y}) to click")));
+    };
+    if hit == backend {
+        return Ok(());
+    }
+    let (target, hit_object) = (object_id(page, backend).await?, object_id(page, hit).await?);
+    let call = |function: &str, args: Value| {
+        page_call(
+            page,
+            "Runtime.callFunctionOn",
+            json!({ "functionDeclaration": function, "objectId": hit_object, "arguments": args, "returnByValue": true }),
+        )
+    };
+    // A hit in another frame than the element's cannot be compared in one
+    // script (CDP refuses the argument): it is not inside the element.
+    let checked = call(INSIDE, json!([{ "objectId": target }])).await.ok().filter(|r| r.get("exceptionDetails").is_none());
+    let covering = match checked {
+        Some(r) => match r.pointer("/result/value") {
+            Some(Value::String(what)) => what.clone(),
+            _ => return Ok(()),
+        },
+        None => call(DESCRIBE, json!([])).await?.pointer("/result/value").and_then(Value::as_str).unwrap_or("another element").to_string(),
+    };
+    Err(covered(format!("{covering} intercepts pointer events at ({x}, {y}): the click would not reach the element")))
+}
+
+fn covered(message: String) -> BrowserError {
+    BrowserError::Conflict(message)
+}
+
+/// A page-side `describe(node)`: the element as a short tag with its id,
+/// class and the start of its text, `<div id="banner">We use…</div>`.
+macro_rules! describe_js {
+    () => {
+        "function describe(n) {
+  const e = n.nodeType === 1 ? n : (n.parentElement || n.host || n);
+  if (!e.localName) return 'another element';
+  let tag = '<' + e.localName;
+  if (e.id) tag += ' id=\"' + e.id + '\"';
+  const cls = e.getAttribute('class');
+  if (cls) tag += ' class=\"' + cls + '\"';
+  const text = (e.textContent || '').trim().replace(/\\s+/g, ' ');
+  return tag + '>' + (text.length > 30 ? text.slice(0, 30) + '…' : text) + '</' + e.localName + '>';
+}"
+    };
+}
+
+/// With `this` the hit node: `null` when it is `target` or inside it
+/// (through slots and shadow hosts), else a description of what was hit.
+const INSIDE: &str = concat!(
+    "function (target) {\n",
+    describe_js!(),
+    "\nfor (let n = this; n; n = n.assignedSlot || n.parentNode || n.host) { if (n === target) return null; }\nreturn describe(this);\n}"
+);
+
+/// Describes `this`.
+const DESCRIBE: &str = concat!("function () {\n", describe_js!(), "\nreturn describe(this);\n}");
+
 /// The centre of the first quad with an area.
 fn centre(quads: &Value) -> Option<(f64, f64)> {
     quads.get("quads")?.as_array()?.iter().find_map(|q| {

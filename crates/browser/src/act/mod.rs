@@ -242,12 +242,29 @@ impl Runner<'_> {
         element::point(self.page, backend, timeout).await
     }
 
+    /// The point to click or hover the element at, once the pointer would
+    /// reach it there ([`element::check_hit_target`]); the element and its
+    /// point are found afresh on every try, until `timeout`.
+    async fn reachable_point(&self, at: &Locator, timeout: Duration) -> Result<(f64, f64)> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let backend = self.find(at, left).await?;
+            let point = element::point(self.page, backend, left).await?;
+            match element::check_hit_target(self.page, backend, point).await {
+                Ok(()) => return Ok(point),
+                Err(covered) if tokio::time::Instant::now() >= deadline => return Err(covered),
+                Err(_) => tokio::time::sleep(element::POLL).await,
+            }
+        }
+    }
+
     async fn run(&self, action: &Action) -> Result<Option<Value>> {
         let timeout = action.timeout.unwrap_or(ACTION_TIMEOUT);
         let page = self.page;
         match &action.kind {
             Kind::Click { at, double, button, modifiers, delay } => {
-                let p = self.point(at, timeout).await?;
+                let p = self.reachable_point(at, timeout).await?;
                 input::click(page, p, *button, *double, *modifiers, *delay).await?;
             }
             Kind::ClickCoords { x, y, double, button } => {
@@ -262,7 +279,7 @@ impl Runner<'_> {
             }
             Kind::Press { key, delay } => input::press(page, key, *delay).await?,
             Kind::Hover(at) => {
-                let p = self.point(at, timeout).await?;
+                let p = self.reachable_point(at, timeout).await?;
                 input::move_to(page, p).await?;
             }
             Kind::ScrollIntoView(at) => {
