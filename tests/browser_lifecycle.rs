@@ -285,3 +285,24 @@ fn doctor_names_a_missing_browser() {
     assert!(exe["fixHint"].is_string());
     assert_eq!(c.call("POST", "/start", None).0, 500, "start fails the same way");
 }
+
+/// Issue #20: on a machine without Chromium the backend still starts, and
+/// the first browser call says which package to install.
+#[test]
+fn without_a_browser_the_backend_starts_and_names_the_package() {
+    let home = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let server = clawdis_e2e::control::start_server_full(home.path(), json!({}), &[], &[("PATH", empty.path())]);
+    let c = Client::new(&server);
+    assert_eq!(c.ok("GET", "/", None)["running"], false);
+    for (method, path, body) in [("POST", "/tabs/open", Some(json!({ "url": "about:blank" }))), ("POST", "/start", None)] {
+        let (status, err) = c.call(method, path, body);
+        let message = err["error"].as_str().unwrap_or_default();
+        assert_eq!(status, 500, "{path}: {err}");
+        assert!(message.contains("no browser found") && message.contains("apt-get install chromium"), "{path}: {message}");
+    }
+    let doctor = c.ok("GET", "/doctor", None);
+    let exe = doctor["checks"].as_array().unwrap().iter().find(|k| k["id"] == "executable").unwrap().clone();
+    assert!(exe["fixHint"].as_str().unwrap().contains("apt-get install chromium"), "{exe}");
+    assert_eq!(c.ok("GET", "/", None)["running"], false, "still serving");
+}

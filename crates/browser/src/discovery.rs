@@ -27,6 +27,14 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
+/// What to do when no browser is found: the package to install, or the
+/// setting that names one.
+pub const INSTALL_HINT: &str = if cfg!(target_os = "macos") {
+    "install Chromium (`brew install --cask chromium`) or Google Chrome, or set an absolute executablePath in settings.json"
+} else {
+    "install the chromium package (Debian: `sudo apt-get install chromium`; Ubuntu: `sudo snap install chromium`), or set an absolute executablePath in settings.json"
+};
+
 /// The browser to launch: the configured path (which must be absolute and
 /// executable), else the first one found for this platform.
 pub fn find_executable(configured: Option<&str>, path_var: Option<&str>, home: Option<&Path>) -> Result<PathBuf> {
@@ -50,9 +58,9 @@ pub fn find_executable(configured: Option<&str>, path_var: Option<&str>, home: O
     };
     candidates.into_iter().find(|c| is_executable(c)).ok_or_else(|| {
         BrowserError::NotFound(if cfg!(target_os = "macos") {
-            "no Chrome Canary, Chromium or Chrome app found in /Applications or ~/Applications".into()
+            format!("no Chrome Canary, Chromium or Chrome app found in /Applications or ~/Applications; {INSTALL_HINT}")
         } else {
-            format!("no browser found on PATH (looked for {})", LINUX_NAMES.join(", "))
+            format!("no browser found on PATH (looked for {}); {INSTALL_HINT}", LINUX_NAMES.join(", "))
         })
     })
 }

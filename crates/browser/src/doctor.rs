@@ -44,9 +44,7 @@ pub fn run(manager: &Manager) -> Vec<Check> {
     } else {
         match discovery::find_executable(settings.executable_path.as_deref(), std::env::var("PATH").ok().as_deref(), None) {
             Ok(exe) => out.push(check("executable", "pass", exe.display().to_string(), None)),
-            Err(e) => {
-                out.push(check("executable", "fail", e.to_string(), Some("install Chromium or Chrome, or set an absolute executablePath")))
-            }
+            Err(e) => out.push(check("executable", "fail", e.to_string(), Some(discovery::INSTALL_HINT))),
         }
     }
     if status.running {
