@@ -37,27 +37,20 @@ pub fn shared_dir() -> Option<PathBuf> {
 
 /// The `lobster` binary as it is installed: `scripts/build-lobster --debug`
 /// (statically linked on Linux), which `scripts/test` builds and names in
-/// `CLAWDIS_SHIPPED_LOBSTER`. Outside CI a test run without it skips (says
-/// so and returns `None`); under `CI` its absence fails.
-pub fn shipped_lobster() -> Option<PathBuf> {
-    let Some(path) = std::env::var_os("CLAWDIS_SHIPPED_LOBSTER").map(PathBuf::from) else {
-        assert!(std::env::var_os("CI").is_none(), "CI runs the suite with ./scripts/test, which sets CLAWDIS_SHIPPED_LOBSTER");
-        eprintln!("skipping: CLAWDIS_SHIPPED_LOBSTER not set (./scripts/test sets it)");
-        return None;
-    };
+/// `CLAWDIS_SHIPPED_LOBSTER`; a run without it fails.
+pub fn shipped_lobster() -> PathBuf {
+    let path = std::env::var_os("CLAWDIS_SHIPPED_LOBSTER")
+        .map(PathBuf::from)
+        .expect("CLAWDIS_SHIPPED_LOBSTER is not set: run the suite with ./scripts/test, which builds the shipped lobster and sets it");
     assert!(path.is_file(), "CLAWDIS_SHIPPED_LOBSTER names {}, which is missing", path.display());
-    Some(path)
+    path
 }
 
 /// Runs the public Lobster conformance corpus (`../shared`) against the
 /// `lobster` at `bin` and fails with the runner's report unless every case
-/// passes. Outside CI it skips where `../shared` is missing.
+/// passes, or when `../shared` is missing.
 pub fn assert_public_corpus_passes(bin: &Path) {
-    let Some(shared) = shared_dir() else {
-        assert!(std::env::var_os("CI").is_none(), "CI must have ../shared beside the checkout");
-        eprintln!("skipping: ../shared not found (set CLAWDIS_SHARED_DIR)");
-        return;
-    };
+    let shared = shared_dir().expect("../shared (the Lobster conformance corpus) is not beside the checkout; set CLAWDIS_SHARED_DIR");
     let lobster = shared.join("conformance/lobster");
     let out = Command::new("python3")
         .arg(lobster.join("run.py"))
