@@ -155,3 +155,28 @@ fn an_approval_id_wins_over_a_token() {
     let (code, failed) = call(&["resume", "--id", "", "--token", "garbage", "--approve", "yes"]);
     assert_eq!((code, failed["error"]["message"].as_str()), (Some(2), Some("Invalid token")), "{failed}");
 }
+
+/// `exec --shell ''` names no command (issue #20: ours panicked on it), and
+/// a program that cannot be started is reported as Node reports a failed
+/// spawn (issue #20: ours gave Rust's wording).
+#[test]
+fn exec_without_a_command_or_a_startable_program() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notexec.sh"), "#!/bin/sh\necho never\n").unwrap();
+    let state = dir.path().join("state");
+    for (flow, message) in [
+        ("exec --shell ''", "exec requires a command"),
+        ("exec --shell=", "exec requires a command"),
+        ("exec ./notexec.sh", "spawn ./notexec.sh EACCES"),
+        ("exec /tmp", "spawn /tmp EACCES"),
+    ] {
+        let out = lobster(&state).current_dir(dir.path()).args(["run", "--mode", "tool", flow]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{flow}: {}", String::from_utf8_lossy(&out.stderr));
+        let envelope = clawdis_e2e::envelope(&out);
+        assert_eq!(
+            (envelope["error"]["type"].as_str(), envelope["error"]["message"].as_str()),
+            (Some("runtime_error"), Some(message)),
+            "{flow}"
+        );
+    }
+}

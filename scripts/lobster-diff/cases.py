@@ -140,6 +140,35 @@ CASES.append([{"args": ["run", "--mode", "tool", "exec --json echo [1] | approve
               {"args": ["resume", "--token", "{{token:0}}", "--approve", "yes"], "env": {"LOBSTER_APPROVAL_APPROVED_BY": "x"}},
               {"args": ["resume", "--token", "{{token:0}}", "--approve", "yes"], "env": {"LOBSTER_APPROVAL_APPROVED_BY": "y"}}])
 
+# Issue #20: exec and resume error paths found by running the real Lobster.
+# A command that fails silently is named by what ran (the shell line, or
+# the program); a non-empty --id wins over --token.
+FILES["silent.lobster"] = "steps:\n  - id: a\n    run: exit 3\n"
+FILES["noisy.lobster"] = "steps:\n  - id: a\n    run: echo out; exit 4\n"
+FILES["notexec.sh"] = "#!/bin/sh\necho never\n"
+FILES["noshebang.sh"] = "echo no shebang\n"
+EXECUTABLE = {"noshebang.sh"}
+for line in ("exec --shell 'exit 3'", "exec --json --shell 'exit 5'", "exec false", "exec sh -c 'exit 4'", "exec --shell ''",
+             "exec", "exec --shell 'kill -9 $$'", "exec --shell 'kill -15 $$'", "exec ./notexec.sh", "exec /tmp", "exec ./noshebang.sh", "exec --shell= echo hi", "exec --shell ' '",
+             "exec --json --shell 'echo nope'", "exec --shell 'nosuchcommand'", "exec --json --shell 'printf \"\"'"):
+    CASES.append([["run", "--mode", "tool", line]])
+    CASES.append([[line]])
+for wf in ("silent.lobster", "noisy.lobster"):
+    CASES.append([["run", "--mode", "tool", wf]])
+PAUSE = "exec --json cat items.json | approve --prompt go"
+ASK = "exec --json cat items.json | ask --prompt why"
+for first in (["--approve", "yes"], ["--approve", "no"], ["--cancel"]):
+    for again in (["--id", "{{approvalId:0}}", "--approve", "yes"], ["--token", "{{token:0}}", "--approve", "no"],
+                  ["--id", "{{approvalId:0}}", "--response-json", '"x"']):
+        for flow in (PAUSE, "wf.lobster"):
+            CASES.append([["run", "--mode", "tool", flow], ["resume", "--token", "{{token:0}}"] + first, ["resume"] + again])
+for resume in (["--id", "{{approvalId:0}}", "--token", "garbage", "--approve", "yes"], ["--id", "abc", "--token", "{{token:0}}", "--approve", "yes"],
+               ["--id", "", "--token", "garbage", "--approve", "yes"], ["--id", "", "--approve", "yes"], ["--token", "", "--approve", "yes"],
+               ["--token", "{{token:0}}", "--approve", "yes", "--response-json", '"x"'], ["--token", "{{token:0}}", "--approve", "yes", "--cancel"]):
+    for flow in (PAUSE, ASK):
+        CASES.append([["run", "--mode", "tool", flow], ["resume"] + resume])
+CASES.append([["run", "--mode", "tool", ASK], ["resume", "--id", "{{approvalId:0}}", "--response-json", '"x"'], ["resume", "--id", "{{approvalId:0}}", "--response-json", '"y"']])
+
 
 def replay_in(steps, binv, d):
     sb = corpus.Sandbox(d)
@@ -148,6 +177,8 @@ def replay_in(steps, binv, d):
     for name, text in FILES.items():
         with open(os.path.join(sb.work, name), "w") as f:
             f.write(text)
+        if name in EXECUTABLE:
+            os.chmod(os.path.join(sb.work, name), 0o755)
     return replay(binv, [s if isinstance(s, dict) else {"args": s} for s in steps], {}, sb)
 
 

@@ -112,6 +112,33 @@ fn hand_over(pipe: tokio::process::ChildStdout) -> std::io::Result<std::fs::File
 }
 
 /// The program and arguments that run `line` through the configured shell:
+/// How Node reports a failed spawn, as Lobster passes it on: `spawn <program>
+/// <errno name>` (`spawn ./tool.sh EACCES`); `None` for an error that is
+/// not one of the errors `execve` and `fork` report.
+pub fn spawn_error(program: &str, e: &std::io::Error) -> Option<String> {
+    let name = match e.raw_os_error()? {
+        libc::E2BIG => "E2BIG",
+        libc::EACCES => "EACCES",
+        libc::EAGAIN => "EAGAIN",
+        libc::EFAULT => "EFAULT",
+        libc::EINVAL => "EINVAL",
+        libc::EIO => "EIO",
+        libc::EISDIR => "EISDIR",
+        libc::ELOOP => "ELOOP",
+        libc::EMFILE => "EMFILE",
+        libc::ENAMETOOLONG => "ENAMETOOLONG",
+        libc::ENFILE => "ENFILE",
+        libc::ENOENT => "ENOENT",
+        libc::ENOEXEC => "ENOEXEC",
+        libc::ENOMEM => "ENOMEM",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EPERM => "EPERM",
+        libc::ETXTBSY => "ETXTBSY",
+        _ => return None,
+    };
+    Some(format!("spawn {program} {name}"))
+}
+
 /// `/bin/sh -lc` (a login shell), or `$LOBSTER_SHELL` with matching flags.
 pub fn shell_command(line: &str, env: &Env) -> (String, Vec<String>) {
     let shell = env.get("LOBSTER_SHELL").map(|s| s.trim()).filter(|s| !s.is_empty()).unwrap_or("/bin/sh");

@@ -9,7 +9,7 @@ use crate::items::Items;
 use crate::json_stream::json_items;
 use crate::login_env::LoginSession;
 use crate::parser::{Args, Stage};
-use crate::process::{ChildIo, run_process, shell_command, utf8_lossy};
+use crate::process::{ChildIo, run_process, shell_command, spawn_error, utf8_lossy};
 use crate::value::{Value, is_js_space};
 
 /// Encodes items for the child's stdin.
@@ -39,7 +39,8 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
     let use_shell = shell_flag.is_some_and(Value::truthy) || (cmd.len() == 1 && cmd[0].chars().any(is_js_space));
     let stdin_mode = args.string("stdin").map(str::to_lowercase);
     let json = args.truthy("json");
-    if cmd.is_empty() && shell_line.is_none() {
+    // `--shell ''` names no command either (issue #20: ours panicked).
+    if cmd.is_empty() && shell_line.is_none_or(str::is_empty) {
         return Err(Error::runtime("exec requires a command"));
     }
 
@@ -80,7 +81,7 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
                 format!("exec command not found: {program}")
             }));
         }
-        Err(e) => return Err(Error::runtime(format!("exec could not start {program}: {e}"))),
+        Err(e) => return Err(Error::runtime(spawn_error(&program, &e).unwrap_or_else(|| format!("exec could not start {program}: {e}")))),
     };
     if let Some(ahead) = ahead {
         tracing::debug!(code = ?out.code, "command exited; waiting for the stages worked ahead");
