@@ -180,3 +180,22 @@ fn exec_without_a_command_or_a_startable_program() {
         );
     }
 }
+
+/// Output that is not JSON fails with the message Lobster passes on from
+/// V8's `JSON.parse` (issue #20: ours passed on serde_json's).
+#[test]
+fn malformed_json_output_is_reported_as_json_parse_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    for (output, message) in [
+        ("nope", "Unexpected token 'o', \"nope\" is not valid JSON"),
+        ("[1 2]", "Expected ',' or ']' after array element in JSON at position 3 (line 1 column 4)"),
+        ("[1,", "Unexpected end of JSON input"),
+    ] {
+        std::fs::write(dir.path().join("out.txt"), output).unwrap();
+        let out =
+            lobster(&state).current_dir(dir.path()).args(["run", "--mode", "tool", "exec --json --shell 'cat out.txt'"]).output().unwrap();
+        let envelope = clawdis_e2e::envelope(&out);
+        assert_eq!(envelope["error"]["message"], format!("exec --json could not parse stdout as JSON: {message}"), "{output}");
+    }
+}

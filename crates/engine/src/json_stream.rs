@@ -11,20 +11,24 @@ use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny};
 
 use crate::error::Result;
 use crate::items::Items;
+use crate::json_error::v8_parse_error;
 use crate::value::{Value, is_js_space};
 
-/// `JSON.parse(text.trim() || "null")`, spread into items when it is an array.
-pub fn json_items(text: String) -> Result<Items, serde_json::Error> {
+/// `JSON.parse(text.trim() || "null")`, spread into items when it is an
+/// array. A syntax error is worded as `JSON.parse` words it
+/// ([`crate::json_error`]).
+pub fn json_items(text: String) -> Result<Items, String> {
     let trimmed = text.trim_matches(is_js_space);
     if trimmed.is_empty() {
         return Ok(Items::List(vec![Value::Null]));
     }
+    let as_node = |e: serde_json::Error| v8_parse_error(trimmed).unwrap_or_else(|| e.to_string());
     if !trimmed.starts_with('[') {
-        return Ok(Items::List(vec![Value::from_json(trimmed)?]));
+        return Ok(Items::List(vec![Value::from_json(trimmed).map_err(as_node)?]));
     }
     // Validate the whole document first so a syntax error anywhere fails
     // before any item flows, exactly like JSON.parse.
-    serde_json::from_str::<IgnoredAny>(trimmed)?;
+    serde_json::from_str::<IgnoredAny>(trimmed).map_err(as_node)?;
     let start = text.len() - text.trim_start_matches(is_js_space).len();
     let end = start + trimmed.len();
     Ok(Items::Lazy(Box::new(ArrayElements { text, pos: start + 1, end: end - 1 })))

@@ -14,6 +14,7 @@ pub mod error;
 pub mod fast_paths;
 pub mod items;
 pub mod js_sort;
+pub mod json_error;
 pub mod json_stream;
 pub mod login_env;
 pub mod object;
