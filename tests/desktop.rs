@@ -28,25 +28,57 @@ async fn a_paused_run_notifies_with_its_prompt_and_approve_and_deny() {
     assert!(keys.contains(&"approve") && keys.contains(&"deny"), "actions: {:?}", shown.actions);
 }
 
-/// Picks `label` for the paused run in dunst's action menu and returns the
-/// run's approval once it is decided.
-async fn decide_in_dunst(
-    dunst: &Dunst,
-    app: &App,
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
-    label: &str,
-) -> clawdis_approvals::Approval {
-    dunst.wait_displayed(1, Duration::from_secs(5));
-    let menu = dunst.pick(&format!("#{label} (Clawdis: approval needed)"));
-    assert!(menu.iter().any(|l| l.starts_with("#Approve (Clawdis: approval needed)")), "menu: {menu:?}");
-    assert!(menu.iter().any(|l| l.starts_with("#Deny (Clawdis: approval needed)")), "menu: {menu:?}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        match tokio::time::timeout_at(deadline.into(), events.recv()).await {
-            Ok(Ok(Event::Changed { approval })) if approval.status != "running" && approval.status != "pending" => return approval,
-            Ok(_) => {}
-            Err(_) => panic!("picking {label} in dunst decided nothing:\n{}", app.log()),
+/// The app on a desktop whose notification daemon is dunst, with a run
+/// paused at its approval gate and shown there.
+struct DunstRig {
+    s: Scratch,
+    _desktop: Desktop,
+    dunst: Dunst,
+    app: App,
+    /// Kept: the watcher publishes only while a handle lives.
+    _approvals: std::sync::Arc<Approvals>,
+    events: tokio::sync::broadcast::Receiver<Event>,
+    /// The paused run's envelope.
+    paused: serde_json::Value,
+}
+
+impl DunstRig {
+    async fn paused() -> DunstRig {
+        clawdis_e2e::desktop::require();
+        let s = Scratch::new();
+        let desktop = Desktop::start();
+        let dunst = Dunst::start(&desktop);
+        let app = App::start(&desktop, &s.home, &s.state, serde_json::json!({"enabled": false}));
+        let approvals = Approvals::open(&s.state).await.unwrap();
+        let events = approvals.subscribe();
+        tokio::spawn(approvals.clone().watch());
+        let paused = s.run(MAIL_FLOW);
+        assert_eq!(paused["status"], "needs_approval", "{paused}");
+        dunst.wait_displayed(1, Duration::from_secs(5));
+        DunstRig { s, _desktop: desktop, dunst, app, _approvals: approvals, events, paused }
+    }
+
+    /// Picks `label` in dunst's action menu, as a person would; the run's
+    /// approval once it is decided.
+    async fn pick(&mut self, label: &str) -> clawdis_approvals::Approval {
+        let menu = self.dunst.pick(&format!("#{label} (Clawdis: approval needed)"));
+        assert!(menu.iter().any(|l| l.starts_with("#Approve (Clawdis: approval needed)")), "menu: {menu:?}");
+        assert!(menu.iter().any(|l| l.starts_with("#Deny (Clawdis: approval needed)")), "menu: {menu:?}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match tokio::time::timeout_at(deadline.into(), self.events.recv()).await {
+                Ok(Ok(Event::Changed { approval })) if approval.status != "running" && approval.status != "pending" => return approval,
+                Ok(Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+                Ok(Err(closed)) => panic!("the approvals bus ended: {closed}"),
+                Err(_) => panic!("picking {label} in dunst decided nothing:\n{}", self.app.log()),
+            }
         }
+    }
+
+    /// The agent's own `lobster resume` with the run's token.
+    fn resume(&self, approve: &str) -> serde_json::Value {
+        let token = self.paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+        envelope(&self.s.resume(token, &["--approve", approve]))
     }
 }
 
@@ -54,69 +86,38 @@ async fn decide_in_dunst(
 /// connection that sent the notification, Approve did nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn approve_in_dunst_resumes_the_run_once() {
-    clawdis_e2e::desktop::require();
-    let s = Scratch::new();
-    let desktop = Desktop::start();
-    let dunst = Dunst::start(&desktop);
-    let app = App::start(&desktop, &s.home, &s.state, serde_json::json!({"enabled": false}));
-    let approvals = Approvals::open(&s.state).await.unwrap();
-    let mut events = approvals.subscribe();
-    tokio::spawn(approvals.clone().watch());
-
-    let paused = s.run(MAIL_FLOW);
-    assert_eq!(paused["status"], "needs_approval", "{paused}");
-    let decided = decide_in_dunst(&dunst, &app, &mut events, "Approve").await;
+    let mut rig = DunstRig::paused().await;
+    let decided = rig.pick("Approve").await;
     assert_eq!(decided.status, "done", "{decided:?}");
     assert_eq!(decided.decision.as_deref(), Some("approve"));
     assert_eq!(decided.decided_via.as_deref(), Some("notification"));
     // The notification is resident: the app takes it down once answered.
-    dunst.wait_displayed(0, Duration::from_secs(5));
-
+    rig.dunst.wait_displayed(0, Duration::from_secs(5));
     // The agent resumes with its token later: the recorded outcome, and the
     // step after the gate ran exactly once.
-    let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    let resumed = envelope(&s.resume(token, &["--approve", "yes"]));
-    assert_eq!(resumed["status"], "ok", "{resumed}");
-    assert_eq!(resumed["output"][0], "done");
-    assert_eq!(s.sent(), "sent\n");
+    let resumed = rig.resume("yes");
+    assert_eq!((&resumed["status"], &resumed["output"][0]), (&"ok".into(), &"done".into()), "{resumed}");
+    assert_eq!(rig.s.sent(), "sent\n");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn deny_in_dunst_cancels_the_run_once() {
-    clawdis_e2e::desktop::require();
-    let s = Scratch::new();
-    let desktop = Desktop::start();
-    let dunst = Dunst::start(&desktop);
-    let app = App::start(&desktop, &s.home, &s.state, serde_json::json!({"enabled": false}));
-    let approvals = Approvals::open(&s.state).await.unwrap();
-    let mut events = approvals.subscribe();
-    tokio::spawn(approvals.clone().watch());
-
-    let paused = s.run(MAIL_FLOW);
-    let decided = decide_in_dunst(&dunst, &app, &mut events, "Deny").await;
+    let mut rig = DunstRig::paused().await;
+    let decided = rig.pick("Deny").await;
     assert_eq!(decided.decision.as_deref(), Some("reject"), "{decided:?}");
     assert_eq!(decided.decided_via.as_deref(), Some("notification"));
-    dunst.wait_displayed(0, Duration::from_secs(5));
-    let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    let resumed = envelope(&s.resume(token, &["--approve", "yes"]));
-    assert_eq!(resumed["status"], "cancelled", "the denial stands: {resumed}");
-    assert_eq!(s.sent(), "", "nothing after the gate ran");
+    rig.dunst.wait_displayed(0, Duration::from_secs(5));
+    assert_eq!(rig.resume("yes")["status"], "cancelled", "the denial stands");
+    assert_eq!(rig.s.sent(), "", "nothing after the gate ran");
 }
 
 /// A run decided elsewhere (the agent's own resume) takes its notification
 /// off dunst's screen.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_decided_elsewhere_leaves_dunst() {
-    clawdis_e2e::desktop::require();
-    let s = Scratch::new();
-    let desktop = Desktop::start();
-    let dunst = Dunst::start(&desktop);
-    let _app = App::start(&desktop, &s.home, &s.state, serde_json::json!({"enabled": false}));
-    let paused = s.run(MAIL_FLOW);
-    dunst.wait_displayed(1, Duration::from_secs(5));
-    let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    assert_eq!(envelope(&s.resume(token, &["--approve", "no"]))["status"], "cancelled");
-    dunst.wait_displayed(0, Duration::from_secs(5));
+    let rig = DunstRig::paused().await;
+    assert_eq!(rig.resume("no")["status"], "cancelled");
+    rig.dunst.wait_displayed(0, Duration::from_secs(5));
 }
 
 /// The control API's status (`GET /`).

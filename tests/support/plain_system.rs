@@ -12,23 +12,7 @@
 
 use std::process::Command;
 
-/// The system files and directories `clawdis-engine` counts as profile
-/// files (its `login_env::remembered`).
-const FILES: [&str; 12] = [
-    "/etc/profile",
-    "/etc/environment",
-    "/etc/paths",
-    "/etc/bashrc",
-    "/etc/bash.bashrc",
-    "/etc/zshenv",
-    "/etc/zprofile",
-    "/etc/zlogin",
-    "/etc/zsh/zshenv",
-    "/etc/zsh/zprofile",
-    "/etc/zsh/zlogin",
-    "/etc/zshrc",
-];
-const DIRS: [&str; 2] = ["/etc/profile.d", "/etc/paths.d"];
+use clawdis_engine::login_env::{SYSTEM_PROFILE_DIRS, SYSTEM_PROFILE_FILES};
 
 /// `cmd` (its program, arguments, environment and directory) run on a
 /// machine with plain system profiles.
@@ -37,8 +21,8 @@ pub fn on_plain_system(cmd: &Command) -> Command {
     let script = format!(
         "set -e; for f in {}; do if [ -f \"$f\" ]; then mount --bind /dev/null \"$f\"; fi; done; \
          for d in {}; do if [ -d \"$d\" ]; then mount -t tmpfs tmpfs \"$d\"; fi; done; exec \"$@\"",
-        FILES.join(" "),
-        DIRS.join(" ")
+        SYSTEM_PROFILE_FILES.join(" "),
+        SYSTEM_PROFILE_DIRS.join(" ")
     );
     let mut wrapped = Command::new("unshare");
     // bash, unlike dash, passes on variables whose names are not shell names.

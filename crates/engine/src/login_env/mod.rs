@@ -33,6 +33,7 @@ use crate::context::Env;
 use crate::direct::Direct;
 use crate::process::{ChildIo, ProcOutput, run_process, shell_command};
 use remembered::Profiles;
+pub use remembered::{SYSTEM_DIRS as SYSTEM_PROFILE_DIRS, SYSTEM_FILES as SYSTEM_PROFILE_FILES};
 
 /// Variables a shell sets for itself on every start.
 const SHELL_OWNED: [&str; 4] = ["PWD", "OLDPWD", "SHLVL", "_"];

@@ -28,7 +28,7 @@ const FRESH_FOR: Duration = Duration::from_secs(60);
 const KEEP: usize = 16;
 
 /// Files login shells read (sh, bash, zsh; macOS `path_helper` inputs).
-const SYSTEM_FILES: [&str; 12] = [
+pub const SYSTEM_FILES: [&str; 12] = [
     "/etc/profile",
     "/etc/environment",
     "/etc/paths",
@@ -42,7 +42,8 @@ const SYSTEM_FILES: [&str; 12] = [
     "/etc/zsh/zlogin",
     "/etc/zshrc",
 ];
-const SYSTEM_DIRS: [&str; 2] = ["/etc/profile.d", "/etc/paths.d"];
+/// Directories of profile files (`/etc/profile` sources the first).
+pub const SYSTEM_DIRS: [&str; 2] = ["/etc/profile.d", "/etc/paths.d"];
 /// Variables in every key, whether or not a profile file names them.
 const ALWAYS_KEYED: [&str; 9] = ["HOME", "PATH", "ZDOTDIR", "ENV", "SHELL", "USER", "LOGNAME", "LANG", "LC_ALL"];
 const HOME_FILES: [&str; 8] = [".profile", ".bash_profile", ".bash_login", ".bashrc", ".zshenv", ".zprofile", ".zlogin", ".zshrc"];
