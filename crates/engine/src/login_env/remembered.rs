@@ -3,11 +3,11 @@
 //!
 //! An entry is keyed by what the profile can see: the shell, the working
 //! directory, the contents of the profile files shells read, and the
-//! inherited variables those files name. It is used only after two
-//! captures agreed (a profile that starts an agent or stamps the time
-//! differs every time and is never replayed across processes), and only
-//! for [`FRESH_FOR`] after the last capture, which bounds how long a change
-//! to a file the profile sources indirectly goes unseen.
+//! inherited variables those files name. Only plain profiles get this far
+//! ([`super::plain`]), whose effect is a function of exactly that; still,
+//! an entry is used only after two captures agreed and only for
+//! [`FRESH_FOR`] after the last capture, a second guard should a capture
+//! itself go wrong.
 
 use std::collections::HashSet;
 use std::io::Write;
