@@ -186,6 +186,12 @@ impl LoginSession {
         let learning = self.learning(&key);
         let learn = || async {
             let captured = LoginEnv::capture(env, cwd).await;
+            // The files may have changed while the login shell read them
+            // (the command running beside it may write them): a capture
+            // counts only for the files it is keyed by.
+            if remembered::key(&shell, env, cwd, &Profiles::read(env)) != key {
+                return None;
+            }
             remembered::record(state_dir, &key, captured.as_ref());
             captured
         };
