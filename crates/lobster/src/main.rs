@@ -7,6 +7,7 @@
 mod help;
 mod run;
 mod signals;
+mod workflow_file;
 
 use std::io::Write;
 

@@ -59,7 +59,7 @@ fn mode_of(v: &str) -> Mode {
 }
 
 /// Prints an error the way the mode wants it and returns the exit code.
-fn report(mode: Mode, e: &Error) -> i32 {
+pub(crate) fn report(mode: Mode, e: &Error) -> i32 {
     match mode {
         Mode::Tool => out(&Envelope::Failure(e.clone()).render()),
         Mode::Human => match e.kind {
@@ -105,7 +105,7 @@ pub async fn run(argv: Vec<String>) -> i32 {
                 }
             },
         };
-        return workflow::cli::run_file(&path, args, a.dry_run, &ctx).await;
+        return crate::workflow_file::run_file(&path, args, a.dry_run, &ctx).await;
     }
 
     let text = a.rest.join(" ");
@@ -189,5 +189,5 @@ pub async fn doctor(argv: Vec<String>) -> i32 {
 
 pub async fn graph(argv: Vec<String>) -> i32 {
     let ctx = process_ctx(Mode::Human);
-    workflow::cli::graph(&argv, &ctx).await
+    crate::workflow_file::graph(&argv, &ctx).await
 }

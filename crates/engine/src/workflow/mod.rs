@@ -1,7 +1,6 @@
 //! Workflow files (`.lobster`, `.yaml`, `.yml`, `.json`): loading, running,
 //! pausing at approval and input gates, and resuming.
 
-pub mod cli;
 pub mod condition;
 pub mod dry_run;
 pub mod file;

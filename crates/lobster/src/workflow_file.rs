@@ -1,63 +1,43 @@
-//! CLI entry points for workflow files: `run` and `graph`.
+//! Workflow files on the command line: `lobster run <file>` and `lobster
+//! graph`.
 
 use std::path::Path;
 
-use crate::context::{Ctx, Mode};
-use crate::envelope::{Envelope, Status};
-use crate::error::Error;
-use crate::value::{Object, Value};
+use clawdis_engine::envelope::{Envelope, Status};
+use clawdis_engine::error::Error;
+use clawdis_engine::value::{Object, Value};
+use clawdis_engine::{Ctx, Mode, workflow};
 
-use super::{dry_run, file, graph as graph_mod};
-
-fn print_out(text: &str) {
-    crate::context::Sink::Stdout.write(text);
-}
-
-fn print_err(text: &str) {
-    use std::io::Write;
-    let mut e = std::io::stderr().lock();
-    let _ = e.write_all(text.as_bytes());
-    let _ = e.flush();
-}
-
-fn report(mode: Mode, e: &Error) -> i32 {
-    match mode {
-        Mode::Tool => print_out(&Envelope::Failure(e.clone()).render()),
-        Mode::Human => print_err(&match e.kind {
-            crate::ErrorKind::ParseError => format!("Parse error: {}\n", e.message),
-            crate::ErrorKind::RuntimeError => format!("Error: {}\n", e.message),
-        }),
-    }
-    e.kind.exit_code()
-}
+use crate::run::report;
+use crate::{err, out};
 
 /// Runs a workflow file for the CLI, printing its output; returns the exit code.
 pub async fn run_file(path: &Path, args: Value, dry_run: bool, ctx: &Ctx) -> i32 {
     if dry_run {
-        return match file::load(path).and_then(|wf| dry_run::plan(&wf, &args)) {
+        return match workflow::file::load(path).and_then(|wf| workflow::dry_run::plan(&wf, &args)) {
             Ok(plan) => {
-                print_err(&plan);
+                err(&plan);
                 if ctx.mode == Mode::Tool {
-                    print_out(&Envelope::ok(Vec::new()).render());
+                    out(&Envelope::ok(Vec::new()).render());
                 }
                 0
             }
             Err(e) => report(ctx.mode, &e),
         };
     }
-    let envelope = match super::run_file(path, &args, ctx).await {
+    let envelope = match workflow::run_file(path, &args, ctx).await {
         Ok(env) => env,
         Err(e) => return report(ctx.mode, &e),
     };
     match (ctx.mode, &envelope) {
         (Mode::Tool, _) => {
-            print_out(&envelope.render());
+            out(&envelope.render());
             envelope.exit_code()
         }
         (Mode::Human, Envelope::Failure(e)) => report(Mode::Human, e),
         (Mode::Human, Envelope::Success { status: Status::Ok, output, .. }) => {
             if !output.is_empty() {
-                print_out(&(Value::Array(output.clone()).to_json_pretty() + "\n"));
+                out(&(Value::Array(output.clone()).to_json_pretty() + "\n"));
             }
             0
         }
@@ -67,7 +47,7 @@ pub async fn run_file(path: &Path, args: Value, dry_run: bool, ctx: &Ctx) -> i32
             obj.insert("output", Value::Array(Vec::new()));
             obj.insert("requiresApproval", requires_approval.clone().unwrap_or_default());
             obj.insert("requiresInput", requires_input.clone().unwrap_or_default());
-            print_out(&(Value::Object(obj).to_json_pretty() + "\n"));
+            out(&(Value::Object(obj).to_json_pretty() + "\n"));
             0
         }
     }
@@ -76,7 +56,7 @@ pub async fn run_file(path: &Path, args: Value, dry_run: bool, ctx: &Ctx) -> i32
 /// `lobster graph [--file] <path> [--format mermaid|dot|ascii] [--args-json JSON]`.
 pub async fn graph(argv: &[String], ctx: &Ctx) -> i32 {
     let usage = |msg: &str| {
-        print_err(&format!("{msg}\n"));
+        err(&format!("{msg}\n"));
         2
     };
     let mut path = None;
@@ -114,7 +94,7 @@ pub async fn graph(argv: &[String], ctx: &Ctx) -> i32 {
     let Some(path) = path else {
         return usage("graph requires a workflow file path (use --file <path>)");
     };
-    let Some(format) = graph_mod::Format::parse(&format) else {
+    let Some(format) = workflow::graph::Format::parse(&format) else {
         return usage("graph --format must be one of: mermaid, dot, ascii");
     };
     let args = match args_json {
@@ -125,9 +105,9 @@ pub async fn graph(argv: &[String], ctx: &Ctx) -> i32 {
             Ok(_) => return usage("graph --args-json must be a JSON object"),
         },
     };
-    match file::resolve_path(&path, &ctx.cwd).map_err(Error::runtime).and_then(|p| file::load(&p)) {
+    match workflow::file::resolve_path(&path, &ctx.cwd).map_err(Error::runtime).and_then(|p| workflow::file::load(&p)) {
         Ok(wf) => {
-            print_out(&graph_mod::render(&wf, &args, format));
+            out(&workflow::graph::render(&wf, &args, format));
             0
         }
         Err(e) => report(Mode::Human, &e),
