@@ -5,6 +5,7 @@
 //! codes here follow the real Lobster exactly.
 
 mod help;
+mod resume_args;
 mod run;
 mod signals;
 mod workflow_file;

@@ -146,7 +146,7 @@ pub async fn run(argv: Vec<String>) -> i32 {
 
 pub async fn resume(argv: Vec<String>) -> i32 {
     let ctx = process_ctx(Mode::Tool);
-    let envelope = match engine_resume::parse_args(&argv) {
+    let envelope = match crate::resume_args::parse_args(&argv) {
         Ok(args) => engine_resume::resume(args, &ctx).await,
         Err(e) => e.into(),
     };
