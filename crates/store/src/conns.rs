@@ -48,10 +48,10 @@ impl Conns {
     /// older database) and closed after.
     pub(crate) async fn migrate(&self, options: &SqliteConnectOptions) -> Result<(), sqlx::migrate::MigrateError> {
         match self {
-            Conns::Pool(pool) => crate::MIGRATOR.run(pool).await,
+            Conns::Pool(pool) => crate::open::MIGRATOR.run(pool).await,
             Conns::One(_) => {
                 let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
-                let migrated = crate::MIGRATOR.run(&pool).await;
+                let migrated = crate::open::MIGRATOR.run(&pool).await;
                 pool.close().await;
                 migrated
             }
@@ -64,7 +64,7 @@ impl Conns {
             Conns::Pool(pool) => pool.close().await,
             Conns::One(one) => {
                 if let Some(mut conn) = one.lock().await.take() {
-                    if let Err(e) = crate::keep_log_on_close(&mut conn).await {
+                    if let Err(e) = crate::open::keep_log_on_close(&mut conn).await {
                         tracing::debug!(error = %e, "write-ahead log not kept on close");
                     }
                     let _ = sqlx::Connection::close(conn).await;

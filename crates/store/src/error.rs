@@ -1,0 +1,25 @@
+//! The store's error type.
+
+use std::path::PathBuf;
+
+/// Errors from the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database could not be opened, read or written.
+    #[error("{0}")]
+    Db(#[from] sqlx::Error),
+    /// The schema could not be migrated.
+    #[error("{0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The state directory could not be created.
+    #[error("cannot create state directory {path}: {source}")]
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// The store's result type.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -1,0 +1,394 @@
+//! The `runs` table: paused runs, their exactly-once claim and their end.
+
+use sqlx::{Connection, Row};
+
+use crate::{ProcessOwner, Result, Store, now_iso};
+
+/// The columns [`run_from_row`] reads, in order.
+macro_rules! run_columns {
+    () => {
+        "state_key, kind, gate, approval_id, status, workflow_name, request_json, state_json, created_at, \
+         claim_id, decision, decided_by, decided_via, decided_at, result_json, next_state_key, cwd"
+    };
+}
+
+/// The assignments of a claim, bound by [`claim_update`].
+macro_rules! claim_set {
+    () => {
+        "UPDATE runs SET status = 'running', claim_id = ?, claimed_pid = ?, claimed_at = ?, \
+         decision = ?, decided_by = ?, decided_via = ?, decided_at = ? "
+    };
+}
+
+/// Where a paused run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Waiting for a decision.
+    Pending,
+    /// Claimed by a resume that is executing it.
+    Running,
+    /// Resumed to completion (or to its next gate).
+    Done,
+    /// Rejected or cancelled.
+    Cancelled,
+    /// The resume failed while executing.
+    Failed,
+}
+
+impl RunStatus {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Pending => "pending",
+            RunStatus::Running => "running",
+            RunStatus::Done => "done",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> RunStatus {
+        match s {
+            "pending" => RunStatus::Pending,
+            "running" => RunStatus::Running,
+            "done" => RunStatus::Done,
+            "cancelled" => RunStatus::Cancelled,
+            _ => RunStatus::Failed,
+        }
+    }
+}
+
+/// A paused run to record.
+#[derive(Clone, Debug)]
+pub struct NewRun {
+    /// `workflow_resume_<uuid>` or `pipeline_resume_<uuid>`.
+    pub state_key: String,
+    /// Token kind: `workflow-file` or `pipeline-resume`.
+    pub kind: String,
+    /// `approval` or `input`.
+    pub gate: String,
+    /// Short approval id (approval gates only).
+    pub approval_id: Option<String>,
+    /// Workflow name, when the run is a named workflow.
+    pub workflow_name: Option<String>,
+    /// The gate's request block as JSON.
+    pub request_json: String,
+    /// Everything a resume needs, as JSON.
+    pub state_json: String,
+    /// The directory the pausing process ran in.
+    pub cwd: Option<String>,
+}
+
+/// A recorded run.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// State key.
+    pub state_key: String,
+    /// Token kind.
+    pub kind: String,
+    /// `approval` or `input`.
+    pub gate: String,
+    /// Short approval id.
+    pub approval_id: Option<String>,
+    /// Status.
+    pub status: RunStatus,
+    /// Workflow name.
+    pub workflow_name: Option<String>,
+    /// Request block JSON.
+    pub request_json: String,
+    /// Resume state JSON.
+    pub state_json: String,
+    /// ISO-8601 creation time.
+    pub created_at: String,
+    /// Owner of the current claim (`pid:start`), while running.
+    pub claim_id: Option<String>,
+    /// The decision taken (`approve`, `reject`, `respond`, `cancel`).
+    pub decision: Option<String>,
+    /// Who decided.
+    pub decided_by: Option<String>,
+    /// Through which channel (`cli`, `app`, `notification`, `http`).
+    pub decided_via: Option<String>,
+    /// When.
+    pub decided_at: Option<String>,
+    /// Final envelope of the resume, as JSON.
+    pub result_json: Option<String>,
+    /// The next gate the resume paused at.
+    pub next_state_key: Option<String>,
+    /// The directory the pausing process ran in.
+    pub cwd: Option<String>,
+}
+
+/// A decision that claims a pending run.
+#[derive(Clone, Debug)]
+pub struct Decision {
+    /// `approve`, `reject`, `respond` or `cancel`.
+    pub decision: String,
+    /// Who decided, if known.
+    pub decided_by: Option<String>,
+    /// Channel: `cli`, `app`, `notification`, `http`.
+    pub decided_via: String,
+}
+
+/// What [`Store::claim`] found.
+#[derive(Debug)]
+pub enum Claim {
+    /// This caller now owns the run and must finish it.
+    Claimed(Run),
+    /// Another resume owns or finished it.
+    Taken(Run),
+    /// No such run.
+    Missing,
+}
+
+/// How a claimed run ended.
+#[derive(Clone, Debug)]
+pub struct Finish {
+    /// Final status (`Done`, `Cancelled` or `Failed`).
+    pub status: RunStatus,
+    /// The final envelope, as JSON.
+    pub result_json: String,
+    /// A new gate the resume paused at, recorded in the same transaction.
+    pub next: Option<NewRun>,
+}
+
+impl Store {
+    /// Records a paused run. Fails if the approval id is already used.
+    pub async fn insert_run(&self, run: &NewRun) -> Result<()> {
+        // One statement is its own transaction.
+        insert_query(run).execute(&mut *self.conns.get().await?).await?;
+        Ok(())
+    }
+
+    /// Whether an approval id is taken.
+    pub async fn approval_id_exists(&self, approval_id: &str) -> Result<bool> {
+        let row =
+            sqlx::query("SELECT 1 FROM runs WHERE approval_id = ?").bind(approval_id).fetch_optional(&mut *self.conns.get().await?).await?;
+        Ok(row.is_some())
+    }
+
+    /// Looks a run up by state key.
+    pub async fn get_run(&self, state_key: &str) -> Result<Option<Run>> {
+        let row = sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs WHERE state_key = ?"))
+            .bind(state_key)
+            .fetch_optional(&mut *self.conns.get().await?)
+            .await?;
+        Ok(row.map(|r| run_from_row(&r)))
+    }
+
+    /// Looks a run up by its short approval id.
+    pub async fn get_run_by_approval_id(&self, approval_id: &str) -> Result<Option<Run>> {
+        let row = sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs WHERE approval_id = ?"))
+            .bind(approval_id)
+            .fetch_optional(&mut *self.conns.get().await?)
+            .await?;
+        Ok(row.map(|r| run_from_row(&r)))
+    }
+
+    /// Runs in `status`, newest first.
+    pub async fn list_runs(&self, status: Option<RunStatus>, limit: i64) -> Result<Vec<Run>> {
+        let rows = match status {
+            Some(s) => {
+                sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs WHERE status = ? ORDER BY created_at DESC LIMIT ?"))
+                    .bind(s.as_str())
+                    .bind(limit)
+                    .fetch_all(&mut *self.conns.get().await?)
+                    .await?
+            }
+            None => {
+                sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs ORDER BY created_at DESC LIMIT ?"))
+                    .bind(limit)
+                    .fetch_all(&mut *self.conns.get().await?)
+                    .await?
+            }
+        };
+        Ok(rows.iter().map(run_from_row).collect())
+    }
+
+    /// Claims a pending run for `owner`, exactly once across processes.
+    ///
+    /// A run left `running` by a process that no longer exists (killed while
+    /// resuming) is claimable again, so a crash never loses a paused run.
+    #[tracing::instrument(level = "debug", skip(self, decision))]
+    pub async fn claim(&self, state_key: &str, owner: &ProcessOwner, decision: &Decision) -> Result<Claim> {
+        // A pending run, the usual case, is claimed in one statement.
+        let pending =
+            claim_update(concat!(claim_set!(), "WHERE state_key = ? AND status = 'pending' RETURNING ", run_columns!()), owner, decision)
+                .bind(state_key)
+                .fetch_optional(&mut *self.conns.get().await?)
+                .await?;
+        if let Some(row) = pending {
+            return Ok(Claim::Claimed(run_from_row(&row)));
+        }
+        let Some(run) = self.get_run(state_key).await? else {
+            return Ok(Claim::Missing);
+        };
+        let stale_claim = match (run.status, &run.claim_id) {
+            (RunStatus::Running, Some(claim)) => !ProcessOwner::parse(claim).is_some_and(|o| o.is_alive()),
+            _ => false,
+        };
+        if run.status != RunStatus::Pending && !stale_claim {
+            return Ok(Claim::Taken(run));
+        }
+        // Compare-and-set on what was read: a dead owner's claim, or a run
+        // another process has just released.
+        let claimed = claim_update(
+            concat!(claim_set!(), "WHERE state_key = ? AND status = ? AND IFNULL(claim_id, '') = ? RETURNING ", run_columns!()),
+            owner,
+            decision,
+        )
+        .bind(state_key)
+        .bind(run.status.as_str())
+        .bind(run.claim_id.clone().unwrap_or_default())
+        .fetch_optional(&mut *self.conns.get().await?)
+        .await?;
+        match claimed {
+            Some(row) => Ok(Claim::Claimed(run_from_row(&row))),
+            None => Ok(self.get_run(state_key).await?.map_or(Claim::Missing, Claim::Taken)),
+        }
+    }
+
+    /// Ends a claimed run and, in the same transaction, records the next gate.
+    pub async fn finish(&self, state_key: &str, owner: &ProcessOwner, finish: &Finish) -> Result<bool> {
+        let update = sqlx::query(
+            "UPDATE runs SET status = ?, result_json = ?, next_state_key = ?
+             WHERE state_key = ? AND status = 'running' AND claim_id = ?",
+        )
+        .bind(finish.status.as_str())
+        .bind(&finish.result_json)
+        .bind(finish.next.as_ref().map(|n| n.state_key.clone()))
+        .bind(state_key)
+        .bind(owner.to_string());
+        let Some(next) = &finish.next else {
+            // One statement is its own transaction.
+            return Ok(update.execute(&mut *self.conns.get().await?).await?.rows_affected() == 1);
+        };
+        let mut conn = self.conns.get().await?;
+        let mut tx = conn.begin().await?;
+        insert_query(next).execute(&mut *tx).await?;
+        let done = update.execute(&mut *tx).await?.rows_affected();
+        if done != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+}
+
+fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Run {
+    Run {
+        state_key: r.get(0),
+        kind: r.get(1),
+        gate: r.get(2),
+        approval_id: r.get(3),
+        status: RunStatus::parse(r.get::<&str, _>(4)),
+        workflow_name: r.get(5),
+        request_json: r.get(6),
+        state_json: r.get(7),
+        created_at: r.get(8),
+        claim_id: r.get(9),
+        decision: r.get(10),
+        decided_by: r.get(11),
+        decided_via: r.get(12),
+        decided_at: r.get(13),
+        result_json: r.get(14),
+        next_state_key: r.get(15),
+        cwd: r.get(16),
+    }
+}
+
+/// `sql` (a [`claim_set!`] update) with the claim by `owner` bound; the
+/// caller binds its condition.
+fn claim_update<'q>(
+    sql: &'static str,
+    owner: &ProcessOwner,
+    decision: &'q Decision,
+) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+    let now = now_iso();
+    sqlx::query(sql)
+        .bind(owner.to_string())
+        .bind(i64::from(owner.pid))
+        .bind(now.clone())
+        .bind(&decision.decision)
+        .bind(&decision.decided_by)
+        .bind(&decision.decided_via)
+        .bind(now)
+}
+
+/// The statement recording `run` as pending.
+fn insert_query(run: &NewRun) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+    sqlx::query(
+        "INSERT INTO runs (state_key, kind, approval_id, gate, status, workflow_name, request_json, state_json, created_at, cwd)
+         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+    )
+    .bind(&run.state_key)
+    .bind(&run.kind)
+    .bind(&run.approval_id)
+    .bind(&run.gate)
+    .bind(&run.workflow_name)
+    .bind(&run.request_json)
+    .bind(&run.state_json)
+    .bind(now_iso())
+    .bind(&run.cwd)
+}
+
+/// A pending run for tests.
+#[cfg(test)]
+pub(crate) fn test_run(key: &str, approval: &str) -> NewRun {
+    NewRun {
+        state_key: key.into(),
+        kind: "workflow-file".into(),
+        gate: "approval".into(),
+        approval_id: Some(approval.into()),
+        workflow_name: None,
+        request_json: "{}".into(),
+        state_json: "{}".into(),
+        cwd: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::current_owner;
+
+    fn decision() -> Decision {
+        Decision { decision: "approve".into(), decided_by: None, decided_via: "cli".into() }
+    }
+
+    #[tokio::test]
+    async fn claim_is_exactly_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        store.insert_run(&test_run("k1", "0000000a")).await.unwrap();
+        let me = current_owner();
+        assert!(matches!(store.claim("k1", &me, &decision()).await.unwrap(), Claim::Claimed(_)));
+        // The same live owner cannot claim twice.
+        assert!(matches!(store.claim("k1", &me, &decision()).await.unwrap(), Claim::Taken(_)));
+        let finish = Finish { status: RunStatus::Done, result_json: "{}".into(), next: Some(test_run("k2", "0000000b")) };
+        assert!(store.finish("k1", &me, &finish).await.unwrap());
+        assert_eq!(store.get_run("k1").await.unwrap().unwrap().status, RunStatus::Done);
+        assert_eq!(store.get_run_by_approval_id("0000000b").await.unwrap().unwrap().state_key, "k2");
+        assert!(matches!(store.claim("nope", &me, &decision()).await.unwrap(), Claim::Missing));
+    }
+
+    #[tokio::test]
+    async fn stale_claim_of_dead_process_is_reclaimable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        store.insert_run(&test_run("k1", "0000000c")).await.unwrap();
+        let dead = ProcessOwner { pid: i32::MAX as u32 - 7, start: 1 };
+        assert!(matches!(store.claim("k1", &dead, &decision()).await.unwrap(), Claim::Claimed(_)));
+        let me = current_owner();
+        assert!(matches!(store.claim("k1", &me, &decision()).await.unwrap(), Claim::Claimed(_)));
+    }
+
+    #[tokio::test]
+    async fn duplicate_approval_id_is_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        store.insert_run(&test_run("k1", "0000000d")).await.unwrap();
+        assert!(store.insert_run(&test_run("k2", "0000000d")).await.is_err());
+        assert!(store.approval_id_exists("0000000d").await.unwrap());
+    }
+}
