@@ -6,10 +6,10 @@ use std::sync::Arc;
 use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::{Error, Result};
+use crate::login_env::LoginSession;
 use crate::pause::Intent;
 use crate::token::{self, KIND_PIPELINE, Token};
 use crate::value::Value;
-use crate::workflow::run::LoginCache;
 
 /// Parsed `resume` arguments.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,7 +64,7 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
     };
     // A workflow's steps run in a login session whose profile files are
     // read while this process waits for SQLite below.
-    let login = LoginCache::default();
+    let login = Arc::new(LoginSession::default());
     if matches!(&decoded, Token::State { kind, .. } if kind != KIND_PIPELINE) {
         login.read_ahead(Arc::clone(&ctx.env));
     }

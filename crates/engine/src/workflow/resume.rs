@@ -1,17 +1,19 @@
 //! Resuming paused workflow runs.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::{Error, Result};
+use crate::login_env::LoginSession;
 use crate::pause::{Intent, claim, decision_for, pending};
 use crate::schema::Schema;
 use crate::value::{Object, Value};
 
 use super::file::{self, Workflow};
 use super::pause_for;
-use super::run::{LoginCache, PipelineInput, PipelineResume, Run, resolve_workflow_args};
+use super::run::{PipelineInput, PipelineResume, Run, resolve_workflow_args};
 
 const NOT_FOUND: &str = "Workflow resume state not found";
 
@@ -117,7 +119,7 @@ async fn continue_run(
     state: &Value,
     workflow: Result<Workflow>,
     results: Object,
-    login: LoginCache,
+    login: Arc<LoginSession>,
     intent: &Intent,
     ctx: &Ctx,
 ) -> Result<(Envelope, Option<clawdis_store::NewRun>)> {
@@ -152,7 +154,13 @@ async fn continue_run(
 
 /// Resumes the workflow run stored under `state_key`; `row` is its record
 /// as the caller read it, and `login` the session its steps will run in.
-pub async fn resume_stored(state_key: &str, row: Option<clawdis_store::Run>, login: LoginCache, intent: Intent, ctx: &Ctx) -> Envelope {
+pub async fn resume_stored(
+    state_key: &str,
+    row: Option<clawdis_store::Run>,
+    login: Arc<LoginSession>,
+    intent: Intent,
+    ctx: &Ctx,
+) -> Envelope {
     match resume_stored_inner(state_key, row, login, intent, ctx).await {
         Ok(env) => env,
         Err(e) => e.into(),
@@ -162,7 +170,7 @@ pub async fn resume_stored(state_key: &str, row: Option<clawdis_store::Run>, log
 async fn resume_stored_inner(
     state_key: &str,
     row: Option<clawdis_store::Run>,
-    login: LoginCache,
+    login: Arc<LoginSession>,
     intent: Intent,
     ctx: &Ctx,
 ) -> Result<Envelope> {
@@ -195,7 +203,7 @@ pub async fn resume_inline(payload: Value, intent: Intent, ctx: &Ctx) -> Envelop
             return Ok(Envelope::cancelled());
         }
         let results = apply_decision(&payload, &intent, ctx)?;
-        let (envelope, next) = continue_run(&payload, load_workflow(&payload), results, LoginCache::default(), &intent, ctx).await?;
+        let (envelope, next) = continue_run(&payload, load_workflow(&payload), results, Arc::default(), &intent, ctx).await?;
         if let Some(row) = next {
             ctx.state.store().await?.insert_run(&row).await?;
         }

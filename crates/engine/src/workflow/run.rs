@@ -112,7 +112,7 @@ pub struct Run<'a> {
     /// A pipeline step to resume mid-pipeline with an input response.
     pub pipeline_resume: Option<PipelineResume>,
     /// The login-shell environment, once captured (see [`crate::login_env`]).
-    pub login: LoginCache,
+    pub login: Arc<LoginSession>,
 }
 
 /// `defaults ← Object.entries(provided)`.
@@ -236,9 +236,6 @@ fn synthetic_result(id: &str, value: Option<Value>) -> Object {
     }
     r
 }
-
-/// A shared [`LoginSession`].
-pub type LoginCache = Arc<LoginSession>;
 
 /// One attempt of a step: a result, or a pipeline that stopped to ask.
 enum Attempt {
