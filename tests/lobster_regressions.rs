@@ -1,9 +1,17 @@
 //! Behaviour where `lobster` differed from the real Lobster, found by running
 //! generated pipelines and workflows through both; one test per finding.
 
+use std::path::Path;
 use std::process::Output;
 
 use clawdis_e2e::lobster;
+
+/// Runs `lobster` with `args` in `dir` (state in `dir/state`): its exit code
+/// and envelope.
+fn call(dir: &Path, args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let out = lobster(&dir.join("state")).current_dir(dir).args(args).output().unwrap();
+    (out.status.code(), clawdis_e2e::envelope(&out))
+}
 
 fn human(flow: &str, data: &str) -> Output {
     let dir = tempfile::tempdir().unwrap();
@@ -71,19 +79,14 @@ fn group_by_keeps_an_undefined_key_column() {
 #[test]
 fn an_approved_pipelines_id_outlives_its_run() {
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let call = |args: &[&str]| {
-        let out = lobster(&state).current_dir(dir.path()).args(args).output().unwrap();
-        (out.status.code(), clawdis_e2e::envelope(&out))
-    };
     for (decision, second) in
         [("yes", (Some(1), "runtime_error", "Pipeline resume state not found")), ("no", (Some(2), "parse_error", "not found or expired"))]
     {
-        let (_, paused) = call(&["run", "--mode", "tool", "exec --json echo [1] | approve --prompt go"]);
+        let (_, paused) = call(dir.path(), &["run", "--mode", "tool", "exec --json echo [1] | approve --prompt go"]);
         let id = paused["requiresApproval"]["approvalId"].as_str().unwrap().to_string();
-        let (code, first) = call(&["resume", "--id", &id, "--approve", decision]);
+        let (code, first) = call(dir.path(), &["resume", "--id", &id, "--approve", decision]);
         assert_eq!(code, Some(0), "{first}");
-        let (code, again) = call(&["resume", "--id", &id, "--approve", "yes"]);
+        let (code, again) = call(dir.path(), &["resume", "--id", &id, "--approve", "yes"]);
         assert_eq!(code, second.0, "{again}");
         assert_eq!(again["error"]["type"], second.1);
         assert!(again["error"]["message"].as_str().unwrap().contains(second.2), "{again}");
@@ -121,16 +124,14 @@ fn sort_of_mixed_keys_follows_v8_order() {
 #[test]
 fn a_silent_failure_names_what_ran() {
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
     for (flow, message) in [
         ("exec --shell 'exit 3'", "exec failed (3): exit 3"),
         ("exec --json --shell 'exit 5'", "exec failed (5): exit 5"),
         ("exec false", "exec failed (1): false"),
         ("exec sh -c 'exit 4'", "exec failed (4): sh"),
     ] {
-        let out = lobster(&state).current_dir(dir.path()).args(["run", "--mode", "tool", flow]).output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{flow}");
-        let envelope = clawdis_e2e::envelope(&out);
+        let (code, envelope) = call(dir.path(), &["run", "--mode", "tool", flow]);
+        assert_eq!(code, Some(1), "{flow}");
         assert_eq!(envelope["error"]["type"], "runtime_error", "{flow}: {envelope}");
         assert_eq!(envelope["error"]["message"], message, "{flow}");
     }
@@ -141,18 +142,13 @@ fn a_silent_failure_names_what_ran() {
 #[test]
 fn an_approval_id_wins_over_a_token() {
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let call = |args: &[&str]| {
-        let out = lobster(&state).current_dir(dir.path()).args(args).output().unwrap();
-        (out.status.code(), clawdis_e2e::envelope(&out))
-    };
-    let (_, paused) = call(&["run", "--mode", "tool", "exec --json echo [1] | approve --prompt go"]);
+    let (_, paused) = call(dir.path(), &["run", "--mode", "tool", "exec --json echo [1] | approve --prompt go"]);
     let id = paused["requiresApproval"]["approvalId"].as_str().unwrap().to_string();
-    let (code, resumed) = call(&["resume", "--id", &id, "--token", "garbage", "--approve", "yes"]);
+    let (code, resumed) = call(dir.path(), &["resume", "--id", &id, "--token", "garbage", "--approve", "yes"]);
     assert_eq!((code, &resumed["status"], &resumed["output"]), (Some(0), &"ok".into(), &serde_json::json!([1])), "{resumed}");
-    let (code, failed) = call(&["resume", "--id", "abc", "--token", "garbage", "--approve", "yes"]);
+    let (code, failed) = call(dir.path(), &["resume", "--id", "abc", "--token", "garbage", "--approve", "yes"]);
     assert_eq!((code, failed["error"]["message"].as_str()), (Some(2), Some("Approval ID \"abc\" not found or expired")), "{failed}");
-    let (code, failed) = call(&["resume", "--id", "", "--token", "garbage", "--approve", "yes"]);
+    let (code, failed) = call(dir.path(), &["resume", "--id", "", "--token", "garbage", "--approve", "yes"]);
     assert_eq!((code, failed["error"]["message"].as_str()), (Some(2), Some("Invalid token")), "{failed}");
 }
 
@@ -163,16 +159,14 @@ fn an_approval_id_wins_over_a_token() {
 fn exec_without_a_command_or_a_startable_program() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notexec.sh"), "#!/bin/sh\necho never\n").unwrap();
-    let state = dir.path().join("state");
     for (flow, message) in [
         ("exec --shell ''", "exec requires a command"),
         ("exec --shell=", "exec requires a command"),
         ("exec ./notexec.sh", "spawn ./notexec.sh EACCES"),
         ("exec /tmp", "spawn /tmp EACCES"),
     ] {
-        let out = lobster(&state).current_dir(dir.path()).args(["run", "--mode", "tool", flow]).output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{flow}: {}", String::from_utf8_lossy(&out.stderr));
-        let envelope = clawdis_e2e::envelope(&out);
+        let (code, envelope) = call(dir.path(), &["run", "--mode", "tool", flow]);
+        assert_eq!(code, Some(1), "{flow}: {envelope}");
         assert_eq!(
             (envelope["error"]["type"].as_str(), envelope["error"]["message"].as_str()),
             (Some("runtime_error"), Some(message)),
@@ -186,16 +180,13 @@ fn exec_without_a_command_or_a_startable_program() {
 #[test]
 fn malformed_json_output_is_reported_as_json_parse_reports_it() {
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
     for (output, message) in [
         ("nope", "Unexpected token 'o', \"nope\" is not valid JSON"),
         ("[1 2]", "Expected ',' or ']' after array element in JSON at position 3 (line 1 column 4)"),
         ("[1,", "Unexpected end of JSON input"),
     ] {
         std::fs::write(dir.path().join("out.txt"), output).unwrap();
-        let out =
-            lobster(&state).current_dir(dir.path()).args(["run", "--mode", "tool", "exec --json --shell 'cat out.txt'"]).output().unwrap();
-        let envelope = clawdis_e2e::envelope(&out);
+        let (_, envelope) = call(dir.path(), &["run", "--mode", "tool", "exec --json --shell 'cat out.txt'"]);
         assert_eq!(envelope["error"]["message"], format!("exec --json could not parse stdout as JSON: {message}"), "{output}");
     }
 }
