@@ -10,11 +10,17 @@ use clawdis_e2e::{MAIL_FLOW, Scratch, envelope, lobster};
 use clawdis_engine::context::Decider;
 
 fn app() -> Decider {
-    Decider { by: Some("ann@example.com".into()), via: "app".into() }
+    Decider {
+        by: Some("ann@example.com".into()),
+        via: "app".into(),
+    }
 }
 
 async fn next_event(rx: &mut tokio::sync::broadcast::Receiver<Event>) -> Event {
-    tokio::time::timeout(Duration::from_secs(1), rx.recv()).await.expect("an event within 1 s").unwrap()
+    tokio::time::timeout(Duration::from_secs(1), rx.recv())
+        .await
+        .expect("an event within 1 s")
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -27,20 +33,38 @@ async fn a_pause_from_another_process_is_announced_and_decided_once() {
 
     let paused = s.run(MAIL_FLOW);
     assert_eq!(paused["status"], "needs_approval", "{paused}");
-    let Event::Paused { approval } = next_event(&mut rx).await else { panic!("a pause first") };
-    assert_eq!(approvals.pending_count(), 1, "counted before it is announced");
+    let Event::Paused { approval } = next_event(&mut rx).await else {
+        panic!("a pause first")
+    };
+    assert_eq!(
+        approvals.pending_count(),
+        1,
+        "counted before it is announced"
+    );
     assert_eq!(approval.prompt, "Send 2 mails?");
     assert_eq!(approval.item_count, 2);
-    assert_eq!(approval.items[1].get(), r#"{"to":"bob"}"#, "items as the run wrote them");
-    assert_eq!(approval.approval_id.as_deref(), paused["requiresApproval"]["approvalId"].as_str());
+    assert_eq!(
+        approval.items[1].get(),
+        r#"{"to":"bob"}"#,
+        "items as the run wrote them"
+    );
+    assert_eq!(
+        approval.approval_id.as_deref(),
+        paused["requiresApproval"]["approvalId"].as_str()
+    );
     assert_eq!(approvals.list().await.unwrap()[0].status, "pending");
 
-    let result = approvals.decide(&approval.id, Choice::Approve, app()).await.unwrap();
+    let result = approvals
+        .decide(&approval.id, Choice::Approve, app())
+        .await
+        .unwrap();
     assert_eq!(result["status"], "ok", "{result}");
     assert_eq!(result["output"][0], "done");
     // The watcher may see the run while its remaining steps run: skip that.
     let decided = loop {
-        let Event::Changed { approval } = next_event(&mut rx).await else { panic!("then a change") };
+        let Event::Changed { approval } = next_event(&mut rx).await else {
+            panic!("then a change")
+        };
         if approval.status != "running" {
             break approval;
         }
@@ -52,18 +76,33 @@ async fn a_pause_from_another_process_is_announced_and_decided_once() {
     assert!(decided.decided_at.is_some());
 
     // A second decision on the same run is refused, and nothing runs again.
-    let again = approvals.decide(&approval.id, Choice::Deny, app()).await.unwrap_err();
+    let again = approvals
+        .decide(&approval.id, Choice::Deny, app())
+        .await
+        .unwrap_err();
     assert!(again.to_string().contains("already decided"), "{again}");
 
     // The agent resumes later with its token: it gets the recorded outcome.
     let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    let out = lobster(state).current_dir(work).args(["resume", "--token", token, "--approve", "yes"]).output().unwrap();
+    let out = lobster(state)
+        .current_dir(work)
+        .args(["resume", "--token", token, "--approve", "yes"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert_eq!(envelope(&out), result, "the recorded final envelope");
     let id = paused["requiresApproval"]["approvalId"].as_str().unwrap();
-    let by_id = lobster(state).current_dir(work).args(["resume", "--id", id, "--approve", "no"]).output().unwrap();
+    let by_id = lobster(state)
+        .current_dir(work)
+        .args(["resume", "--id", id, "--approve", "no"])
+        .output()
+        .unwrap();
     assert_eq!(envelope(&by_id), result, "the approval id alias too");
-    assert_eq!(std::fs::read_to_string(work.join("sent.txt")).unwrap(), "sent\n", "the step ran exactly once");
+    assert_eq!(
+        std::fs::read_to_string(work.join("sent.txt")).unwrap(),
+        "sent\n",
+        "the step ran exactly once"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -73,18 +112,36 @@ async fn the_app_and_the_cli_racing_run_the_rest_once() {
     let approvals = Approvals::open(state).await.unwrap();
     for round in 1..=4 {
         let paused = s.run(MAIL_FLOW);
-        let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap().to_string();
-        let id = approvals.list().await.unwrap().into_iter().find(|a| a.status == "pending").unwrap().id;
+        let token = paused["requiresApproval"]["resumeToken"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let id = approvals
+            .list()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|a| a.status == "pending")
+            .unwrap()
+            .id;
         let cli = {
             let (state, work) = (state.clone(), work.clone());
             tokio::task::spawn_blocking(move || {
-                lobster(&state).current_dir(&work).args(["resume", "--token", &token, "--approve", "yes"]).output().unwrap()
+                lobster(&state)
+                    .current_dir(&work)
+                    .args(["resume", "--token", &token, "--approve", "yes"])
+                    .output()
+                    .unwrap()
             })
         };
         let in_app = approvals.decide(&id, Choice::Approve, app()).await;
         let cli = cli.await.unwrap();
         let sent = std::fs::read_to_string(work.join("sent.txt")).unwrap();
-        assert_eq!(sent.lines().count(), round, "round {round}: the rest ran once");
+        assert_eq!(
+            sent.lines().count(),
+            round,
+            "round {round}: the rest ran once"
+        );
         let run = approvals.get(&id).await.unwrap();
         match run.decided_via.as_deref() {
             // The app won: the CLI gets the app's outcome.
@@ -116,24 +173,66 @@ async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
     let paused = s.run(flow.to_str().unwrap());
     assert_eq!(paused["status"], "needs_input", "{paused}");
     let ask = approvals.list().await.unwrap().remove(0);
-    assert_eq!((ask.gate.as_str(), ask.workflow.as_deref()), ("input", Some("ask")));
-    let schema: serde_json::Value = serde_json::from_str(ask.response_schema.as_ref().unwrap().get()).unwrap();
+    assert_eq!(
+        (ask.gate.as_str(), ask.workflow.as_deref()),
+        ("input", Some("ask"))
+    );
+    let schema: serde_json::Value =
+        serde_json::from_str(ask.response_schema.as_ref().unwrap().get()).unwrap();
     assert_eq!(schema["required"][0], "name");
-    let wrong = approvals.decide(&ask.id, Choice::Approve, app()).await.unwrap_err();
+    let wrong = approvals
+        .decide(&ask.id, Choice::Approve, app())
+        .await
+        .unwrap_err();
     assert!(wrong.to_string().contains("does not take"), "{wrong}");
     // An answer the schema refuses is an error, and the run keeps waiting.
-    let refused = approvals.decide(&ask.id, Choice::Respond(serde_json::json!({"nom": 1})), app()).await.unwrap_err();
-    assert!(matches!(refused, clawdis_approvals::ApprovalsError::Invalid(_)), "{refused:?}");
-    assert!(refused.to_string().contains("schema validation"), "{refused}");
+    let refused = approvals
+        .decide(
+            &ask.id,
+            Choice::Respond(serde_json::json!({"nom": 1})),
+            app(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, clawdis_approvals::ApprovalsError::Invalid(_)),
+        "{refused:?}"
+    );
+    assert!(
+        refused.to_string().contains("schema validation"),
+        "{refused}"
+    );
     assert_eq!(approvals.get(&ask.id).await.unwrap().status, "pending");
-    let done = approvals.decide(&ask.id, Choice::Respond(serde_json::json!({"name": "ann"})), app()).await.unwrap();
+    let done = approvals
+        .decide(
+            &ask.id,
+            Choice::Respond(serde_json::json!({"name": "ann"})),
+            app(),
+        )
+        .await
+        .unwrap();
     assert_eq!(done["ok"], true, "{done}");
-    assert_eq!(approvals.get(&ask.id).await.unwrap().decision.as_deref(), Some("respond"));
+    assert_eq!(
+        approvals.get(&ask.id).await.unwrap().decision.as_deref(),
+        Some("respond")
+    );
 
     let paused = s.run(MAIL_FLOW);
     assert_eq!(paused["status"], "needs_approval");
-    let gate = approvals.list().await.unwrap().into_iter().find(|a| a.status == "pending").unwrap();
-    let cancelled = approvals.decide(&gate.id, Choice::Cancel, app()).await.unwrap();
+    let gate = approvals
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|a| a.status == "pending")
+        .unwrap();
+    let cancelled = approvals
+        .decide(&gate.id, Choice::Cancel, app())
+        .await
+        .unwrap();
     assert_eq!(cancelled["status"], "cancelled");
-    assert!(!work.join("sent.txt").exists(), "a cancelled run runs nothing more");
+    assert!(
+        !work.join("sent.txt").exists(),
+        "a cancelled run runs nothing more"
+    );
 }

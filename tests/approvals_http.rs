@@ -15,10 +15,15 @@ const FLOW: &str = "exec --json --shell 'echo [1,2]' | approve --prompt 'Ship it
 /// answered with its headers.
 fn subscribe(port: u16, token: &str) -> TcpStream {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let head = format!("GET /approvals/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n");
+    let head = format!(
+        "GET /approvals/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"
+    );
     stream.write_all(head.as_bytes()).unwrap();
     let text = read_until(&mut stream, "\r\n\r\n", Duration::from_secs(5));
-    assert!(text.starts_with("HTTP/1.1 200") && text.contains("text/event-stream"), "{text}");
+    assert!(
+        text.starts_with("HTTP/1.1 200") && text.contains("text/event-stream"),
+        "{text}"
+    );
     stream
 }
 
@@ -29,12 +34,17 @@ fn read_until(stream: &mut TcpStream, needle: &str, timeout: Duration) -> String
     let mut buf = [0u8; 4096];
     while !text.contains(needle) {
         let left = deadline.saturating_duration_since(Instant::now());
-        assert!(!left.is_zero(), "no {needle:?} within {timeout:?}; got: {text}");
+        assert!(
+            !left.is_zero(),
+            "no {needle:?} within {timeout:?}; got: {text}"
+        );
         stream.set_read_timeout(Some(left)).unwrap();
         match stream.read(&mut buf) {
             Ok(0) => panic!("stream closed; got: {text}"),
             Ok(n) => text.push_str(&String::from_utf8_lossy(&buf[..n])),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
             Err(e) => panic!("{e}"),
         }
     }
@@ -52,7 +62,11 @@ fn serve_lists_streams_and_decides_approvals() {
     let mut events = subscribe(server.port, server.token.trim());
 
     // An agent's lobster pauses in the same home: the stream tells within 1 s.
-    let out = lobster(&home).current_dir(&work).args(["run", "--mode", "tool", FLOW]).output().unwrap();
+    let out = lobster(&home)
+        .current_dir(&work)
+        .args(["run", "--mode", "tool", FLOW])
+        .output()
+        .unwrap();
     let paused = envelope(&out);
     assert_eq!(paused["status"], "needs_approval");
     let seen = read_until(&mut events, "Ship it?", Duration::from_secs(1));
@@ -61,25 +75,66 @@ fn serve_lists_streams_and_decides_approvals() {
     let listed = c.ok("GET", "/approvals", None);
     let approval = &listed["approvals"][0];
     assert_eq!(
-        (approval["status"].as_str(), approval["prompt"].as_str(), approval["itemCount"].as_i64()),
+        (
+            approval["status"].as_str(),
+            approval["prompt"].as_str(),
+            approval["itemCount"].as_i64()
+        ),
         (Some("pending"), Some("Ship it?"), Some(2))
     );
     let id = approval["id"].as_str().unwrap().to_string();
 
-    assert_eq!(c.call("POST", &format!("/approvals/{id}"), Some(json!({"decision": "maybe"}))).0, 400);
-    assert_eq!(c.call("POST", "/approvals/workflow_resume_nope", Some(json!({"decision": "approve"}))).0, 404);
-    let decided = c.ok("POST", &format!("/approvals/{id}"), Some(json!({"decision": "approve", "by": "ops@example.com"})));
+    assert_eq!(
+        c.call(
+            "POST",
+            &format!("/approvals/{id}"),
+            Some(json!({"decision": "maybe"}))
+        )
+        .0,
+        400
+    );
+    assert_eq!(
+        c.call(
+            "POST",
+            "/approvals/workflow_resume_nope",
+            Some(json!({"decision": "approve"}))
+        )
+        .0,
+        404
+    );
+    let decided = c.ok(
+        "POST",
+        &format!("/approvals/{id}"),
+        Some(json!({"decision": "approve", "by": "ops@example.com"})),
+    );
     assert_eq!(decided["result"]["status"], "ok", "{decided}");
     assert_eq!(decided["result"]["output"][0], "done");
-    let (status, again) = c.call("POST", &format!("/approvals/{id}"), Some(json!({"decision": "deny"})));
+    let (status, again) = c.call(
+        "POST",
+        &format!("/approvals/{id}"),
+        Some(json!({"decision": "deny"})),
+    );
     assert_eq!(status, 409, "{again}");
-    assert!(again["error"].as_str().unwrap().contains("already decided"), "{again}");
+    assert!(
+        again["error"].as_str().unwrap().contains("already decided"),
+        "{again}"
+    );
 
     let changed = read_until(&mut events, "\"status\":\"done\"", Duration::from_secs(1));
-    assert!(changed.contains("event: changed") && changed.contains("\"decidedVia\":\"http\""), "{changed}");
+    assert!(
+        changed.contains("event: changed") && changed.contains("\"decidedVia\":\"http\""),
+        "{changed}"
+    );
     let run = &c.ok("GET", "/approvals", None)["approvals"][0];
-    assert_eq!((run["decidedBy"].as_str(), run["decidedVia"].as_str()), (Some("ops@example.com"), Some("http")));
-    assert_eq!(std::fs::read_to_string(work.join("shipped.txt")).unwrap(), "shipped\n", "ran once, where it paused");
+    assert_eq!(
+        (run["decidedBy"].as_str(), run["decidedVia"].as_str()),
+        (Some("ops@example.com"), Some("http"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("shipped.txt")).unwrap(),
+        "shipped\n",
+        "ran once, where it paused"
+    );
 
     // Without the token: refused like every other route.
     let (status, _) = clawdis_e2e::control::request(server.port, "GET", "/approvals", &[], "");
@@ -90,7 +145,10 @@ fn serve_lists_streams_and_decides_approvals() {
     unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
     let deadline = Instant::now() + Duration::from_secs(10);
     while server.child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "serve did not exit with an event stream open");
+        assert!(
+            Instant::now() < deadline,
+            "serve did not exit with an event stream open"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(events);

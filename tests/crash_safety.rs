@@ -36,7 +36,8 @@ fn kill(pid: i32, sig: i32) {
 fn alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks existence; a zombie counts as gone.
     let exists = unsafe { libc::kill(pid, 0) } == 0;
-    exists && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+    exists
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
 }
 
 #[test]
@@ -50,12 +51,20 @@ fn kill_9_while_pausing_never_leaves_a_partial_run() {
     )
     .unwrap();
     // Warm the database so kills land in every phase, including the insert.
-    let first = lobster(&state).current_dir(&work).args(["run", "--mode", "tool", "wf.lobster"]).output().unwrap();
+    let first = lobster(&state)
+        .current_dir(&work)
+        .args(["run", "--mode", "tool", "wf.lobster"])
+        .output()
+        .unwrap();
     assert_eq!(envelope(&first)["status"], "needs_approval");
     let mut printed = 1;
     for i in 0..40u64 {
-        let child =
-            lobster(&state).current_dir(&work).args(["run", "--mode", "tool", "wf.lobster"]).stdout(Stdio::piped()).spawn().unwrap();
+        let child = lobster(&state)
+            .current_dir(&work)
+            .args(["run", "--mode", "tool", "wf.lobster"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
         std::thread::sleep(Duration::from_micros(500 * (i % 30)));
         kill(child.id() as i32, libc::SIGKILL);
         let out = child.wait_with_output().unwrap();
@@ -64,15 +73,29 @@ fn kill_9_while_pausing_never_leaves_a_partial_run() {
         }
     }
     let (rt, store) = open_store(&state);
-    assert!(rt.block_on(store.integrity_check()).unwrap(), "database passes integrity_check");
+    assert!(
+        rt.block_on(store.integrity_check()).unwrap(),
+        "database passes integrity_check"
+    );
     let runs = rt.block_on(store.list_runs(None, 1000)).unwrap();
     assert!(runs.len() >= printed, "every printed token has its run");
     for run in &runs {
         assert_eq!(run.status, RunStatus::Pending);
-        assert!(serde_json::from_str::<serde_json::Value>(&run.state_json).is_ok(), "state is whole JSON");
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&run.state_json).is_ok(),
+            "state is whole JSON"
+        );
         let id = run.approval_id.clone().expect("approval id");
-        let out = lobster(&state).current_dir(&work).args(["resume", "--id", &id, "--approve", "yes"]).output().unwrap();
-        assert_eq!(envelope(&out)["output"][0], "done\n", "every recorded pause resumes");
+        let out = lobster(&state)
+            .current_dir(&work)
+            .args(["resume", "--id", &id, "--approve", "yes"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            envelope(&out)["output"][0],
+            "done\n",
+            "every recorded pause resumes"
+        );
     }
 }
 
@@ -86,21 +109,57 @@ fn kill_9_during_resume_keeps_the_run_resumable() {
         "steps:\n  - id: gate\n    approval: Go?\n  - id: slow\n    run: if [ -f first ]; then echo done >> log; else touch first; echo $$ > pid; echo started >> log; sleep 30; fi\n",
     )
     .unwrap();
-    let out = lobster(&state).current_dir(&work).args(["run", "--mode", "tool", "wf.lobster"]).output().unwrap();
-    let token = envelope(&out)["requiresApproval"]["resumeToken"].as_str().unwrap().to_string();
+    let out = lobster(&state)
+        .current_dir(&work)
+        .args(["run", "--mode", "tool", "wf.lobster"])
+        .output()
+        .unwrap();
+    let token = envelope(&out)["requiresApproval"]["resumeToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
-    let mut resume = lobster(&state).current_dir(&work).args(["resume", "--token", &token, "--approve", "yes"]).spawn().unwrap();
-    assert!(wait_for(Duration::from_secs(10), || work.join("pid").exists() && work.join("log").exists()));
+    let mut resume = lobster(&state)
+        .current_dir(&work)
+        .args(["resume", "--token", &token, "--approve", "yes"])
+        .spawn()
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(10), || work
+        .join("pid")
+        .exists()
+        && work.join("log").exists()));
     kill(resume.id() as i32, libc::SIGKILL);
     resume.wait().unwrap();
-    let sh: i32 = std::fs::read_to_string(work.join("pid")).unwrap().trim().parse().unwrap();
+    let sh: i32 = std::fs::read_to_string(work.join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     kill(-sh, libc::SIGKILL);
 
-    let again = lobster(&state).current_dir(&work).args(["resume", "--token", &token, "--approve", "yes"]).output().unwrap();
-    assert_eq!(envelope(&again)["status"], "ok", "a run whose resumer died is resumed, not lost");
-    assert_eq!(std::fs::read_to_string(work.join("log")).unwrap(), "started\ndone\n");
-    let third = lobster(&state).current_dir(&work).args(["resume", "--token", &token, "--approve", "yes"]).output().unwrap();
-    assert_eq!(envelope(&third)["error"]["message"], "Workflow resume state not found");
+    let again = lobster(&state)
+        .current_dir(&work)
+        .args(["resume", "--token", &token, "--approve", "yes"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        envelope(&again)["status"],
+        "ok",
+        "a run whose resumer died is resumed, not lost"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("log")).unwrap(),
+        "started\ndone\n"
+    );
+    let third = lobster(&state)
+        .current_dir(&work)
+        .args(["resume", "--token", &token, "--approve", "yes"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        envelope(&third)["error"]["message"],
+        "Workflow resume state not found"
+    );
 }
 
 #[test]
@@ -110,16 +169,30 @@ fn sigterm_stops_the_run_and_its_children() {
     std::fs::create_dir_all(&work).unwrap();
     let mut child = lobster(&state)
         .current_dir(&work)
-        .args(["run", "--mode", "tool", "exec --shell 'echo $$ > pid; sleep 30'"])
+        .args([
+            "run",
+            "--mode",
+            "tool",
+            "exec --shell 'echo $$ > pid; sleep 30'",
+        ])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    assert!(wait_for(Duration::from_secs(10), || std::fs::read_to_string(work.join("pid")).is_ok_and(|s| s.ends_with('\n'))));
-    let sh: i32 = std::fs::read_to_string(work.join("pid")).unwrap().trim().parse().unwrap();
+    assert!(wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(work.join("pid")).is_ok_and(|s| s.ends_with('\n'))
+    }));
+    let sh: i32 = std::fs::read_to_string(work.join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     kill(child.id() as i32, libc::SIGTERM);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(143), "exit code is 128 + SIGTERM");
-    assert!(wait_for(Duration::from_secs(2), || !alive(sh)), "the child shell was terminated");
+    assert!(
+        wait_for(Duration::from_secs(2), || !alive(sh)),
+        "the child shell was terminated"
+    );
 }
 
 /// A `lobster` process leaves its SQLite connection to its exit instead of
@@ -132,17 +205,36 @@ fn processes_that_exit_without_closing_lose_nothing_and_keep_the_log_short() {
     let flow = "exec --json --shell 'echo [1]' | approve --prompt 'keep?' | json";
     let mut ids = Vec::new();
     for _ in 0..80 {
-        let out = lobster(&state).current_dir(dir.path()).args(["run", "--mode", "tool", flow]).output().unwrap();
-        ids.push(envelope(&out)["requiresApproval"]["approvalId"].as_str().expect("approval id").to_string());
+        let out = lobster(&state)
+            .current_dir(dir.path())
+            .args(["run", "--mode", "tool", flow])
+            .output()
+            .unwrap();
+        ids.push(
+            envelope(&out)["requiresApproval"]["approvalId"]
+                .as_str()
+                .expect("approval id")
+                .to_string(),
+        );
     }
     // 80 commits of a few pages each: without checkpoints the log would
     // hold well over the 64 pages a closing process leaves behind.
-    let wal = std::fs::metadata(state.join(format!("{}-wal", clawdis_store::DB_FILE))).map_or(0, |m| m.len());
-    assert!(wal <= 64 * 4120 + 32, "the log is checkpointed as it grows ({wal} bytes)");
+    let wal = std::fs::metadata(state.join(format!("{}-wal", clawdis_store::DB_FILE)))
+        .map_or(0, |m| m.len());
+    assert!(
+        wal <= 64 * 4120 + 32,
+        "the log is checkpointed as it grows ({wal} bytes)"
+    );
     let (rt, store) = open_store(&state);
-    assert!(rt.block_on(store.integrity_check()).unwrap(), "database passes integrity_check");
+    assert!(
+        rt.block_on(store.integrity_check()).unwrap(),
+        "database passes integrity_check"
+    );
     for id in &ids {
-        let run = rt.block_on(store.get_run_by_approval_id(id)).unwrap().expect("every pause is recorded");
+        let run = rt
+            .block_on(store.get_run_by_approval_id(id))
+            .unwrap()
+            .expect("every pause is recorded");
         assert_eq!(run.status, RunStatus::Pending);
     }
 }

@@ -17,15 +17,34 @@ async fn a_paused_run_notifies_with_its_prompt_and_approve_and_deny() {
     let s = Scratch::new();
     let desktop = Desktop::start();
     let notifications = Notifications::serve(&desktop);
-    let app = App::start(&desktop, &s.home, &s.state, serde_json::json!({"enabled": false}));
+    let app = App::start(
+        &desktop,
+        &s.home,
+        &s.state,
+        serde_json::json!({"enabled": false}),
+    );
     let paused = s.run(MAIL_FLOW);
     assert_eq!(paused["status"], "needs_approval", "{paused}");
-    let shown = notifications.next(Duration::from_secs(1)).unwrap_or_else(|| panic!("no notification within 1 s:\n{}", app.log()));
+    let shown = notifications
+        .next(Duration::from_secs(1))
+        .unwrap_or_else(|| panic!("no notification within 1 s:\n{}", app.log()));
     assert_eq!(shown.app_name, "Clawdis");
     assert!(shown.summary.contains("approval needed"), "{shown:?}");
-    assert!(shown.body.contains("Send 2 mails?") && shown.body.contains("2 items"), "{shown:?}");
-    let keys: Vec<&str> = shown.actions.iter().step_by(2).map(String::as_str).collect();
-    assert!(keys.contains(&"approve") && keys.contains(&"deny"), "actions: {:?}", shown.actions);
+    assert!(
+        shown.body.contains("Send 2 mails?") && shown.body.contains("2 items"),
+        "{shown:?}"
+    );
+    let keys: Vec<&str> = shown
+        .actions
+        .iter()
+        .step_by(2)
+        .map(String::as_str)
+        .collect();
+    assert!(
+        keys.contains(&"approve") && keys.contains(&"deny"),
+        "actions: {:?}",
+        shown.actions
+    );
 }
 
 /// The app on a desktop whose notification daemon is dunst, with a run
@@ -48,36 +67,68 @@ impl DunstRig {
         let s = Scratch::new();
         let desktop = Desktop::start();
         let dunst = Dunst::start(&desktop);
-        let app = App::start(&desktop, &s.home, &s.state, serde_json::json!({"enabled": false}));
+        let app = App::start(
+            &desktop,
+            &s.home,
+            &s.state,
+            serde_json::json!({"enabled": false}),
+        );
         let approvals = Approvals::open(&s.state).await.unwrap();
         let events = approvals.subscribe();
         tokio::spawn(approvals.clone().watch());
         let paused = s.run(MAIL_FLOW);
         assert_eq!(paused["status"], "needs_approval", "{paused}");
         dunst.wait_displayed(1, Duration::from_secs(5));
-        DunstRig { s, _desktop: desktop, dunst, app, _approvals: approvals, events, paused }
+        DunstRig {
+            s,
+            _desktop: desktop,
+            dunst,
+            app,
+            _approvals: approvals,
+            events,
+            paused,
+        }
     }
 
     /// Picks `label` in dunst's action menu, as a person would; the run's
     /// approval once it is decided.
     async fn pick(&mut self, label: &str) -> clawdis_approvals::Approval {
-        let menu = self.dunst.pick(&format!("#{label} (Clawdis: approval needed)"));
-        assert!(menu.iter().any(|l| l.starts_with("#Approve (Clawdis: approval needed)")), "menu: {menu:?}");
-        assert!(menu.iter().any(|l| l.starts_with("#Deny (Clawdis: approval needed)")), "menu: {menu:?}");
+        let menu = self
+            .dunst
+            .pick(&format!("#{label} (Clawdis: approval needed)"));
+        assert!(
+            menu.iter()
+                .any(|l| l.starts_with("#Approve (Clawdis: approval needed)")),
+            "menu: {menu:?}"
+        );
+        assert!(
+            menu.iter()
+                .any(|l| l.starts_with("#Deny (Clawdis: approval needed)")),
+            "menu: {menu:?}"
+        );
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             match tokio::time::timeout_at(deadline.into(), self.events.recv()).await {
-                Ok(Ok(Event::Changed { approval })) if approval.status != "running" && approval.status != "pending" => return approval,
+                Ok(Ok(Event::Changed { approval }))
+                    if approval.status != "running" && approval.status != "pending" =>
+                {
+                    return approval;
+                }
                 Ok(Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
                 Ok(Err(closed)) => panic!("the approvals bus ended: {closed}"),
-                Err(_) => panic!("picking {label} in dunst decided nothing:\n{}", self.app.log()),
+                Err(_) => panic!(
+                    "picking {label} in dunst decided nothing:\n{}",
+                    self.app.log()
+                ),
             }
         }
     }
 
     /// The agent's own `lobster resume` with the run's token.
     fn resume(&self, approve: &str) -> serde_json::Value {
-        let token = self.paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+        let token = self.paused["requiresApproval"]["resumeToken"]
+            .as_str()
+            .unwrap();
         envelope(&self.s.resume(token, &["--approve", approve]))
     }
 }
@@ -96,7 +147,11 @@ async fn approve_in_dunst_resumes_the_run_once() {
     // The agent resumes with its token later: the recorded outcome, and the
     // step after the gate ran exactly once.
     let resumed = rig.resume("yes");
-    assert_eq!((&resumed["status"], &resumed["output"][0]), (&"ok".into(), &"done".into()), "{resumed}");
+    assert_eq!(
+        (&resumed["status"], &resumed["output"][0]),
+        (&"ok".into(), &"done".into()),
+        "{resumed}"
+    );
     assert_eq!(rig.s.sent(), "sent\n");
 }
 
@@ -107,7 +162,11 @@ async fn deny_in_dunst_cancels_the_run_once() {
     assert_eq!(decided.decision.as_deref(), Some("reject"), "{decided:?}");
     assert_eq!(decided.decided_via.as_deref(), Some("notification"));
     rig.dunst.wait_displayed(0, Duration::from_secs(5));
-    assert_eq!(rig.resume("yes")["status"], "cancelled", "the denial stands");
+    assert_eq!(
+        rig.resume("yes")["status"],
+        "cancelled",
+        "the denial stands"
+    );
     assert_eq!(rig.s.sent(), "", "nothing after the gate ran");
 }
 
@@ -146,16 +205,27 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     desktop.tray_pick(4);
     let deadline = Instant::now() + Duration::from_secs(20);
     while status(&app, home)["running"] != true {
-        assert!(Instant::now() < deadline, "Start Browser started nothing:\n{}", app.log());
+        assert!(
+            Instant::now() < deadline,
+            "Start Browser started nothing:\n{}",
+            app.log()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let pid = status(&app, home)["pid"].as_i64().unwrap() as i32;
 
     desktop.tray_pick(5);
-    assert_eq!(app.wait_exit(Duration::from_secs(20)), Some(0), "Quit exits cleanly:\n{}", app.log());
+    assert_eq!(
+        app.wait_exit(Duration::from_secs(20)),
+        Some(0),
+        "Quit exits cleanly:\n{}",
+        app.log()
+    );
     assert!(app.log().contains("backend stopped"), "{}", app.log());
-    let alive =
-        unsafe { libc::kill(pid, 0) } == 0 && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ");
+    let alive = unsafe { libc::kill(pid, 0) } == 0
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ");
     assert!(!alive, "Quit stopped the browser (pid {pid})");
 }
 
@@ -168,12 +238,22 @@ fn a_backlog_gets_three_notifications_and_one_summary() {
     }
     let desktop = Desktop::start();
     let notifications = Notifications::serve(&desktop);
-    let app = App::start(&desktop, &s.home, &s.state, serde_json::json!({"enabled": false}));
+    let app = App::start(
+        &desktop,
+        &s.home,
+        &s.state,
+        serde_json::json!({"enabled": false}),
+    );
 
     let (mut single, mut summary) = (Vec::new(), None);
-    while single.len() < 3 || !summary.as_ref().is_some_and(|(_, text): &(u32, String)| text.contains("2 more")) {
-        let shown =
-            notifications.next(Duration::from_secs(5)).unwrap_or_else(|| panic!("seen {single:?} and {summary:?}; app:\n{}", app.log()));
+    while single.len() < 3
+        || !summary
+            .as_ref()
+            .is_some_and(|(_, text): &(u32, String)| text.contains("2 more"))
+    {
+        let shown = notifications
+            .next(Duration::from_secs(5))
+            .unwrap_or_else(|| panic!("seen {single:?} and {summary:?}; app:\n{}", app.log()));
         if shown.summary.contains("more approval") {
             if let Some((id, _)) = &summary {
                 assert_eq!(*id, shown.id, "the summary is updated in place");
@@ -185,6 +265,10 @@ fn a_backlog_gets_three_notifications_and_one_summary() {
     }
     assert_eq!(single.len(), 3, "three runs get their own notification");
     while let Some(extra) = notifications.next(Duration::from_millis(500)) {
-        assert_eq!(Some(extra.id), summary.as_ref().map(|(id, _)| *id), "nothing but the summary again: {extra:?}");
+        assert_eq!(
+            Some(extra.id),
+            summary.as_ref().map(|(id, _)| *id),
+            "nothing but the summary again: {extra:?}"
+        );
     }
 }

@@ -30,7 +30,11 @@ fn write_settings(home: &Path, settings: Value) -> u16 {
 /// through WebKitWebDriver.
 fn open_window(desktop: &Desktop, s: &Scratch, window: &str) -> Session {
     let home = s.home.to_str().unwrap();
-    Session::start(desktop, &[("LOBSTER_STATE_DIR", &s.state)], &["--home", home, "app", "--open", window])
+    Session::start(
+        desktop,
+        &[("LOBSTER_STATE_DIR", &s.state)],
+        &["--home", home, "app", "--open", window],
+    )
 }
 
 fn assert_not_blank(session: &Session, window: &str) {
@@ -42,9 +46,15 @@ fn assert_not_blank(session: &Session, window: &str) {
         json!([]),
     );
     let shot = session.screenshot();
-    session.run("clearInterval(window.__repaint); document.body.style.opacity = ''; return null;", json!([]));
+    session.run(
+        "clearInterval(window.__repaint); document.body.style.opacity = ''; return null;",
+        json!([]),
+    );
     let colours = distinct_colours(&shot);
-    assert!(colours > 8, "the {window} window looks blank ({colours} colours)");
+    assert!(
+        colours > 8,
+        "the {window} window looks blank ({colours} colours)"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -58,9 +68,18 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
 
     let desktop = Desktop::start();
     let app = open_window(&desktop, &s, "approvals");
-    let card = app.wait_for("document.querySelector('.card.pending')?.textContent", json!(null), Duration::from_secs(10));
+    let card = app.wait_for(
+        "document.querySelector('.card.pending')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
     let card = card.as_str().unwrap();
-    assert!(card.contains("Send 2 mails?") && card.contains("2 items") && card.contains("\"to\": \"bob\""), "{card}");
+    assert!(
+        card.contains("Send 2 mails?")
+            && card.contains("2 items")
+            && card.contains("\"to\": \"bob\""),
+        "{card}"
+    );
     assert_not_blank(&app, "approvals");
 
     app.click(".card.pending button.primary");
@@ -71,15 +90,29 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
         Duration::from_secs(10),
     );
     let decided = decided.as_str().unwrap();
-    assert!(decided.contains("done: approve") && decided.contains("via app"), "{decided}");
-    assert!(app.run("return document.querySelector('.card.pending')", json!([])).is_null(), "nothing pending any more");
+    assert!(
+        decided.contains("done: approve") && decided.contains("via app"),
+        "{decided}"
+    );
+    assert!(
+        app.run("return document.querySelector('.card.pending')", json!([]))
+            .is_null(),
+        "nothing pending any more"
+    );
 
     let approvals = Approvals::open(state).await.unwrap();
     let run = approvals.list().await.unwrap().remove(0);
-    assert_eq!((run.decision.as_deref(), run.decided_via.as_deref()), (Some("approve"), Some("app")));
+    assert_eq!(
+        (run.decision.as_deref(), run.decided_via.as_deref()),
+        (Some("approve"), Some("app"))
+    );
     let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
     let resumed = s.resume(token, &["--approve", "no"]);
-    assert_eq!(envelope(&resumed)["output"][0], "done", "the agent gets the recorded outcome");
+    assert_eq!(
+        envelope(&resumed)["output"][0],
+        "done",
+        "the agent gets the recorded outcome"
+    );
     assert_eq!(s.sent(), "sent\n");
 }
 
@@ -91,11 +124,19 @@ fn the_settings_window_validates_next_to_the_field_and_saves() {
     write_settings(home, json!({"enabled": false}));
     let desktop = Desktop::start();
     let app = open_window(&desktop, &s, "settings");
-    app.wait_for("document.querySelector('#controlUrl').value", json!(null), Duration::from_secs(10));
+    app.wait_for(
+        "document.querySelector('#controlUrl').value",
+        json!(null),
+        Duration::from_secs(10),
+    );
     assert_not_blank(&app, "settings");
     let issue = |field: &str, kind: &str| {
-        let check = format!("document.querySelector('.issue[data-field={field}] .{kind}')?.textContent");
-        app.wait_for(&check, json!(null), Duration::from_secs(5)).as_str().unwrap().to_string()
+        let check =
+            format!("document.querySelector('.issue[data-field={field}] .{kind}')?.textContent");
+        app.wait_for(&check, json!(null), Duration::from_secs(5))
+            .as_str()
+            .unwrap()
+            .to_string()
     };
 
     app.fill("#executablePath", "bin/chromium");
@@ -106,14 +147,25 @@ fn the_settings_window_validates_next_to_the_field_and_saves() {
     app.fill("#controlUrl", "http://127.0.0.1:9222");
     app.click("button[type=submit]");
     assert!(issue("controlUrl", "error").contains("9222"));
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(home.join("settings.json")).unwrap()).unwrap();
-    assert_ne!(saved["controlUrl"], "http://127.0.0.1:9222", "refused values are not saved");
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join("settings.json")).unwrap())
+            .unwrap();
+    assert_ne!(
+        saved["controlUrl"], "http://127.0.0.1:9222",
+        "refused values are not saved"
+    );
 
     app.fill("#controlUrl", "http://10.1.2.3:18791");
     app.click("button[type=submit]");
     assert!(issue("controlUrl", "warning").contains("only connect"));
-    app.wait_for("document.querySelector('#status').textContent === 'Saved.'", json!(null), Duration::from_secs(5));
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(home.join("settings.json")).unwrap()).unwrap();
+    app.wait_for(
+        "document.querySelector('#status').textContent === 'Saved.'",
+        json!(null),
+        Duration::from_secs(5),
+    );
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join("settings.json")).unwrap())
+            .unwrap();
     assert_eq!(saved["controlUrl"], "http://10.1.2.3:18791");
 }
 
@@ -122,11 +174,18 @@ fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
     require();
     let s = Scratch::new();
     let home = &s.home;
-    let port = write_settings(home, json!({"enabled": true, "headless": true, "cdpPort": free_port()}));
+    let port = write_settings(
+        home,
+        json!({"enabled": true, "headless": true, "cdpPort": free_port()}),
+    );
     let pages = clawdis_e2e::control::fixture_server();
     let desktop = Desktop::start();
     let app = open_window(&desktop, &s, "tabs");
-    app.wait_for("document.querySelector('#tabs tr')", json!(null), Duration::from_secs(10));
+    app.wait_for(
+        "document.querySelector('#tabs tr')",
+        json!(null),
+        Duration::from_secs(10),
+    );
     let c = Client::for_home(port, home);
 
     let url = format!("http://127.0.0.1:{pages}/greeting.html");
@@ -134,25 +193,44 @@ fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
     let target = tab["targetId"].as_str().unwrap().to_string();
     // The window shows the page within 1 s (the tab may be the first,
     // blank one, navigated: wait for its URL, not just its row).
-    let row = format!("document.querySelector('tr[data-target=\"{target}\"]')?.textContent.includes(arg)");
+    let row = format!(
+        "document.querySelector('tr[data-target=\"{target}\"]')?.textContent.includes(arg)"
+    );
     app.wait_for(&row, json!(url), Duration::from_secs(1));
     assert_not_blank(&app, "tabs");
 
     // A second tab becomes the active one; Focus makes the first active again.
-    let second = c.ok("POST", "/tabs/open", Some(json!({"url": format!("http://127.0.0.1:{pages}/form.html"), "newTab": true})));
+    let second = c.ok(
+        "POST",
+        "/tabs/open",
+        Some(json!({"url": format!("http://127.0.0.1:{pages}/form.html"), "newTab": true})),
+    );
     let second = second["targetId"].as_str().unwrap().to_string();
     let active = |id: &str| format!("document.querySelector('tr[data-target=\"{id}\"] .badge')");
     app.wait_for(&active(&second), json!(null), Duration::from_secs(1));
     app.click(&format!("tr[data-target=\"{target}\"] button:first-child"));
     app.wait_for(&active(&target), json!(null), Duration::from_secs(1));
     let tabs = c.ok("GET", "/tabs", None);
-    let focused = tabs["tabs"].as_array().or(tabs.as_array()).unwrap().iter().find(|t| t["targetId"] == target.as_str()).cloned();
+    let focused = tabs["tabs"]
+        .as_array()
+        .or(tabs.as_array())
+        .unwrap()
+        .iter()
+        .find(|t| t["targetId"] == target.as_str())
+        .cloned();
     assert_eq!(focused.unwrap()["isActive"], true, "{tabs}");
 
     app.click(&format!("tr[data-target=\"{target}\"] button:last-child"));
-    app.wait_for(&format!("!document.querySelector('tr[data-target=\"{target}\"]')"), json!(null), Duration::from_secs(5));
+    app.wait_for(
+        &format!("!document.querySelector('tr[data-target=\"{target}\"]')"),
+        json!(null),
+        Duration::from_secs(5),
+    );
     let tabs = c.ok("GET", "/tabs", None);
-    assert!(!tabs.to_string().contains(&target), "closed in the browser too: {tabs}");
+    assert!(
+        !tabs.to_string().contains(&target),
+        "closed in the browser too: {tabs}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -170,15 +248,32 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
 
     let desktop = Desktop::start();
     let app = open_window(&desktop, &s, "approvals");
-    app.wait_for("document.querySelector('.card.pending form')", json!(null), Duration::from_secs(10));
-    let labels = app.run("return [...document.querySelectorAll('.card.pending label')].map(l => l.textContent)", json!([]));
+    app.wait_for(
+        "document.querySelector('.card.pending form')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let labels = app.run(
+        "return [...document.querySelectorAll('.card.pending label')].map(l => l.textContent)",
+        json!([]),
+    );
     assert_eq!(labels, json!(["name *", "copies", "urgent"]));
     app.fill(".card.pending input[name=name]", "ann");
     // Another run pausing re-renders the window: the half-filled form stays.
     let other = s.run("exec --json --shell 'echo [1]' | approve --prompt other");
     assert_eq!(other["status"], "needs_approval");
-    app.wait_for("document.querySelectorAll('.card.pending').length === 2", json!(null), Duration::from_secs(5));
-    assert_eq!(app.run("return document.querySelector('.card.pending input[name=name]').value", json!([])), "ann");
+    app.wait_for(
+        "document.querySelectorAll('.card.pending').length === 2",
+        json!(null),
+        Duration::from_secs(5),
+    );
+    assert_eq!(
+        app.run(
+            "return document.querySelector('.card.pending input[name=name]').value",
+            json!([])
+        ),
+        "ann"
+    );
     app.fill(".card.pending input[name=copies]", "3");
     app.click(".card.pending input[name=urgent]");
     app.click(".card.pending button[type=submit]");
@@ -188,12 +283,21 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
         json!("done: respond"),
         Duration::from_secs(10),
     );
-    assert!(decided.as_str().unwrap().contains("done: respond"), "{decided}");
-    assert_eq!(std::fs::read_to_string(work.join("log.txt")).unwrap(), "sending\n");
+    assert!(
+        decided.as_str().unwrap().contains("done: respond"),
+        "{decided}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("log.txt")).unwrap(),
+        "sending\n"
+    );
     let approvals = Approvals::open(state).await.unwrap();
     let runs = approvals.list().await.unwrap();
     let run = runs.iter().find(|a| a.gate == "input").unwrap();
-    assert_eq!((run.decision.as_deref(), run.decided_via.as_deref()), (Some("respond"), Some("app")));
+    assert_eq!(
+        (run.decision.as_deref(), run.decided_via.as_deref()),
+        (Some("respond"), Some("app"))
+    );
 }
 
 #[test]
@@ -201,18 +305,44 @@ fn turning_the_browser_off_in_settings_stops_it() {
     require();
     let s = Scratch::new();
     let home = &s.home;
-    let port = write_settings(home, json!({"enabled": true, "headless": true, "cdpPort": free_port()}));
+    let port = write_settings(
+        home,
+        json!({"enabled": true, "headless": true, "cdpPort": free_port()}),
+    );
     let desktop = Desktop::start();
     let app = open_window(&desktop, &s, "settings");
-    app.wait_for("document.querySelector('input[name=enabled]').checked", json!(null), Duration::from_secs(10));
+    app.wait_for(
+        "document.querySelector('input[name=enabled]').checked",
+        json!(null),
+        Duration::from_secs(10),
+    );
     let c = Client::for_home(port, home);
     assert_eq!(c.call("POST", "/start", Some(json!({}))).0, 200);
     assert_eq!(c.call("GET", "/", None).1["running"], true);
 
     app.click("input[name=enabled]");
     app.click("button[type=submit]");
-    app.wait_for("document.querySelector('#status').textContent === 'Saved.'", json!(null), Duration::from_secs(10));
-    assert_eq!(c.call("GET", "/", None).1["running"], false, "stopped when turned off");
-    let (status, body) = c.call("POST", "/tabs/open", Some(json!({"url": "http://127.0.0.1:9/"})));
-    assert!(status >= 400 && body["error"].as_str().unwrap().contains("Browser disabled in settings"), "{status} {body}");
+    app.wait_for(
+        "document.querySelector('#status').textContent === 'Saved.'",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        c.call("GET", "/", None).1["running"],
+        false,
+        "stopped when turned off"
+    );
+    let (status, body) = c.call(
+        "POST",
+        "/tabs/open",
+        Some(json!({"url": "http://127.0.0.1:9/"})),
+    );
+    assert!(
+        status >= 400
+            && body["error"]
+                .as_str()
+                .unwrap()
+                .contains("Browser disabled in settings"),
+        "{status} {body}"
+    );
 }

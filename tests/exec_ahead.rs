@@ -10,12 +10,18 @@ use clawdis_e2e::lobster;
 fn run(flow: &str, script: &str) -> Output {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("gen.sh"), script).unwrap();
-    lobster(&dir.path().join("state")).current_dir(dir.path()).arg(flow).output().unwrap()
+    lobster(&dir.path().join("state"))
+        .current_dir(dir.path())
+        .arg(flow)
+        .output()
+        .unwrap()
 }
 
 /// An awk program printing a JSON array of `n` objects without its `]`.
 fn open_array(n: u32) -> String {
-    format!(r#"awk 'BEGIN {{ printf "["; for (i = 0; i < {n}; i++) {{ if (i) printf ","; printf "{{\"i\":%d,\"s\":\"x%d\"}}", i, i }} }}'"#)
+    format!(
+        r#"awk 'BEGIN {{ printf "["; for (i = 0; i < {n}; i++) {{ if (i) printf ","; printf "{{\"i\":%d,\"s\":\"x%d\"}}", i, i }} }}'"#
+    )
 }
 
 #[test]
@@ -40,7 +46,11 @@ fn worked_ahead_output_matches_whole_output_parsing() {
         let ahead = run("exec --json sh gen.sh | head --n 1000000 | json", script);
         let shown = script.chars().take(60).collect::<String>();
         assert_eq!(ahead.status.code(), whole.status.code(), "{shown}");
-        assert_eq!(String::from_utf8_lossy(&ahead.stderr), String::from_utf8_lossy(&whole.stderr), "{shown}");
+        assert_eq!(
+            String::from_utf8_lossy(&ahead.stderr),
+            String::from_utf8_lossy(&whole.stderr),
+            "{shown}"
+        );
         assert!(ahead.stdout == whole.stdout, "{shown}: stdout differs");
     }
 }
@@ -48,12 +58,25 @@ fn worked_ahead_output_matches_whole_output_parsing() {
 #[test]
 fn stages_worked_ahead_give_their_usual_result() {
     let script = format!("{}; echo ']'", open_array(20_000));
-    let out = run("exec --json sh gen.sh | where i>=19990 | pick s,i | sort --key i --desc | head --n 3 | json", &script);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(
+        "exec --json sh gen.sh | where i>=19990 | pick s,i | sort --key i --desc | head --n 3 | json",
+        &script,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let items: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(items, serde_json::json!([{"s": "x19999", "i": 19999}, {"s": "x19998", "i": 19998}, {"s": "x19997", "i": 19997}]));
+    assert_eq!(
+        items,
+        serde_json::json!([{"s": "x19999", "i": 19999}, {"s": "x19998", "i": 19998}, {"s": "x19997", "i": 19997}])
+    );
     // A failure after the items a stage took still fails the run.
-    let out = run("exec --json sh gen.sh | head --n 1 | json", &format!("{}; echo '] x'", open_array(20_000)));
+    let out = run(
+        "exec --json sh gen.sh | head --n 1 | json",
+        &format!("{}; echo '] x'", open_array(20_000)),
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("exec --json could not parse stdout as JSON"),
@@ -87,8 +110,16 @@ fn properties_no_stage_sees_change_nothing() {
             let whole = run(flow, &format!("printf '%s\\302\\240' '{doc}'"));
             let shown = format!("{flow} over {doc}");
             assert_eq!(ahead.status.code(), whole.status.code(), "{shown}");
-            assert_eq!(String::from_utf8_lossy(&ahead.stderr), String::from_utf8_lossy(&whole.stderr), "{shown}");
-            assert_eq!(String::from_utf8_lossy(&ahead.stdout), String::from_utf8_lossy(&whole.stdout), "{shown}");
+            assert_eq!(
+                String::from_utf8_lossy(&ahead.stderr),
+                String::from_utf8_lossy(&whole.stderr),
+                "{shown}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&ahead.stdout),
+                String::from_utf8_lossy(&whole.stdout),
+                "{shown}"
+            );
         }
     }
 }
@@ -98,13 +129,30 @@ fn properties_no_stage_sees_change_nothing() {
 /// command's output, larger than a pipe holds included.
 #[test]
 fn builtin_output_is_worked_ahead_like_a_commands() {
-    let doc = format!("[{}]", (0..20_000).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
+    let doc = format!(
+        "[{}]",
+        (0..20_000)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
     assert!(doc.len() > 64 * 1024, "more than a pipe's buffer");
     let flow = |cmd: &str| format!("exec --json {cmd} | head --n 3 | json");
     let builtin = run(&flow(&format!("--shell \"printf '%s' '{doc}'\"")), "");
     let process = run(&flow("sh gen.sh"), &format!("printf '%s' '{doc}'"));
-    assert_eq!(builtin.status.code(), Some(0), "{}", String::from_utf8_lossy(&builtin.stderr));
-    assert_eq!(String::from_utf8_lossy(&builtin.stdout), String::from_utf8_lossy(&process.stdout));
-    let items = run(&format!("exec --json --shell \"printf '%s' '{doc}'\" | head --n 2 | json"), "");
+    assert_eq!(
+        builtin.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&builtin.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&builtin.stdout),
+        String::from_utf8_lossy(&process.stdout)
+    );
+    let items = run(
+        &format!("exec --json --shell \"printf '%s' '{doc}'\" | head --n 2 | json"),
+        "",
+    );
     assert_eq!(String::from_utf8_lossy(&items.stdout), "[\n  0,\n  1\n]\n");
 }

@@ -46,14 +46,17 @@ impl Case {
     }
 
     fn run_one(&self, fast: bool) -> (Option<i32>, serde_json::Value) {
-        let state = self.dir.path().join(if fast { "state-on" } else { "state-off" });
+        let state = self
+            .dir
+            .path()
+            .join(if fast { "state-on" } else { "state-off" });
         let mut cmd: Command = lobster(&state);
-        cmd.current_dir(self.home()).env("HOME", self.home()).env_remove("ENV").env_remove("BASH_ENV").env_remove("ZDOTDIR").args([
-            "run",
-            "--mode",
-            "tool",
-            "wf.lobster",
-        ]);
+        cmd.current_dir(self.home())
+            .env("HOME", self.home())
+            .env_remove("ENV")
+            .env_remove("BASH_ENV")
+            .env_remove("ZDOTDIR")
+            .args(["run", "--mode", "tool", "wf.lobster"]);
         if !fast {
             cmd.env("CLAWDIS_FAST_PATHS", "0");
         }
@@ -69,13 +72,18 @@ impl Case {
     /// Runs the workflow both ways and fails unless they agree; the result.
     fn run(&self, what: &str) -> serde_json::Value {
         let (on, off) = (self.run_one(true), self.run_one(false));
-        assert_eq!(on, off, "{what} on a {:?} system: fast paths on (left) and off (right) differ", self.system);
+        assert_eq!(
+            on, off,
+            "{what} on a {:?} system: fast paths on (left) and off (right) differ",
+            self.system
+        );
         on.1
     }
 
     /// Whether the "on" side remembered a login environment.
     fn remembered(&self) -> bool {
-        std::fs::read_to_string(self.dir.path().join("state-on/login-env.json")).is_ok_and(|t| t.contains("\"confirmed\":true"))
+        std::fs::read_to_string(self.dir.path().join("state-on/login-env.json"))
+            .is_ok_and(|t| t.contains("\"confirmed\":true"))
     }
 }
 
@@ -87,7 +95,14 @@ fn fixture(name: &str) -> String {
 fn tool(dir: &Path, name: &str) {
     std::fs::create_dir_all(dir).unwrap();
     let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\necho {name} from {}\n", dir.file_name().unwrap().to_string_lossy())).unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\necho {name} from {}\n",
+            dir.file_name().unwrap().to_string_lossy()
+        ),
+    )
+    .unwrap();
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }
 
@@ -101,16 +116,25 @@ fn stock_profiles_see_bin_directories_created_between_runs() {
             let case = Case::new(system, &fixture(profile), WHICH_TOOL);
             for _ in 0..3 {
                 let out = case.run(profile);
-                assert!(out["output"].to_string().contains("none"), "{profile}: {out}");
+                assert!(
+                    out["output"].to_string().contains("none"),
+                    "{profile}: {out}"
+                );
             }
             tool(&case.home().join(".local/bin"), "pipx-tool");
             let out = case.run(profile);
             if profile == "debian-skel.profile" {
-                assert!(out["output"].to_string().contains("pipx-tool from bin"), "{profile} finds ~/.local/bin now: {out}");
+                assert!(
+                    out["output"].to_string().contains("pipx-tool from bin"),
+                    "{profile} finds ~/.local/bin now: {out}"
+                );
             }
             tool(&case.home().join("bin"), "pipx-tool");
             case.run(profile);
-            assert!(!case.remembered(), "{profile} is not plain: nothing may be remembered");
+            assert!(
+                !case.remembered(),
+                "{profile} is not plain: nothing may be remembered"
+            );
         }
     }
 }
@@ -126,7 +150,10 @@ fn a_directory_created_by_an_earlier_step_is_seen_by_the_next() {
             case.run("warm-up");
             std::fs::remove_dir_all(case.home().join(".local")).unwrap();
         }
-        assert_eq!(case.run("install then use")["output"], serde_json::json!(["installed\n"]));
+        assert_eq!(
+            case.run("install then use")["output"],
+            serde_json::json!(["installed\n"])
+        );
     }
 }
 
@@ -154,12 +181,18 @@ fn profiles_that_read_the_clock_files_or_the_directory() {
             std::fs::write(case.home().join("n"), format!("{run}\n")).unwrap();
             let off = case.run_one(false);
             assert_eq!(on, off, "a profile reading a file on a {system:?} system");
-            assert_eq!(on.1["output"], serde_json::json!([format!("{run}\n{}\n", run + 1)]));
+            assert_eq!(
+                on.1["output"],
+                serde_json::json!([format!("{run}\n{}\n", run + 1)])
+            );
         }
         let case = Case::new(system, dir, moving);
         std::fs::create_dir_all(case.home().join("sub")).unwrap();
         for _ in 0..3 {
-            assert_eq!(case.run("directory")["output"], serde_json::json!(["~ ~\n~/sub ~/sub\n"]));
+            assert_eq!(
+                case.run("directory")["output"],
+                serde_json::json!(["~ ~\n~/sub ~/sub\n"])
+            );
         }
         assert!(!case.remembered());
     }
@@ -172,8 +205,15 @@ fn profiles_that_source_other_files() {
     for system in [System::Stock, System::Plain] {
         let case = Case::new(system, ". \"$HOME/.extra\"\n", flow);
         for value in ["one", "one", "one", "two", "three"] {
-            std::fs::write(case.home().join(".extra"), format!("export FROM_EXTRA={value}\n")).unwrap();
-            assert_eq!(case.run("sourcing")["output"], serde_json::json!([format!("{value}\n")]));
+            std::fs::write(
+                case.home().join(".extra"),
+                format!("export FROM_EXTRA={value}\n"),
+            )
+            .unwrap();
+            assert_eq!(
+                case.run("sourcing")["output"],
+                serde_json::json!([format!("{value}\n")])
+            );
         }
         assert!(!case.remembered());
     }
@@ -189,7 +229,11 @@ fn plain_profiles_are_replayed_only_on_a_plain_system() {
         for _ in 0..3 {
             assert_eq!(case.run("plain")["output"], serde_json::json!(["1 ~/x\n"]));
         }
-        assert_eq!(case.remembered(), matches!(system, System::Plain), "{system:?}");
+        assert_eq!(
+            case.remembered(),
+            matches!(system, System::Plain),
+            "{system:?}"
+        );
         std::fs::write(case.home().join(".profile"), "export A=2 B=y\n").unwrap();
         assert_eq!(case.run("edited")["output"], serde_json::json!(["2 y\n"]));
     }

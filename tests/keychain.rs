@@ -9,11 +9,15 @@ use clawdis_e2e::bin;
 /// Runs `script` in a fresh D-Bus session with an unlocked gnome-keyring;
 /// fails when those tools are missing (scripts/test installs them).
 fn in_keyring_session(scratch: &Path, script: &str) -> String {
-    clawdis_e2e::require_tools(&["dbus-run-session", "gnome-keyring-daemon"], "dbus and gnome-keyring");
+    clawdis_e2e::require_tools(
+        &["dbus-run-session", "gnome-keyring-daemon"],
+        "dbus and gnome-keyring",
+    );
     for dir in ["data", "runtime"] {
         std::fs::create_dir_all(scratch.join(dir)).unwrap();
     }
-    let setup = "echo -n ci-password | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1;";
+    let setup =
+        "echo -n ci-password | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1;";
     let out = Command::new("dbus-run-session")
         .args(["--", "sh", "-c", &format!("{setup} {script}")])
         .env("XDG_DATA_HOME", scratch.join("data"))
@@ -22,7 +26,11 @@ fn in_keyring_session(scratch: &Path, script: &str) -> String {
         .env_remove("CLAWDIS_KEYCHAIN")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -36,7 +44,10 @@ fn the_control_token_lives_in_the_keychain() {
     assert_eq!(lines.len(), 2, "{out}");
     assert_eq!(lines[0], lines[1], "one token across runs");
     assert_eq!(lines[0].len(), 64);
-    assert!(!home.join("secrets/control-token").exists(), "no file when a keychain is reachable");
+    assert!(
+        !home.join("secrets/control-token").exists(),
+        "no file when a keychain is reachable"
+    );
 
     // A token kept in a file (no keychain before) moves into the keychain.
     let other = scratch.path().join("other");
@@ -45,5 +56,8 @@ fn the_control_token_lives_in_the_keychain() {
     let clawdis = format!("{} --home {}", bin("clawdis").display(), other.display());
     let out = in_keyring_session(scratch.path(), &format!("{clawdis} token; {clawdis} token"));
     assert_eq!(out, "from-a-file\nfrom-a-file\n");
-    assert!(!other.join("secrets/control-token").exists(), "the file is gone once the keychain holds it");
+    assert!(
+        !other.join("secrets/control-token").exists(),
+        "the file is gone once the keychain holds it"
+    );
 }

@@ -5,10 +5,13 @@ use clawdis_e2e::{envelope, json_stub, lobster};
 
 #[test]
 fn calls_the_adapter_once_and_then_replays_the_cache() {
-    let (url, seen) = json_stub(r#"{"ok":true,"result":{"runId":"r1","model":"m","output":{"format":"json","data":{"score":7}}}}"#);
+    let (url, seen) = json_stub(
+        r#"{"ok":true,"result":{"runId":"r1","model":"m","output":{"format":"json","data":{"score":7}}}}"#,
+    );
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
-    let pipeline = r#"exec --json --shell "echo '[\"hello\"]'" | llm.invoke --prompt 'Score it' --model m"#;
+    let pipeline =
+        r#"exec --json --shell "echo '[\"hello\"]'" | llm.invoke --prompt 'Score it' --model m"#;
     let run = || {
         let out = lobster(&state)
             .current_dir(dir.path())
@@ -36,5 +39,9 @@ fn calls_the_adapter_once_and_then_replays_the_cache() {
     let second = run();
     assert_eq!(second["output"][0]["source"], "cache");
     assert_eq!(second["output"][0]["cacheKey"], item["cacheKey"]);
-    assert_eq!(seen.lock().unwrap().len(), 1, "the cached run makes no request");
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "the cached run makes no request"
+    );
 }

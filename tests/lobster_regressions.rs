@@ -9,14 +9,22 @@ use clawdis_e2e::lobster;
 /// Runs `lobster` with `args` in `dir` (state in `dir/state`): its exit code
 /// and envelope.
 fn call(dir: &Path, args: &[&str]) -> (Option<i32>, serde_json::Value) {
-    let out = lobster(&dir.join("state")).current_dir(dir).args(args).output().unwrap();
+    let out = lobster(&dir.join("state"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
     (out.status.code(), clawdis_e2e::envelope(&out))
 }
 
 fn human(flow: &str, data: &str) -> Output {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("d.json"), data).unwrap();
-    lobster(&dir.path().join("state")).current_dir(dir.path()).arg(flow).output().unwrap()
+    lobster(&dir.path().join("state"))
+        .current_dir(dir.path())
+        .arg(flow)
+        .output()
+        .unwrap()
 }
 
 /// `pick` sets every field it names, undefined when missing: `table` shows
@@ -25,7 +33,10 @@ fn human(flow: &str, data: &str) -> Output {
 fn picked_fields_are_table_columns_even_when_missing() {
     let data = r#"[{"b":1},{"a":2,"b":3}]"#;
     let out = human("exec --json cat d.json | pick a,b | table", data);
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "a    b  \n---  ---\n     1  \n2    3  \n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "a    b  \n---  ---\n     1  \n2    3  \n"
+    );
     let out = human("exec --json cat d.json | pick c | table", data);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "c  \n---\n   \n   \n");
     let out = human("exec --json cat d.json | pick a,b | json", data);
@@ -37,8 +48,15 @@ fn picked_fields_are_table_columns_even_when_missing() {
 /// with the value `=`.
 #[test]
 fn where_backtracks_to_a_shorter_operator() {
-    let out = human("exec --json cat d.json | where a>= | json", r#"[{"a":""},{"a":"x"},{"a":0}]"#);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = human(
+        "exec --json cat d.json | where a>= | json",
+        r#"[{"a":""},{"a":"x"},{"a":0}]"#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let items: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(items, serde_json::json!([{"a": "x"}]));
 }
@@ -51,14 +69,30 @@ fn unwrapped_missing_fields_are_undefined() {
     let data = r#"[{"a":1},{"b":2},{"a":null},{"c":3}]"#;
     let json = |flow: &str| -> serde_json::Value {
         let out = human(flow, data);
-        assert!(out.status.success(), "{flow}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{flow}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let unwrap = "exec --json cat d.json | map --unwrap a";
-    assert_eq!(json(&format!("{unwrap} | json")), serde_json::json!([1, null, null, null]));
-    assert_eq!(json(&format!("{unwrap} | dedupe | json")), serde_json::json!([1, null, null]));
-    assert_eq!(json(&format!("{unwrap} | template --text '[{{{{.}}}}]'")), serde_json::json!(["[1]", "[]", "[]", "[]"]));
-    assert_eq!(json(&format!("{unwrap} | exec --stdin jsonl cat")), serde_json::json!(["1", "null"]));
+    assert_eq!(
+        json(&format!("{unwrap} | json")),
+        serde_json::json!([1, null, null, null])
+    );
+    assert_eq!(
+        json(&format!("{unwrap} | dedupe | json")),
+        serde_json::json!([1, null, null])
+    );
+    assert_eq!(
+        json(&format!("{unwrap} | template --text '[{{{{.}}}}]'")),
+        serde_json::json!(["[1]", "[]", "[]", "[]"])
+    );
+    assert_eq!(
+        json(&format!("{unwrap} | exec --stdin jsonl cat")),
+        serde_json::json!(["1", "null"])
+    );
     assert_eq!(
         json(&format!("{unwrap} | map x=1 | json")),
         serde_json::json!([{"value": 1, "x": "1"}, {"x": "1"}, {"value": null, "x": "1"}, {"x": "1"}])
@@ -69,8 +103,14 @@ fn unwrapped_missing_fields_are_undefined() {
 /// so `table` shows its column.
 #[test]
 fn group_by_keeps_an_undefined_key_column() {
-    let out = human("exec --json cat d.json | groupBy --key nope | table", "[1,2]");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "key  items  count\n---  -----  -----\n     [1,2]  2    \n");
+    let out = human(
+        "exec --json cat d.json | groupBy --key nope | table",
+        "[1,2]",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "key  items  count\n---  -----  -----\n     [1,2]  2    \n"
+    );
 }
 
 /// Lobster keeps an approved pipeline's approval id after the run finishes
@@ -79,17 +119,38 @@ fn group_by_keeps_an_undefined_key_column() {
 #[test]
 fn an_approved_pipelines_id_outlives_its_run() {
     let dir = tempfile::tempdir().unwrap();
-    for (decision, second) in
-        [("yes", (Some(1), "runtime_error", "Pipeline resume state not found")), ("no", (Some(2), "parse_error", "not found or expired"))]
-    {
-        let (_, paused) = call(dir.path(), &["run", "--mode", "tool", "exec --json echo [1] | approve --prompt go"]);
-        let id = paused["requiresApproval"]["approvalId"].as_str().unwrap().to_string();
+    for (decision, second) in [
+        (
+            "yes",
+            (Some(1), "runtime_error", "Pipeline resume state not found"),
+        ),
+        ("no", (Some(2), "parse_error", "not found or expired")),
+    ] {
+        let (_, paused) = call(
+            dir.path(),
+            &[
+                "run",
+                "--mode",
+                "tool",
+                "exec --json echo [1] | approve --prompt go",
+            ],
+        );
+        let id = paused["requiresApproval"]["approvalId"]
+            .as_str()
+            .unwrap()
+            .to_string();
         let (code, first) = call(dir.path(), &["resume", "--id", &id, "--approve", decision]);
         assert_eq!(code, Some(0), "{first}");
         let (code, again) = call(dir.path(), &["resume", "--id", &id, "--approve", "yes"]);
         assert_eq!(code, second.0, "{again}");
         assert_eq!(again["error"]["type"], second.1);
-        assert!(again["error"]["message"].as_str().unwrap().contains(second.2), "{again}");
+        assert!(
+            again["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(second.2),
+            "{again}"
+        );
     }
 }
 
@@ -102,7 +163,11 @@ fn sort_of_mixed_keys_follows_v8_order() {
     let one = r#"10,"9",9,"10",1,"a",2,"1",null,"b",3,"2",20,"3",100,"x""#;
     let data = format!("[{one},{one},{one}]");
     let out = human("exec --json cat d.json | sort | json", &data);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let items: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let expected: serde_json::Value = serde_json::from_str(
         r#"[1,"1",1,"1",1,"1",2,10,"10",10,"10",2,10,"10",2,100,100,100,"2","2","2",3,20,20,"3",3,"3",3,"3","9",9,9,20,"9","9",9,"a","a","a","b","b","b","x","x","x",null,null,null]"#,
@@ -132,7 +197,10 @@ fn a_silent_failure_names_what_ran() {
     ] {
         let (code, envelope) = call(dir.path(), &["run", "--mode", "tool", flow]);
         assert_eq!(code, Some(1), "{flow}");
-        assert_eq!(envelope["error"]["type"], "runtime_error", "{flow}: {envelope}");
+        assert_eq!(
+            envelope["error"]["type"], "runtime_error",
+            "{flow}: {envelope}"
+        );
         assert_eq!(envelope["error"]["message"], message, "{flow}");
     }
 }
@@ -142,14 +210,70 @@ fn a_silent_failure_names_what_ran() {
 #[test]
 fn an_approval_id_wins_over_a_token() {
     let dir = tempfile::tempdir().unwrap();
-    let (_, paused) = call(dir.path(), &["run", "--mode", "tool", "exec --json echo [1] | approve --prompt go"]);
-    let id = paused["requiresApproval"]["approvalId"].as_str().unwrap().to_string();
-    let (code, resumed) = call(dir.path(), &["resume", "--id", &id, "--token", "garbage", "--approve", "yes"]);
-    assert_eq!((code, &resumed["status"], &resumed["output"]), (Some(0), &"ok".into(), &serde_json::json!([1])), "{resumed}");
-    let (code, failed) = call(dir.path(), &["resume", "--id", "abc", "--token", "garbage", "--approve", "yes"]);
-    assert_eq!((code, failed["error"]["message"].as_str()), (Some(2), Some("Approval ID \"abc\" not found or expired")), "{failed}");
-    let (code, failed) = call(dir.path(), &["resume", "--id", "", "--token", "garbage", "--approve", "yes"]);
-    assert_eq!((code, failed["error"]["message"].as_str()), (Some(2), Some("Invalid token")), "{failed}");
+    let (_, paused) = call(
+        dir.path(),
+        &[
+            "run",
+            "--mode",
+            "tool",
+            "exec --json echo [1] | approve --prompt go",
+        ],
+    );
+    let id = paused["requiresApproval"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, resumed) = call(
+        dir.path(),
+        &[
+            "resume",
+            "--id",
+            &id,
+            "--token",
+            "garbage",
+            "--approve",
+            "yes",
+        ],
+    );
+    assert_eq!(
+        (code, &resumed["status"], &resumed["output"]),
+        (Some(0), &"ok".into(), &serde_json::json!([1])),
+        "{resumed}"
+    );
+    let (code, failed) = call(
+        dir.path(),
+        &[
+            "resume",
+            "--id",
+            "abc",
+            "--token",
+            "garbage",
+            "--approve",
+            "yes",
+        ],
+    );
+    assert_eq!(
+        (code, failed["error"]["message"].as_str()),
+        (Some(2), Some("Approval ID \"abc\" not found or expired")),
+        "{failed}"
+    );
+    let (code, failed) = call(
+        dir.path(),
+        &[
+            "resume",
+            "--id",
+            "",
+            "--token",
+            "garbage",
+            "--approve",
+            "yes",
+        ],
+    );
+    assert_eq!(
+        (code, failed["error"]["message"].as_str()),
+        (Some(2), Some("Invalid token")),
+        "{failed}"
+    );
 }
 
 /// `exec --shell ''` names no command (issue #20: ours panicked on it), and
@@ -168,7 +292,10 @@ fn exec_without_a_command_or_a_startable_program() {
         let (code, envelope) = call(dir.path(), &["run", "--mode", "tool", flow]);
         assert_eq!(code, Some(1), "{flow}: {envelope}");
         assert_eq!(
-            (envelope["error"]["type"].as_str(), envelope["error"]["message"].as_str()),
+            (
+                envelope["error"]["type"].as_str(),
+                envelope["error"]["message"].as_str()
+            ),
             (Some("runtime_error"), Some(message)),
             "{flow}"
         );
@@ -182,11 +309,21 @@ fn malformed_json_output_is_reported_as_json_parse_reports_it() {
     let dir = tempfile::tempdir().unwrap();
     for (output, message) in [
         ("nope", "Unexpected token 'o', \"nope\" is not valid JSON"),
-        ("[1 2]", "Expected ',' or ']' after array element in JSON at position 3 (line 1 column 4)"),
+        (
+            "[1 2]",
+            "Expected ',' or ']' after array element in JSON at position 3 (line 1 column 4)",
+        ),
         ("[1,", "Unexpected end of JSON input"),
     ] {
         std::fs::write(dir.path().join("out.txt"), output).unwrap();
-        let (_, envelope) = call(dir.path(), &["run", "--mode", "tool", "exec --json --shell 'cat out.txt'"]);
-        assert_eq!(envelope["error"]["message"], format!("exec --json could not parse stdout as JSON: {message}"), "{output}");
+        let (_, envelope) = call(
+            dir.path(),
+            &["run", "--mode", "tool", "exec --json --shell 'cat out.txt'"],
+        );
+        assert_eq!(
+            envelope["error"]["message"],
+            format!("exec --json could not parse stdout as JSON: {message}"),
+            "{output}"
+        );
     }
 }

@@ -44,23 +44,37 @@ fn later_processes_see_the_profile_and_its_edits() {
     // Only plain profiles are remembered, so the machine's must be too.
     let pipeline = |call: usize| {
         let mut cmd = lobster(&state);
-        cmd.current_dir(dir.path()).env("HOME", dir.path()).env("CALL_ID", call.to_string()).args([
-            "run",
-            "--mode",
-            "tool",
-            "exec --shell 'echo \"$FROM_PROFILE $CALL_ID\"'",
-        ]);
+        cmd.current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env("CALL_ID", call.to_string())
+            .args([
+                "run",
+                "--mode",
+                "tool",
+                "exec --shell 'echo \"$FROM_PROFILE $CALL_ID\"'",
+            ]);
         envelope(&on_plain_system(&cmd).output().unwrap())["output"].clone()
     };
     std::fs::write(dir.path().join(".profile"), "export FROM_PROFILE=one\n").unwrap();
     for call in 0..4 {
         assert_eq!(pipeline(call), serde_json::json!([format!("one {call}")]));
     }
-    assert!(state.join("login-env.json").exists(), "the profile's effect is remembered");
+    assert!(
+        state.join("login-env.json").exists(),
+        "the profile's effect is remembered"
+    );
     std::fs::write(dir.path().join(".profile"), "export FROM_PROFILE=two\n").unwrap();
     assert_eq!(pipeline(4), serde_json::json!(["two 4"]));
-    std::fs::write(dir.path().join(".profile"), "echo hi\nexport FROM_PROFILE=three\n").unwrap();
+    std::fs::write(
+        dir.path().join(".profile"),
+        "echo hi\nexport FROM_PROFILE=three\n",
+    )
+    .unwrap();
     for call in 5..8 {
-        assert_eq!(pipeline(call), serde_json::json!(["hi", format!("three {call}")]), "a chatty profile keeps its login shell");
+        assert_eq!(
+            pipeline(call),
+            serde_json::json!(["hi", format!("three {call}")]),
+            "a chatty profile keeps its login shell"
+        );
     }
 }

@@ -15,11 +15,20 @@ use clawdis_e2e::plain_system::on_plain_system;
 /// `LOBSTER_SHELL` to use, if any.
 fn run(dir: &Path, line: &str, shell: Option<&Path>) -> Output {
     // A block scalar is written as is; anything else as a JSON string.
-    let yaml = if line.starts_with('|') { line.to_string() } else { serde_json::to_string(line).unwrap() };
-    let flow = format!("steps:\n  - id: warm\n    run: ':'\n  - id: t\n    run: {yaml}\n    stdin: \"some input\\n\"\n");
+    let yaml = if line.starts_with('|') {
+        line.to_string()
+    } else {
+        serde_json::to_string(line).unwrap()
+    };
+    let flow = format!(
+        "steps:\n  - id: warm\n    run: ':'\n  - id: t\n    run: {yaml}\n    stdin: \"some input\\n\"\n"
+    );
     std::fs::write(dir.join("wf.lobster"), flow).unwrap();
     let mut cmd = lobster(&dir.join("state"));
-    cmd.current_dir(dir).env("PWD", "/").env("ODD-NAME", "x").args(["run", "--mode", "tool", "wf.lobster"]);
+    cmd.current_dir(dir)
+        .env("PWD", "/")
+        .env("ODD-NAME", "x")
+        .args(["run", "--mode", "tool", "wf.lobster"]);
     if let Some(shell) = shell {
         cmd.env("LOBSTER_SHELL", shell);
     }
@@ -38,16 +47,50 @@ fn script(dir: &Path, name: &str, body: &str, mode: u32) {
 /// another name: as `LOBSTER_SHELL` it runs every line through the shell.
 fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
     let dash = std::fs::canonicalize("/bin/sh").unwrap();
-    assert!(dash.ends_with("dash"), "these cases compare with dash, Debian's /bin/sh; here it is {}", dash.display());
+    assert!(
+        dash.ends_with("dash"),
+        "these cases compare with dash, Debian's /bin/sh; here it is {}",
+        dash.display()
+    );
     let dir = tempfile::tempdir().unwrap();
     let shell = dir.path().join("plain-sh");
     std::fs::copy(&dash, &shell).unwrap();
-    script(dir.path(), "parent.sh", "#!/bin/sh\ncat /proc/$PPID/comm\n", 0o755);
-    script(dir.path(), "die.sh", "#!/bin/sh\necho before\necho oops >&2\nkill -$1 $$\n", 0o755);
-    script(dir.path(), "env.sh", "#!/bin/sh\necho \"pwd=$PWD odd=$(env | grep -c ODD-NAME) home=${HOME:+set}\"\n", 0o755);
-    script(dir.path(), "args.sh", "#!/bin/sh\nfor a; do printf '<%s>' \"$a\"; done\n", 0o755);
-    script(dir.path(), "no-shebang.sh", "echo from a script without a shebang\n", 0o755);
-    script(dir.path(), "not-executable.sh", "#!/bin/sh\necho never\n", 0o644);
+    script(
+        dir.path(),
+        "parent.sh",
+        "#!/bin/sh\ncat /proc/$PPID/comm\n",
+        0o755,
+    );
+    script(
+        dir.path(),
+        "die.sh",
+        "#!/bin/sh\necho before\necho oops >&2\nkill -$1 $$\n",
+        0o755,
+    );
+    script(
+        dir.path(),
+        "env.sh",
+        "#!/bin/sh\necho \"pwd=$PWD odd=$(env | grep -c ODD-NAME) home=${HOME:+set}\"\n",
+        0o755,
+    );
+    script(
+        dir.path(),
+        "args.sh",
+        "#!/bin/sh\nfor a; do printf '<%s>' \"$a\"; done\n",
+        0o755,
+    );
+    script(
+        dir.path(),
+        "no-shebang.sh",
+        "echo from a script without a shebang\n",
+        0o755,
+    );
+    script(
+        dir.path(),
+        "not-executable.sh",
+        "#!/bin/sh\necho never\n",
+        0o644,
+    );
     (dir, shell)
 }
 
@@ -56,14 +99,20 @@ fn plain_commands_run_without_the_shell() {
     let (dir, _) = setup();
     let out = run(dir.path(), "./parent.sh", None);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("\"lobster\\n\""), "the command's parent is lobster itself: {text}");
+    assert!(
+        text.contains("\"lobster\\n\""),
+        "the command's parent is lobster itself: {text}"
+    );
 }
 
 #[test]
 fn plain_commands_give_what_the_shell_gives() {
     let (dir, shell) = setup();
     let through_shell = run(dir.path(), "./parent.sh", Some(&shell));
-    assert!(String::from_utf8_lossy(&through_shell.stdout).contains("\"plain-sh\\n\""), "the copy runs lines through the shell");
+    assert!(
+        String::from_utf8_lossy(&through_shell.stdout).contains("\"plain-sh\\n\""),
+        "the copy runs lines through the shell"
+    );
     for line in [
         "cat",
         "cat -n",
@@ -102,9 +151,19 @@ fn plain_commands_give_what_the_shell_gives() {
         let direct = run(dir.path(), line, None);
         let shelled = run(dir.path(), line, Some(&shell));
         // The shell names itself in its messages: `/bin/sh: 1: …`.
-        let as_bin_sh = |bytes: &[u8]| String::from_utf8_lossy(bytes).replace(&*shell.to_string_lossy(), "/bin/sh");
+        let as_bin_sh = |bytes: &[u8]| {
+            String::from_utf8_lossy(bytes).replace(&*shell.to_string_lossy(), "/bin/sh")
+        };
         assert_eq!(direct.status.code(), shelled.status.code(), "{line}");
-        assert_eq!(String::from_utf8_lossy(&direct.stdout), as_bin_sh(&shelled.stdout), "{line}");
-        assert_eq!(String::from_utf8_lossy(&direct.stderr), as_bin_sh(&shelled.stderr), "{line}");
+        assert_eq!(
+            String::from_utf8_lossy(&direct.stdout),
+            as_bin_sh(&shelled.stdout),
+            "{line}"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&direct.stderr),
+            as_bin_sh(&shelled.stderr),
+            "{line}"
+        );
     }
 }

@@ -18,7 +18,10 @@ fn pause(state: &std::path::Path, work: &std::path::Path) -> String {
         .unwrap();
     let env = envelope(&out);
     assert_eq!(env["status"], "needs_approval", "{env}");
-    env["requiresApproval"]["resumeToken"].as_str().unwrap().to_string()
+    env["requiresApproval"]["resumeToken"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 #[test]
@@ -38,17 +41,27 @@ fn concurrent_resumes_run_the_rest_once() {
                     .unwrap()
             })
             .collect();
-        let outs: Vec<_> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+        let outs: Vec<_> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap())
+            .collect();
         let winners = outs.iter().filter(|o| o.status.success()).count();
         assert_eq!(winners, 1, "round {round}: exactly one resume succeeds");
         for o in outs.iter().filter(|o| !o.status.success()) {
             let env = envelope(o);
             assert_eq!(env["ok"], false);
             let msg = env["error"]["message"].as_str().unwrap();
-            assert!(msg.starts_with("Pipeline resume state not found"), "clear loser error: {msg}");
+            assert!(
+                msg.starts_with("Pipeline resume state not found"),
+                "clear loser error: {msg}"
+            );
         }
         let ran = std::fs::read_to_string(work.join("ran.txt")).unwrap();
-        assert_eq!(ran.lines().count(), round + 1, "the resumed stage ran exactly once per token");
+        assert_eq!(
+            ran.lines().count(),
+            round + 1,
+            "the resumed stage ran exactly once per token"
+        );
     }
 }
 
@@ -58,12 +71,26 @@ fn reused_token_is_refused_and_rejection_cancels() {
     let (state, work) = (dir.path().join("state"), dir.path().join("work"));
     std::fs::create_dir_all(&work).unwrap();
     let token = pause(&state, &work);
-    let no = lobster(&state).current_dir(&work).args(["resume", "--token", &token, "--approve", "no"]).output().unwrap();
+    let no = lobster(&state)
+        .current_dir(&work)
+        .args(["resume", "--token", &token, "--approve", "no"])
+        .output()
+        .unwrap();
     assert_eq!(envelope(&no)["status"], "cancelled");
-    let again = lobster(&state).current_dir(&work).args(["resume", "--token", &token, "--approve", "yes"]).output().unwrap();
+    let again = lobster(&state)
+        .current_dir(&work)
+        .args(["resume", "--token", &token, "--approve", "yes"])
+        .output()
+        .unwrap();
     assert_eq!(again.status.code(), Some(1));
-    assert_eq!(envelope(&again)["error"]["message"], "Pipeline resume state not found");
-    assert!(!work.join("ran.txt").exists(), "a rejected run never executes its remaining stages");
+    assert_eq!(
+        envelope(&again)["error"]["message"],
+        "Pipeline resume state not found"
+    );
+    assert!(
+        !work.join("ran.txt").exists(),
+        "a rejected run never executes its remaining stages"
+    );
 }
 
 /// The workflow file is read while the claim is being recorded: a file gone
@@ -75,18 +102,47 @@ fn a_workflow_file_gone_since_the_pause_fails_the_resume_once() {
     let (state, work) = (dir.path().join("state"), dir.path().join("work"));
     std::fs::create_dir_all(&work).unwrap();
     let flow = work.join("flow.lobster");
-    std::fs::write(&flow, "steps:\n  - id: gate\n    approval: go?\n  - id: after\n    run: echo ran >> ran.txt\n").unwrap();
-    let out = lobster(&state).current_dir(&work).args(["run", "--mode", "tool", "flow.lobster"]).output().unwrap();
+    std::fs::write(
+        &flow,
+        "steps:\n  - id: gate\n    approval: go?\n  - id: after\n    run: echo ran >> ran.txt\n",
+    )
+    .unwrap();
+    let out = lobster(&state)
+        .current_dir(&work)
+        .args(["run", "--mode", "tool", "flow.lobster"])
+        .output()
+        .unwrap();
     let env = envelope(&out);
     assert_eq!(env["status"], "needs_approval", "{env}");
-    let token = env["requiresApproval"]["resumeToken"].as_str().unwrap().to_string();
+    let token = env["requiresApproval"]["resumeToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
     std::fs::remove_file(&flow).unwrap();
 
-    let failed = lobster(&state).current_dir(&work).args(["resume", "--token", &token, "--approve", "yes"]).output().unwrap();
+    let failed = lobster(&state)
+        .current_dir(&work)
+        .args(["resume", "--token", &token, "--approve", "yes"])
+        .output()
+        .unwrap();
     assert_eq!(failed.status.code(), Some(1));
-    let msg = envelope(&failed)["error"]["message"].as_str().unwrap().to_string();
-    assert!(msg.starts_with("ENOENT: no such file or directory, open '") && msg.contains("flow.lobster"), "{msg}");
-    let again = lobster(&state).current_dir(&work).args(["resume", "--token", &token, "--approve", "yes"]).output().unwrap();
-    assert_eq!(envelope(&again)["error"]["message"], "Workflow resume state not found");
+    let msg = envelope(&failed)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        msg.starts_with("ENOENT: no such file or directory, open '")
+            && msg.contains("flow.lobster"),
+        "{msg}"
+    );
+    let again = lobster(&state)
+        .current_dir(&work)
+        .args(["resume", "--token", &token, "--approve", "yes"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        envelope(&again)["error"]["message"],
+        "Workflow resume state not found"
+    );
     assert!(!work.join("ran.txt").exists(), "no step ran");
 }

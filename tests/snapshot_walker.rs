@@ -7,7 +7,10 @@ use serde_json::{Value, json};
 
 fn snapshot(c: &Client) -> (String, Value) {
     let snap = c.ok("GET", "/snapshot", None);
-    (snap["snapshot"].as_str().unwrap().to_string(), snap["refs"].clone())
+    (
+        snap["snapshot"].as_str().unwrap().to_string(),
+        snap["refs"].clone(),
+    )
 }
 
 #[test]
@@ -16,7 +19,11 @@ fn page_semantics_become_roles_names_and_states() {
     let home = tempfile::tempdir().unwrap();
     let server = start_server(home.path());
     let c = Client::new(&server);
-    c.ok("POST", "/tabs/open", Some(json!({ "url": format!("http://127.0.0.1:{pages}/semantics.html") })));
+    c.ok(
+        "POST",
+        "/tabs/open",
+        Some(json!({ "url": format!("http://127.0.0.1:{pages}/semantics.html") })),
+    );
     let (text, refs) = snapshot(&c);
     let has = |line: &str| text.lines().any(|l| l.trim_start().starts_with(line));
     for line in [
@@ -42,31 +49,73 @@ fn page_semantics_become_roles_names_and_states() {
     ] {
         assert!(has(line), "missing {line:?} in\n{text}");
     }
-    assert!(text.contains("]: first draft"), "a textarea shows its value\n{text}");
-    assert!(!text.contains("text: Add") && !text.contains("text: to basket"), "text already in a name is not repeated\n{text}");
-    for absent in ["hunter2", "s3cr3t", "Gone", "Hidden from readers", "Invisible", "Folded link", "\u{2605}", "Drawn"] {
+    assert!(
+        text.contains("]: first draft"),
+        "a textarea shows its value\n{text}"
+    );
+    assert!(
+        !text.contains("text: Add") && !text.contains("text: to basket"),
+        "text already in a name is not repeated\n{text}"
+    );
+    for absent in [
+        "hunter2",
+        "s3cr3t",
+        "Gone",
+        "Hidden from readers",
+        "Invisible",
+        "Folded link",
+        "\u{2605}",
+        "Drawn",
+    ] {
         assert!(!text.contains(absent), "{absent:?} must not be in\n{text}");
     }
-    assert!(text.contains("[ref=e") && text.contains("]: •••••••"), "a password is masked\n{text}");
+    assert!(
+        text.contains("[ref=e") && text.contains("]: •••••••"),
+        "a password is masked\n{text}"
+    );
 
     // A ref into a shadow root acts; the same element keeps its ref.
     let shadow = ref_named(&refs, "button", "Shadow action");
-    c.ok("POST", "/act", Some(json!({ "kind": "click", "ref": shadow })));
-    assert_eq!(c.ok("POST", "/eval", Some(json!({ "js": "document.title" })))["result"], "Shadow clicked");
+    c.ok(
+        "POST",
+        "/act",
+        Some(json!({ "kind": "click", "ref": shadow })),
+    );
+    assert_eq!(
+        c.ok("POST", "/eval", Some(json!({ "js": "document.title" })))["result"],
+        "Shadow clicked"
+    );
     let (_, again) = snapshot(&c);
     assert_eq!(ref_named(&again, "button", "Shadow action"), shadow);
 
     // An element removed since the snapshot: a clear 4xx asking for a re-snapshot.
     let locked = ref_named(&again, "button", "Bold");
-    c.ok("POST", "/eval", Some(json!({ "js": "document.querySelector('[role=button]').remove()" })));
-    let (status, err) = c.call("POST", "/act", Some(json!({ "kind": "click", "ref": locked })));
-    assert!((400..500).contains(&status) && err["error"].as_str().unwrap().contains("e-snapshot"), "{status} {err}");
+    c.ok(
+        "POST",
+        "/eval",
+        Some(json!({ "js": "document.querySelector('[role=button]').remove()" })),
+    );
+    let (status, err) = c.call(
+        "POST",
+        "/act",
+        Some(json!({ "kind": "click", "ref": locked })),
+    );
+    assert!(
+        (400..500).contains(&status) && err["error"].as_str().unwrap().contains("e-snapshot"),
+        "{status} {err}"
+    );
 
     // A bad or unmatched selector scope.
     assert_eq!(c.call("GET", "/snapshot?selector=%5B%5B", None).0, 400);
     assert_eq!(c.call("GET", "/snapshot?selector=%23nope", None).0, 404);
-    let scoped = c.ok("GET", "/snapshot?selector=select", None)["snapshot"].as_str().unwrap().to_string();
-    assert!(scoped.starts_with("- combobox \"Size\"") && !scoped.contains("Account"), "{scoped}");
+    let scoped = c.ok("GET", "/snapshot?selector=select", None)["snapshot"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        scoped.starts_with("- combobox \"Size\"") && !scoped.contains("Account"),
+        "{scoped}"
+    );
 }
 
 #[test]
@@ -76,13 +125,24 @@ fn other_origin_frames_are_walked_in_their_own_world() {
     let home = tempfile::tempdir().unwrap();
     let server = start_server(home.path());
     let c = Client::new(&server);
-    c.ok("POST", "/tabs/open", Some(json!({ "url": format!("http://127.0.0.1:{host}/cross-frame.html?port={other}") })));
+    c.ok(
+        "POST",
+        "/tabs/open",
+        Some(json!({ "url": format!("http://127.0.0.1:{host}/cross-frame.html?port={other}") })),
+    );
     // The frame is added by a script: wait for it to load.
     c.ok("POST", "/act", Some(json!({ "kind": "wait", "fn": "() => document.body.dataset.loaded === 'yes'", "timeoutMs": 10000 })));
     let (text, refs) = snapshot(&c);
     assert!(text.contains("- heading \"Host\""), "{text}");
     let inner = ref_named(&refs, "button", "Inner button");
-    c.ok("POST", "/act", Some(json!({ "kind": "click", "ref": inner })));
+    c.ok(
+        "POST",
+        "/act",
+        Some(json!({ "kind": "click", "ref": inner })),
+    );
     let (after, _) = snapshot(&c);
-    assert!(after.contains("text: inner clicked"), "the click reached the frame\n{after}");
+    assert!(
+        after.contains("text: inner clicked"),
+        "the click reached the frame\n{after}"
+    );
 }

@@ -27,13 +27,23 @@ impl Backend {
     /// Starts the control API (and so the browser, on the first call that
     /// needs it) with the settings in `<home>/settings.json`.
     pub fn start(home: PathBuf) -> anyhow::Result<Backend> {
-        let clawdis_cli::Backend { addr, state, state_dir } = clawdis_cli::backend(home.clone(), ServeArgs::default())?;
+        let clawdis_cli::Backend {
+            addr,
+            state,
+            state_dir,
+        } = clawdis_cli::backend(home.clone(), ServeArgs::default())?;
         let listener = match tauri::async_runtime::block_on(tokio::net::TcpListener::bind(addr)) {
             Ok(listener) => listener,
             Err(e) => {
                 let api_error = format!("control API off: {addr} {e}");
                 tracing::error!("{api_error}");
-                return Ok(Backend { home, state_dir, state, api_error: Some(api_error), running: Mutex::new(None) });
+                return Ok(Backend {
+                    home,
+                    state_dir,
+                    state,
+                    api_error: Some(api_error),
+                    running: Mutex::new(None),
+                });
             }
         };
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
@@ -46,7 +56,13 @@ impl Backend {
                 tracing::error!(%addr, error = %e, "the control API stopped");
             }
         });
-        Ok(Backend { home, state_dir, state, api_error: None, running: Mutex::new(Some((stop_tx, task))) })
+        Ok(Backend {
+            home,
+            state_dir,
+            state,
+            api_error: None,
+            running: Mutex::new(Some((stop_tx, task))),
+        })
     }
 
     /// Stops the control API and the browser, waiting for both; once only.
@@ -71,7 +87,8 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = taken.local_addr().unwrap().port();
-        let settings = serde_json::json!({"controlUrl": format!("http://127.0.0.1:{port}"), "enabled": false});
+        let settings =
+            serde_json::json!({"controlUrl": format!("http://127.0.0.1:{port}"), "enabled": false});
         std::fs::write(home.path().join("settings.json"), settings.to_string()).unwrap();
         let backend = Backend::start(home.path().to_path_buf()).unwrap();
         let error = backend.api_error.clone().expect("the port is taken");

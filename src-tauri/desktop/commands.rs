@@ -43,10 +43,15 @@ async fn approvals_decide<R: Runtime>(
         ("respond", Some(response)) => Choice::Respond(response),
         ("respond", None) => return Err("respond needs a response".into()),
         (other, _) => {
-            return Err(format!("unknown choice {other:?}: approve, deny, cancel or respond"));
+            return Err(format!(
+                "unknown choice {other:?}: approve, deny, cancel or respond"
+            ));
         }
     };
-    let result = approvals.decide(&id, choice, decider("app")).await.map_err(|e| e.to_string());
+    let result = approvals
+        .decide(&id, choice, decider("app"))
+        .await
+        .map_err(|e| e.to_string());
     tray::refresh(&app, approvals.pending_count());
     result
 }
@@ -65,7 +70,11 @@ struct SettingsView {
 fn settings_get(backend: State<'_, Backend>) -> Result<SettingsView, String> {
     let settings = Settings::load(&backend.home).map_err(|e| e.to_string())?;
     let issues = settings.validate();
-    Ok(SettingsView { settings, issues, saved: false })
+    Ok(SettingsView {
+        settings,
+        issues,
+        saved: false,
+    })
 }
 
 /// A settings form as the window sends it.
@@ -98,32 +107,68 @@ async fn settings_save<R: Runtime>(
     settings.accent_color = form.accent_color.trim().to_string();
     settings.headless = form.headless;
     settings.attach_only = form.attach_only;
-    settings.executable_path = form.executable_path.map(|p| p.trim().to_string()).filter(|p| !p.is_empty());
+    settings.executable_path = form
+        .executable_path
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty());
     settings.evaluate_enabled = form.evaluate_enabled;
     let issues = settings.validate();
     if issues.iter().any(|i| !i.warning) {
-        return Ok(SettingsView { settings, issues, saved: false });
+        return Ok(SettingsView {
+            settings,
+            issues,
+            saved: false,
+        });
     }
     settings.save(&backend.home).map_err(|e| e.to_string())?;
-    backend.state.manager.apply_settings(settings.clone()).await.map_err(|e| e.to_string())?;
+    backend
+        .state
+        .manager
+        .apply_settings(settings.clone())
+        .await
+        .map_err(|e| e.to_string())?;
     tray::refresh(&app, approvals.pending_count());
-    Ok(SettingsView { settings, issues, saved: true })
+    Ok(SettingsView {
+        settings,
+        issues,
+        saved: true,
+    })
 }
 
 /// The clawd browser's tabs (empty while it is stopped).
 #[tauri::command]
-async fn tabs_list(backend: State<'_, Backend>) -> Result<Vec<clawdis_browser::manager::Tab>, String> {
-    Ok(backend.state.manager.tabs().await.map_err(|e| e.to_string())?.unwrap_or_default())
+async fn tabs_list(
+    backend: State<'_, Backend>,
+) -> Result<Vec<clawdis_browser::manager::Tab>, String> {
+    Ok(backend
+        .state
+        .manager
+        .tabs()
+        .await
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default())
 }
 
 #[tauri::command]
 async fn tab_focus(backend: State<'_, Backend>, target_id: String) -> Result<(), String> {
-    backend.state.manager.focus(&target_id).await.map(|_| ()).map_err(|e| e.to_string())
+    backend
+        .state
+        .manager
+        .focus(&target_id)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 #[tauri::command]
 async fn tab_close(backend: State<'_, Backend>, target_id: String) -> Result<(), String> {
-    backend.state.manager.close(&target_id, true).await.map(|_| ()).map_err(|e| e.to_string())
+    backend
+        .state
+        .manager
+        .close(&target_id, true)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -134,7 +179,9 @@ mod tests {
     use serde_json::{Value, json};
     use tauri::Manager;
     use tauri::ipc::{CallbackFn, InvokeBody};
-    use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets};
+    use tauri::test::{
+        INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets,
+    };
     use tauri::webview::{InvokeRequest, WebviewWindow, WebviewWindowBuilder};
 
     use super::super::Backend;
@@ -142,14 +189,27 @@ mod tests {
     /// The app's commands on the mock runtime, over a fresh home whose
     /// control API listens on a free loopback port.
     fn app(home: &std::path::Path) -> (tauri::App<MockRuntime>, WebviewWindow<MockRuntime>) {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        std::fs::write(home.join("settings.json"), json!({"controlUrl": format!("http://127.0.0.1:{port}")}).to_string()).unwrap();
-        let app = super::register(mock_builder()).build(mock_context(noop_assets())).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        std::fs::write(
+            home.join("settings.json"),
+            json!({"controlUrl": format!("http://127.0.0.1:{port}")}).to_string(),
+        )
+        .unwrap();
+        let app = super::register(mock_builder())
+            .build(mock_context(noop_assets()))
+            .unwrap();
         let backend = Backend::start(home.to_path_buf()).unwrap();
-        let approvals: Arc<Approvals> = tauri::async_runtime::block_on(Approvals::open(home)).unwrap();
+        let approvals: Arc<Approvals> =
+            tauri::async_runtime::block_on(Approvals::open(home)).unwrap();
         app.manage(backend);
         app.manage(approvals);
-        let window = WebviewWindowBuilder::new(&app, "settings", Default::default()).build().unwrap();
+        let window = WebviewWindowBuilder::new(&app, "settings", Default::default())
+            .build()
+            .unwrap();
         (app, window)
     }
 
@@ -175,12 +235,19 @@ mod tests {
             "accentColor": "#FF4500", "headless": true, "attachOnly": false,
             "executablePath": null, "evaluateEnabled": true,
         });
-        form.as_object_mut().unwrap().extend(overrides.as_object().unwrap().clone());
+        form.as_object_mut()
+            .unwrap()
+            .extend(overrides.as_object().unwrap().clone());
         json!({ "form": form })
     }
 
     fn issue<'a>(view: &'a Value, field: &str) -> &'a Value {
-        view["issues"].as_array().unwrap().iter().find(|i| i["field"] == field).unwrap_or(&Value::Null)
+        view["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["field"] == field)
+            .unwrap_or(&Value::Null)
     }
 
     #[test]
@@ -189,32 +256,93 @@ mod tests {
         let (app, window) = app(home.path());
         let before = std::fs::read_to_string(home.path().join("settings.json")).unwrap();
 
-        let relative = invoke(&window, "settings_save", form(json!({"executablePath": "bin/chromium"}))).unwrap();
+        let relative = invoke(
+            &window,
+            "settings_save",
+            form(json!({"executablePath": "bin/chromium"})),
+        )
+        .unwrap();
         assert_eq!(relative["saved"], false);
         assert_eq!(issue(&relative, "executablePath")["warning"], false);
-        assert!(issue(&relative, "executablePath")["message"].as_str().unwrap().contains("absolute"));
+        assert!(
+            issue(&relative, "executablePath")["message"]
+                .as_str()
+                .unwrap()
+                .contains("absolute")
+        );
 
-        let reserved = invoke(&window, "settings_save", form(json!({"controlUrl": "http://127.0.0.1:9222"}))).unwrap();
+        let reserved = invoke(
+            &window,
+            "settings_save",
+            form(json!({"controlUrl": "http://127.0.0.1:9222"})),
+        )
+        .unwrap();
         assert_eq!(reserved["saved"], false);
-        assert!(issue(&reserved, "controlUrl")["message"].as_str().unwrap().contains("9222"));
-        let reserved_cdp = invoke(&window, "settings_save", form(json!({"cdpPort": 9222}))).unwrap();
-        assert!(issue(&reserved_cdp, "cdpPort")["message"].as_str().unwrap().contains("9222"));
-        assert_eq!(std::fs::read_to_string(home.path().join("settings.json")).unwrap(), before, "refused forms are not saved");
+        assert!(
+            issue(&reserved, "controlUrl")["message"]
+                .as_str()
+                .unwrap()
+                .contains("9222")
+        );
+        let reserved_cdp =
+            invoke(&window, "settings_save", form(json!({"cdpPort": 9222}))).unwrap();
+        assert!(
+            issue(&reserved_cdp, "cdpPort")["message"]
+                .as_str()
+                .unwrap()
+                .contains("9222")
+        );
+        assert_eq!(
+            std::fs::read_to_string(home.path().join("settings.json")).unwrap(),
+            before,
+            "refused forms are not saved"
+        );
 
-        let remote = invoke(&window, "settings_save", form(json!({"controlUrl": "http://10.1.2.3:18791"}))).unwrap();
+        let remote = invoke(
+            &window,
+            "settings_save",
+            form(json!({"controlUrl": "http://10.1.2.3:18791"})),
+        )
+        .unwrap();
         assert_eq!(remote["saved"], true);
         assert_eq!(issue(&remote, "controlUrl")["warning"], true);
-        assert!(issue(&remote, "controlUrl")["message"].as_str().unwrap().contains("only connect"));
+        assert!(
+            issue(&remote, "controlUrl")["message"]
+                .as_str()
+                .unwrap()
+                .contains("only connect")
+        );
 
-        let off = invoke(&window, "settings_save", form(json!({"enabled": false, "evaluateEnabled": false}))).unwrap();
+        let off = invoke(
+            &window,
+            "settings_save",
+            form(json!({"enabled": false, "evaluateEnabled": false})),
+        )
+        .unwrap();
         assert_eq!(off["saved"], true);
-        let saved: Value = serde_json::from_str(&std::fs::read_to_string(home.path().join("settings.json")).unwrap()).unwrap();
-        assert_eq!((saved["enabled"].clone(), saved["evaluateEnabled"].clone()), (json!(false), json!(false)));
+        let saved: Value = serde_json::from_str(
+            &std::fs::read_to_string(home.path().join("settings.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            (saved["enabled"].clone(), saved["evaluateEnabled"].clone()),
+            (json!(false), json!(false))
+        );
         let backend = app.state::<Backend>();
-        assert!(!backend.state.manager.settings().enabled, "applied to the running backend");
-        let refused = tauri::async_runtime::block_on(backend.state.manager.start(None)).unwrap_err();
-        assert!(refused.to_string().contains("Browser disabled in settings"), "{refused}");
-        assert_eq!(invoke(&window, "settings_get", json!({})).unwrap()["settings"]["enabled"], false);
+        assert!(
+            !backend.state.manager.settings().enabled,
+            "applied to the running backend"
+        );
+        let refused =
+            tauri::async_runtime::block_on(backend.state.manager.start(None)).unwrap_err();
+        assert!(
+            refused.to_string().contains("Browser disabled in settings"),
+            "{refused}"
+        );
+        assert_eq!(
+            invoke(&window, "settings_get", json!({})).unwrap()["settings"]["enabled"],
+            false
+        );
         backend.stop();
     }
 
@@ -222,12 +350,35 @@ mod tests {
     fn approvals_commands_answer_plainly() {
         let home = tempfile::tempdir().unwrap();
         let (app, window) = app(home.path());
-        assert_eq!(invoke(&window, "approvals_list", json!({})).unwrap(), json!([]));
-        let unknown = invoke(&window, "approvals_decide", json!({"id": "x", "choice": "maybe"})).unwrap_err();
-        assert!(unknown.as_str().unwrap().contains("unknown choice"), "{unknown}");
-        let missing = invoke(&window, "approvals_decide", json!({"id": "workflow_resume_nope", "choice": "approve"})).unwrap_err();
-        assert!(missing.as_str().unwrap().contains("no paused run"), "{missing}");
-        assert_eq!(invoke(&window, "tabs_list", json!({})).unwrap(), json!([]), "no browser, no tabs");
+        assert_eq!(
+            invoke(&window, "approvals_list", json!({})).unwrap(),
+            json!([])
+        );
+        let unknown = invoke(
+            &window,
+            "approvals_decide",
+            json!({"id": "x", "choice": "maybe"}),
+        )
+        .unwrap_err();
+        assert!(
+            unknown.as_str().unwrap().contains("unknown choice"),
+            "{unknown}"
+        );
+        let missing = invoke(
+            &window,
+            "approvals_decide",
+            json!({"id": "workflow_resume_nope", "choice": "approve"}),
+        )
+        .unwrap_err();
+        assert!(
+            missing.as_str().unwrap().contains("no paused run"),
+            "{missing}"
+        );
+        assert_eq!(
+            invoke(&window, "tabs_list", json!({})).unwrap(),
+            json!([]),
+            "no browser, no tabs"
+        );
         app.state::<Backend>().stop();
     }
 }

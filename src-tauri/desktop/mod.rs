@@ -38,7 +38,8 @@ pub fn run(home: PathBuf, args: AppArgs) -> anyhow::Result<()> {
             #[cfg(target_os = "macos")]
             app.set_activation_policy(tauri::ActivationPolicy::Accessory);
             let backend = Backend::start(home.clone()).context("starting the backend")?;
-            let approvals = tauri::async_runtime::block_on(Approvals::open(&backend.state_dir)).context("opening the approvals store")?;
+            let approvals = tauri::async_runtime::block_on(Approvals::open(&backend.state_dir))
+                .context("opening the approvals store")?;
             tauri::async_runtime::spawn(approvals.clone().watch());
             backend.state.share_approvals(approvals.clone());
             app.manage(backend);
@@ -55,7 +56,10 @@ pub fn run(home: PathBuf, args: AppArgs) -> anyhow::Result<()> {
         .context("building the app")?;
     app.run(|app, event| {
         // Closing the last window keeps a menu-bar app running.
-        if let tauri::RunEvent::ExitRequested { code: None, api, .. } = &event {
+        if let tauri::RunEvent::ExitRequested {
+            code: None, api, ..
+        } = &event
+        {
             api.prevent_exit();
         }
         if let tauri::RunEvent::Exit = event {
@@ -88,8 +92,13 @@ fn quit_on_signal<R: tauri::Runtime>(app: tauri::AppHandle<R>) {
 
 /// A decision made by this machine's user through `via`.
 fn decider(via: &str) -> Decider {
-    let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).ok();
-    Decider { by: user.filter(|u| !u.is_empty()), via: via.to_string() }
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .ok();
+    Decider {
+        by: user.filter(|u| !u.is_empty()),
+        via: via.to_string(),
+    }
 }
 
 /// The approvals, as managed state.

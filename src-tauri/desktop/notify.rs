@@ -35,13 +35,21 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
                 // app starts) gets MAX_LIVE notifications and one summary.
                 Event::Paused { approval } if live.load(Ordering::SeqCst) < MAX_LIVE => {
                     let slot = Slot::take(&live);
-                    announce(app.clone(), approvals.clone(), shown.clone(), approval.clone(), slot)
+                    announce(
+                        app.clone(),
+                        approvals.clone(),
+                        shown.clone(),
+                        approval.clone(),
+                        slot,
+                    )
                 }
                 Event::Paused { .. } => {
                     overflow.fetch_add(1, Ordering::SeqCst);
                     summarize(app.clone(), overflow.clone())
                 }
-                Event::Changed { approval } if approval.status != "pending" => withdraw(&shown, &approval.id).await,
+                Event::Changed { approval } if approval.status != "pending" => {
+                    withdraw(&shown, &approval.id).await
+                }
                 Event::Changed { .. } => {}
             }
             tray::refresh(&app, approvals.pending_count());
@@ -71,12 +79,20 @@ impl Drop for Slot {
 
 /// The notifications on screen, by run id.
 #[cfg(all(unix, not(target_os = "macos")))]
-type Shown = Arc<tokio::sync::Mutex<std::collections::HashMap<String, Arc<notify_rust::NotificationHandle>>>>;
+type Shown = Arc<
+    tokio::sync::Mutex<std::collections::HashMap<String, Arc<notify_rust::NotificationHandle>>>,
+>;
 #[cfg(target_os = "macos")]
 type Shown = Arc<()>;
 
 /// Shows one notification and acts on its answer.
-fn announce<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>, shown: Shown, approval: Approval, slot: Slot) {
+fn announce<R: Runtime>(
+    app: AppHandle<R>,
+    approvals: Arc<Approvals>,
+    shown: Shown,
+    approval: Approval,
+    slot: Slot,
+) {
     tauri::async_runtime::spawn(async move {
         let shown = show(&approval, &shown).await;
         // The notification is gone: its place is free while the run resumes.
@@ -95,7 +111,10 @@ fn announce<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>, shown: Sho
             Some("default") => return windows::open(&app, windows::Window::Approvals),
             _ => return,
         };
-        match approvals.decide(&approval.id, choice, decider("notification")).await {
+        match approvals
+            .decide(&approval.id, choice, decider("notification"))
+            .await
+        {
             Ok(envelope) => {
                 tracing::info!(id = %approval.id, status = %envelope["status"], "decided from a notification")
             }
@@ -122,7 +141,10 @@ async fn show(approval: &Approval, shown: &Shown) -> Result<Option<String>, Stri
     }
     let handle = Arc::new(note.show_async().await.map_err(|e| e.to_string())?);
     tracing::info!(run = %approval.id, notification = handle.id(), "approval notification shown");
-    shown.lock().await.insert(approval.id.clone(), Arc::clone(&handle));
+    shown
+        .lock()
+        .await
+        .insert(approval.id.clone(), Arc::clone(&handle));
     let picked = picked_action(&handle).await;
     shown.lock().await.remove(&approval.id);
     if picked.is_some() {
@@ -168,7 +190,11 @@ async fn withdraw(shown: &Shown, id: &str) {
 /// what waits and the Approvals window takes the decision.
 #[cfg(target_os = "macos")]
 async fn show(approval: &Approval, _shown: &Shown) -> Result<Option<String>, String> {
-    notify_rust::Notification::new().summary(&title(approval)).body(&approval.summary()).show().map_err(|e| e.to_string())?;
+    notify_rust::Notification::new()
+        .summary(&title(approval))
+        .body(&approval.summary())
+        .show()
+        .map_err(|e| e.to_string())?;
     Ok(None)
 }
 
@@ -194,7 +220,8 @@ fn summarize<R: Runtime>(app: AppHandle<R>, overflow: Arc<AtomicUsize>) {
 /// shows, and how to stop the call that listens for its answer. Locked
 /// while it is shown or replaced, so a burst of pauses makes one summary.
 #[cfg(all(unix, not(target_os = "macos")))]
-static SUMMARY: tokio::sync::Mutex<(u32, usize, Option<Arc<tokio::sync::Notify>>)> = tokio::sync::Mutex::const_new((0, 0, None));
+static SUMMARY: tokio::sync::Mutex<(u32, usize, Option<Arc<tokio::sync::Notify>>)> =
+    tokio::sync::Mutex::const_new((0, 0, None));
 
 /// Shows the summary; resolves `Some(opened)` once it is gone, `None` when
 /// it was replaced by a newer count (whose call listens from then on: the

@@ -56,12 +56,17 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
                 let manager = app.state::<Backend>().state.manager.clone();
-                let result =
-                    if manager.status().running { manager.stop().await.map(|_| ()) } else { manager.start(None).await.map(|_| ()) };
+                let result = if manager.status().running {
+                    manager.stop().await.map(|_| ())
+                } else {
+                    manager.start(None).await.map(|_| ())
+                };
                 if let Err(e) = result {
                     tracing::warn!(error = %e, "tray: start/stop browser");
                 }
-                let pending = app.try_state::<super::ApprovalsState>().map_or(0, |a| a.pending_count());
+                let pending = app
+                    .try_state::<super::ApprovalsState>()
+                    .map_or(0, |a| a.pending_count());
                 refresh(&app, pending);
             });
         }
@@ -72,7 +77,9 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
 
 /// Rewrites the status line and the browser item from the backend's state.
 pub fn refresh<R: Runtime>(app: &AppHandle<R>, pending: usize) {
-    let (Some(items), Some(backend)) = (app.try_state::<TrayItems<R>>(), app.try_state::<Backend>()) else {
+    let (Some(items), Some(backend)) =
+        (app.try_state::<TrayItems<R>>(), app.try_state::<Backend>())
+    else {
         return;
     };
     let running = backend.state.manager.status().running;
@@ -81,12 +88,20 @@ pub fn refresh<R: Runtime>(app: &AppHandle<R>, pending: usize) {
         None => status_line(running, pending),
     };
     let _ = items.status.set_text(line);
-    let _ = items.browser.set_text(if running { "Stop Browser" } else { "Start Browser" });
+    let _ = items.browser.set_text(if running {
+        "Stop Browser"
+    } else {
+        "Start Browser"
+    });
 }
 
 /// "Browser running · 2 approvals pending".
 pub fn status_line(running: bool, pending: usize) -> String {
-    let browser = if running { "Browser running" } else { "Browser stopped" };
+    let browser = if running {
+        "Browser running"
+    } else {
+        "Browser stopped"
+    };
     match pending {
         0 => format!("{browser} · no approvals pending"),
         1 => format!("{browser} · 1 approval pending"),
@@ -100,8 +115,14 @@ mod tests {
 
     #[test]
     fn the_status_line_names_the_browser_and_the_pending_count() {
-        assert_eq!(status_line(false, 0), "Browser stopped · no approvals pending");
+        assert_eq!(
+            status_line(false, 0),
+            "Browser stopped · no approvals pending"
+        );
         assert_eq!(status_line(true, 1), "Browser running · 1 approval pending");
-        assert_eq!(status_line(true, 3), "Browser running · 3 approvals pending");
+        assert_eq!(
+            status_line(true, 3),
+            "Browser running · 3 approvals pending"
+        );
     }
 }

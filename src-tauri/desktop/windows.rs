@@ -55,11 +55,12 @@ pub fn open<R: Runtime>(app: &AppHandle<R>, window: Window) {
         let _ = existing.set_focus();
         return;
     }
-    let built = WebviewWindowBuilder::new(app, window.label(), WebviewUrl::App(window.page().into()))
-        .title(window.title())
-        .inner_size(720.0, 560.0)
-        .min_inner_size(480.0, 360.0)
-        .build();
+    let built =
+        WebviewWindowBuilder::new(app, window.label(), WebviewUrl::App(window.page().into()))
+            .title(window.title())
+            .inner_size(720.0, 560.0)
+            .min_inner_size(480.0, 360.0)
+            .build();
     if let Err(e) = built {
         tracing::error!(window = window.label(), error = %e, "opening a window");
     }

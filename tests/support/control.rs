@@ -18,7 +18,9 @@ pub fn free_port() -> u16 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let seed = std::process::id().wrapping_mul(7919)
-        ^ std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
     loop {
         let n = seed.wrapping_add(NEXT.fetch_add(4099, Ordering::Relaxed));
         let port = 20_000 + (n % 12_000) as u16;
@@ -53,7 +55,12 @@ pub fn start_server_with(home: &Path, settings: Value) -> Server {
 }
 
 /// `start_server_with` plus extra `serve` flags and environment variables.
-pub fn start_server_full(home: &Path, mut settings: Value, flags: &[&str], env: &[(&str, &Path)]) -> Server {
+pub fn start_server_full(
+    home: &Path,
+    mut settings: Value,
+    flags: &[&str],
+    env: &[(&str, &Path)],
+) -> Server {
     let port = free_port();
     if settings.get("cdpPort").is_none() {
         settings["cdpPort"] = free_port().into();
@@ -64,7 +71,13 @@ pub fn start_server_full(home: &Path, mut settings: Value, flags: &[&str], env: 
     std::fs::create_dir_all(home).unwrap();
     std::fs::write(home.join("settings.json"), settings.to_string()).unwrap();
     let mut child = Command::new(bin("clawdis"))
-        .args(["--home", home.to_str().unwrap(), "serve", "--port", &port.to_string()])
+        .args([
+            "--home",
+            home.to_str().unwrap(),
+            "serve",
+            "--port",
+            &port.to_string(),
+        ])
         .args(flags)
         .envs(env.iter().copied())
         .env("CLAWDIS_LOG", "info")
@@ -75,7 +88,10 @@ pub fn start_server_full(home: &Path, mut settings: Value, flags: &[&str], env: 
     // Ready when the server logs that it listens.
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     loop {
-        let line = lines.next().expect("server exited before listening").unwrap();
+        let line = lines
+            .next()
+            .expect("server exited before listening")
+            .unwrap();
         if line.contains("control API listening") {
             break;
         }
@@ -91,23 +107,46 @@ pub fn start_server(home: &Path) -> Server {
 }
 
 /// One HTTP/1.1 request; returns status and body.
-pub fn request(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+pub fn request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         head.push_str(&format!("Host: 127.0.0.1:{port}\r\n"));
     }
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
-    stream.write_all(format!("{head}\r\n{body}").as_bytes()).unwrap();
+    stream
+        .write_all(format!("{head}\r\n{body}").as_bytes())
+        .unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();
     let raw = String::from_utf8_lossy(&raw).to_string();
     let status = raw.split(' ').nth(1).unwrap().parse().unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").map(|(h, b)| (h.to_string(), b.to_string())).unwrap_or_default();
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(&body) } else { body };
+    let (head, body) = raw
+        .split_once("\r\n\r\n")
+        .map(|(h, b)| (h.to_string(), b.to_string()))
+        .unwrap_or_default();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(&body)
+    } else {
+        body
+    };
     (status, body)
 }
 
@@ -139,21 +178,35 @@ pub struct Client {
 impl Client {
     /// A client that sends the server's token.
     pub fn new(server: &Server) -> Client {
-        Client { port: server.port, auth: format!("Bearer {}", server.token) }
+        Client {
+            port: server.port,
+            auth: format!("Bearer {}", server.token),
+        }
     }
 
     /// A client for the API on `port` of a backend (the app's, say) whose
     /// token is the file under `home` (`CLAWDIS_KEYCHAIN=off`).
     pub fn for_home(port: u16, home: &Path) -> Client {
         let token = std::fs::read_to_string(home.join("secrets/control-token")).unwrap();
-        Client { port, auth: format!("Bearer {}", token.trim()) }
+        Client {
+            port,
+            auth: format!("Bearer {}", token.trim()),
+        }
     }
 
     /// Sends a request; returns status and parsed JSON (Null for non-JSON).
     pub fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let text = body.map(|b| b.to_string()).unwrap_or_default();
-        let (status, body) =
-            request(self.port, method, path, &[("Authorization", &self.auth), ("Content-Type", "application/json")], &text);
+        let (status, body) = request(
+            self.port,
+            method,
+            path,
+            &[
+                ("Authorization", &self.auth),
+                ("Content-Type", "application/json"),
+            ],
+            &text,
+        );
         (status, serde_json::from_str(&body).unwrap_or(Value::Null))
     }
 
@@ -169,7 +222,10 @@ impl Client {
 /// `refs` map.
 pub fn ref_named(refs: &Value, role: &str, name: &str) -> String {
     refs.as_object()
-        .and_then(|refs| refs.iter().find(|(_, v)| v["role"] == role && v["name"] == name))
+        .and_then(|refs| {
+            refs.iter()
+                .find(|(_, v)| v["role"] == role && v["name"] == name)
+        })
         .map(|(k, _)| k.clone())
         .unwrap_or_else(|| panic!("no {role} {name:?} in {refs}"))
 }
@@ -201,9 +257,21 @@ fn serve_one(mut stream: TcpStream, root: &Path) {
             break;
         }
     }
-    let path = first.split_whitespace().nth(1).unwrap_or("/").split('?').next().unwrap_or("/").to_string();
+    let path = first
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .split('?')
+        .next()
+        .unwrap_or("/")
+        .to_string();
     let (status, kind, extra, body): (&str, &str, &str, Vec<u8>) = if path == "/dl" {
-        ("200 OK", "application/octet-stream", "Content-Disposition: attachment; filename=\"data.bin\"\r\n", b"clawdis download\n".to_vec())
+        (
+            "200 OK",
+            "application/octet-stream",
+            "Content-Disposition: attachment; filename=\"data.bin\"\r\n",
+            b"clawdis download\n".to_vec(),
+        )
     } else {
         let name = path.trim_start_matches('/');
         match (!name.contains("..")).then(|| std::fs::read(root.join(name))) {
@@ -211,7 +279,10 @@ fn serve_one(mut stream: TcpStream, root: &Path) {
             _ => ("404 Not Found", "text/plain", "", b"not found".to_vec()),
         }
     };
-    let head = format!("HTTP/1.1 {status}\r\nContent-Type: {kind}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
     let _ = stream.write_all(head.as_bytes());
     let _ = stream.write_all(&body);
 }

@@ -12,7 +12,10 @@ use std::time::Duration;
 
 /// Fails the test unless the desktop tools are installed.
 pub fn require() {
-    crate::require_tools(&["Xvfb", "dbus-daemon", "trayer", "xdotool"], "xvfb, dbus, trayer and xdotool")
+    crate::require_tools(
+        &["Xvfb", "dbus-daemon", "trayer", "xdotool"],
+        "xvfb, dbus, trayer and xdotool",
+    )
 }
 
 /// A child process that is killed when dropped.
@@ -28,9 +31,15 @@ impl Drop for Guard {
 /// Starts `cmd` and returns it with the first line it prints (tools that
 /// announce readiness on stdout: `Xvfb -displayfd 1`, `dbus-daemon --print-address=1`).
 fn start_announcing(mut cmd: Command) -> (Guard, String) {
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn");
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     assert!(!line.trim().is_empty(), "{cmd:?} announced nothing");
     (Guard(child), line.trim().to_string())
 }
@@ -51,22 +60,47 @@ impl Desktop {
     /// Starts Xvfb (it picks a free display) and a session bus.
     pub fn start() -> Desktop {
         let mut x = Command::new("Xvfb");
-        x.args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"]);
+        x.args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "1280x800x24",
+            "-nolisten",
+            "tcp",
+        ]);
         let (x_guard, number) = start_announcing(x);
         let mut dbus = Command::new("dbus-daemon");
         dbus.args(["--session", "--nofork", "--print-address=1"]);
         let (dbus_guard, bus) = start_announcing(dbus);
-        Desktop { display: format!(":{number}"), bus, _x: x_guard, _dbus: dbus_guard, extra: Vec::new() }
+        Desktop {
+            display: format!(":{number}"),
+            bus,
+            _x: x_guard,
+            _dbus: dbus_guard,
+            extra: Vec::new(),
+        }
     }
 
     /// Starts a system tray (trayer, an XEmbed tray host) at the top right;
     /// returns once it is up.
     pub fn tray(&mut self) {
         let mut cmd = Command::new("trayer");
-        cmd.args(["--edge", "top", "--align", "right", "--widthtype", "pixel", "--width", "120", "--height", "32"])
-            .args(["--SetDockType", "true"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        cmd.args([
+            "--edge",
+            "top",
+            "--align",
+            "right",
+            "--widthtype",
+            "pixel",
+            "--width",
+            "120",
+            "--height",
+            "32",
+        ])
+        .args(["--SetDockType", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
         self.apply(&mut cmd);
         self.extra.push(Guard(cmd.spawn().expect("trayer")));
         self.wait_window(&["--classname", "^panel$"]);
@@ -79,7 +113,11 @@ impl Desktop {
         cmd.arg("20").arg("xdotool").args(args);
         self.apply(&mut cmd);
         let out = cmd.output().expect("xdotool");
-        assert!(out.status.success(), "xdotool {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "xdotool {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
@@ -93,11 +131,17 @@ impl Desktop {
             cmd.arg("search").args(search);
             self.apply(&mut cmd);
             let out = cmd.output().expect("xdotool");
-            let ids: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+            let ids: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::to_string)
+                .collect();
             if out.status.success() && !ids.is_empty() {
                 return ids;
             }
-            assert!(std::time::Instant::now() < deadline, "no window matches {search:?}");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no window matches {search:?}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -106,10 +150,18 @@ impl Desktop {
     /// Settings…, 2: Approvals…, 3: Tabs…, 4: Start/Stop Browser, 5: Quit)
     /// with the keyboard, as a person would.
     pub fn tray_pick(&self, n: usize) {
-        let icon = self.wait_window(&["--classname", "^tray-icon tray app clawdis$"]).remove(0);
+        let icon = self
+            .wait_window(&["--classname", "^tray-icon tray app clawdis$"])
+            .remove(0);
         self.xdotool(&["mousemove", "--window", &icon, "10", "10", "click", "1"]);
         // The menu is a visible window named like the app itself.
-        self.wait_window(&["--all", "--onlyvisible", "--classname", "--name", "^clawdis$"]);
+        self.wait_window(&[
+            "--all",
+            "--onlyvisible",
+            "--classname",
+            "--name",
+            "^clawdis$",
+        ]);
         let mut keys = vec!["key", "--delay", "50"];
         keys.extend(std::iter::repeat_n("Down", n));
         keys.push("Return");
@@ -118,7 +170,9 @@ impl Desktop {
 
     /// Points `cmd` at this desktop.
     pub fn apply(&self, cmd: &mut Command) {
-        cmd.env("DISPLAY", &self.display).env("DBUS_SESSION_BUS_ADDRESS", &self.bus).env_remove("WAYLAND_DISPLAY");
+        cmd.env("DISPLAY", &self.display)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
+            .env_remove("WAYLAND_DISPLAY");
     }
 }
 
@@ -170,27 +224,49 @@ impl Server {
         if let Some(sender) = header.sender() {
             self.senders.insert(id, sender.to_owned().into());
         }
-        let _ = self.shown.send(Shown { id, app_name, summary, body, actions });
+        let _ = self.shown.send(Shown {
+            id,
+            app_name,
+            summary,
+            body,
+            actions,
+        });
         id
     }
 
     fn get_capabilities(&self) -> Vec<String> {
-        ["actions", "body", "persistence"].map(String::from).to_vec()
+        ["actions", "body", "persistence"]
+            .map(String::from)
+            .to_vec()
     }
 
     fn get_server_information(&self) -> (String, String, String, String) {
-        ("clawdis-test".into(), "clawdis".into(), "1".into(), "1.2".into())
+        (
+            "clawdis-test".into(),
+            "clawdis".into(),
+            "1".into(),
+            "1.2".into(),
+        )
     }
 
-    async fn close_notification(&mut self, id: u32, #[zbus(signal_emitter)] emitter: zbus::object_server::SignalEmitter<'_>) {
+    async fn close_notification(
+        &mut self,
+        id: u32,
+        #[zbus(signal_emitter)] emitter: zbus::object_server::SignalEmitter<'_>,
+    ) {
         if let Some(sender) = self.senders.remove(&id) {
             // 3: closed by a call to CloseNotification.
-            let _ = Server::notification_closed(&emitter.set_destination(sender.into()), id, 3).await;
+            let _ =
+                Server::notification_closed(&emitter.set_destination(sender.into()), id, 3).await;
         }
     }
 
     #[zbus(signal)]
-    async fn notification_closed(emitter: &zbus::object_server::SignalEmitter<'_>, id: u32, reason: u32) -> zbus::Result<()>;
+    async fn notification_closed(
+        emitter: &zbus::object_server::SignalEmitter<'_>,
+        id: u32,
+        reason: u32,
+    ) -> zbus::Result<()>;
 }
 
 /// The session's notification server (`org.freedesktop.Notifications`),
@@ -208,11 +284,21 @@ impl Notifications {
             .unwrap()
             .name("org.freedesktop.Notifications")
             .unwrap()
-            .serve_at("/org/freedesktop/Notifications", Server { shown: tx, next: 0, senders: HashMap::new() })
+            .serve_at(
+                "/org/freedesktop/Notifications",
+                Server {
+                    shown: tx,
+                    next: 0,
+                    senders: HashMap::new(),
+                },
+            )
             .unwrap()
             .build()
             .unwrap();
-        Notifications { _conn: conn, shown: rx }
+        Notifications {
+            _conn: conn,
+            shown: rx,
+        }
     }
 
     /// The next notification shown, within `timeout`.
@@ -246,13 +332,23 @@ impl Dunst {
             ),
         )
         .unwrap();
-        std::fs::set_permissions(&pick, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&pick, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let conf = dir.path().join("dunstrc");
         std::fs::write(&conf, format!("[global]\n    dmenu = {}\n", pick.display())).unwrap();
         let mut cmd = Command::new("dunst");
-        cmd.arg("-conf").arg(&conf).env("XDG_RUNTIME_DIR", dir.path()).stdout(Stdio::null()).stderr(Stdio::null());
+        cmd.arg("-conf")
+            .arg(&conf)
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         desktop.apply(&mut cmd);
-        let dunst = Dunst { display: desktop.display.clone(), bus: desktop.bus.clone(), _daemon: Guard(cmd.spawn().expect("dunst")), dir };
+        let dunst = Dunst {
+            display: desktop.display.clone(),
+            bus: desktop.bus.clone(),
+            _daemon: Guard(cmd.spawn().expect("dunst")),
+            dir,
+        };
         dunst.wait_displayed(0, Duration::from_secs(10));
         dunst
     }
@@ -264,7 +360,9 @@ impl Dunst {
             .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
             .output()
             .expect("dunstctl");
-        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
     }
 
     /// Waits up to `timeout` until dunst shows `n` notifications.
@@ -287,7 +385,10 @@ impl Dunst {
         let (menu, chosen) = (self.dir.path().join("menu"), self.dir.path().join("choice"));
         let _ = std::fs::remove_file(&menu);
         std::fs::write(&chosen, choice).unwrap();
-        assert!(self.dunstctl(&["context"]).is_some(), "dunstctl context failed");
+        assert!(
+            self.dunstctl(&["context"]).is_some(),
+            "dunstctl context failed"
+        );
         // dunst runs the menu on a thread of its own.
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
@@ -312,7 +413,12 @@ pub struct App {
 impl App {
     /// Starts the app for `home` (runs in `state`) with `settings` and the
     /// control API on a free port; returns once it watches for approvals.
-    pub fn start(desktop: &Desktop, home: &std::path::Path, state: &std::path::Path, mut settings: serde_json::Value) -> App {
+    pub fn start(
+        desktop: &Desktop,
+        home: &std::path::Path,
+        state: &std::path::Path,
+        mut settings: serde_json::Value,
+    ) -> App {
         std::fs::create_dir_all(home).unwrap();
         let port = crate::control::free_port();
         settings["controlUrl"] = format!("http://127.0.0.1:{port}").into();

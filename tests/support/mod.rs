@@ -13,7 +13,10 @@ use std::sync::{Arc, Mutex};
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
 }
 
 /// Path of a binary built from this workspace (`cargo test --workspace`
@@ -22,7 +25,11 @@ pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let dir = exe.parent().and_then(Path::parent).expect("target dir");
     let path = dir.join(name);
-    assert!(path.exists(), "{} is missing; run the suite with ./scripts/test (it builds the binaries first)", path.display());
+    assert!(
+        path.exists(),
+        "{} is missing; run the suite with ./scripts/test (it builds the binaries first)",
+        path.display()
+    );
     path
 }
 
@@ -31,7 +38,12 @@ pub fn bin(name: &str) -> PathBuf {
 pub fn shared_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("CLAWDIS_SHARED_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().parent().map(|p| p.join("shared")).unwrap_or_default());
+        .unwrap_or_else(|| {
+            workspace_root()
+                .parent()
+                .map(|p| p.join("shared"))
+                .unwrap_or_default()
+        });
     dir.is_dir().then_some(dir)
 }
 
@@ -42,7 +54,11 @@ pub fn shipped_lobster() -> PathBuf {
     let path = std::env::var_os("CLAWDIS_SHIPPED_LOBSTER")
         .map(PathBuf::from)
         .expect("CLAWDIS_SHIPPED_LOBSTER is not set: run the suite with ./scripts/test, which builds the shipped lobster and sets it");
-    assert!(path.is_file(), "CLAWDIS_SHIPPED_LOBSTER names {}, which is missing", path.display());
+    assert!(
+        path.is_file(),
+        "CLAWDIS_SHIPPED_LOBSTER names {}, which is missing",
+        path.display()
+    );
     path
 }
 
@@ -62,7 +78,11 @@ pub fn assert_public_corpus_passes(bin: &Path) {
         .expect("python3 runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let summary = stdout.lines().last().unwrap_or_default();
-    assert!(out.status.success() && summary.ends_with(" passed, 0 failed"), "conformance failures ({}):\n{stdout}", bin.display());
+    assert!(
+        out.status.success() && summary.ends_with(" passed, 0 failed"),
+        "conformance failures ({}):\n{stdout}",
+        bin.display()
+    );
 }
 
 /// A `lobster` command with an isolated state directory and home.
@@ -73,7 +93,9 @@ pub fn lobster(state: &Path) -> Command {
 /// [`lobster`] for the binary at `path`.
 pub fn lobster_at(path: &Path, state: &Path) -> Command {
     let mut cmd = Command::new(path);
-    cmd.env("LOBSTER_STATE_DIR", state).env("HOME", state).env_remove("CLAWDIS_HOME");
+    cmd.env("LOBSTER_STATE_DIR", state)
+        .env("HOME", state)
+        .env_remove("CLAWDIS_HOME");
     cmd
 }
 
@@ -81,22 +103,30 @@ pub fn lobster_at(path: &Path, state: &Path) -> Command {
 pub fn envelope(out: &Output) -> serde_json::Value {
     let text = String::from_utf8_lossy(&out.stdout);
     let start = text.rfind("\n{").map_or(0, |i| i + 1);
-    serde_json::from_str(&text[start..]).unwrap_or_else(|e| panic!("no JSON envelope ({e}) in: {text}"))
+    serde_json::from_str(&text[start..])
+        .unwrap_or_else(|e| panic!("no JSON envelope ({e}) in: {text}"))
 }
 
 /// Fails the test unless every tool in `tools` is on PATH, naming the
 /// Debian `packages` that scripts/test installs: a test never passes for
 /// want of its material.
 pub fn require_tools(tools: &[&str], packages: &str) {
-    let have = |tool: &str| Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success());
+    let have = |tool: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
     let missing: Vec<&str> = tools.iter().copied().filter(|t| !have(t)).collect();
-    assert!(missing.is_empty(), "missing {missing:?}: scripts/test installs them (packages: {packages})");
+    assert!(
+        missing.is_empty(),
+        "missing {missing:?}: scripts/test installs them (packages: {packages})"
+    );
 }
 
 /// A workflow that pauses on two mails (from `mails.json` in its directory)
 /// and, once approved, appends `sent` to `sent.txt` and outputs `done`.
-pub const MAIL_FLOW: &str =
-    "exec --json --shell 'cat mails.json' | approve --prompt 'Send 2 mails?' | exec --shell 'echo sent >> sent.txt; echo done'";
+pub const MAIL_FLOW: &str = "exec --json --shell 'cat mails.json' | approve --prompt 'Send 2 mails?' | exec --shell 'echo sent >> sent.txt; echo done'";
 
 /// A scratch area for one test: a Clawdis home, a state directory for runs
 /// and a working directory holding `mails.json` for [`MAIL_FLOW`].
@@ -115,22 +145,40 @@ impl Scratch {
     /// Creates the directories and `work/mails.json`.
     pub fn new() -> Scratch {
         let dir = tempfile::tempdir().unwrap();
-        let (home, state, work) = (dir.path().join("home"), dir.path().join("state"), dir.path().join("work"));
+        let (home, state, work) = (
+            dir.path().join("home"),
+            dir.path().join("state"),
+            dir.path().join("work"),
+        );
         std::fs::create_dir_all(&work).unwrap();
         std::fs::write(work.join("mails.json"), r#"[{"to":"ann"},{"to":"bob"}]"#).unwrap();
-        Scratch { dir, home, state, work }
+        Scratch {
+            dir,
+            home,
+            state,
+            work,
+        }
     }
 
     /// Runs `lobster run --mode tool <flow>` in `work` with runs in `state`;
     /// its envelope.
     pub fn run(&self, flow: &str) -> serde_json::Value {
-        let out = lobster(&self.state).current_dir(&self.work).args(["run", "--mode", "tool", flow]).output().unwrap();
+        let out = lobster(&self.state)
+            .current_dir(&self.work)
+            .args(["run", "--mode", "tool", flow])
+            .output()
+            .unwrap();
         envelope(&out)
     }
 
     /// Runs `lobster resume --token <token> <args…>` like an agent would.
     pub fn resume(&self, token: &str, args: &[&str]) -> Output {
-        lobster(&self.state).current_dir(&self.work).args(["resume", "--token", token]).args(args).output().unwrap()
+        lobster(&self.state)
+            .current_dir(&self.work)
+            .args(["resume", "--token", token])
+            .args(args)
+            .output()
+            .unwrap()
     }
 
     /// The lines the mail flow's last step wrote.
@@ -168,9 +216,15 @@ pub fn json_stub(reply: &'static str) -> (String, Arc<Mutex<Vec<serde_json::Valu
             }
             let mut body = vec![0; len];
             reader.read_exact(&mut body).unwrap();
-            log.lock().unwrap().push(serde_json::from_slice(&body).unwrap());
+            log.lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap());
             let mut out = stream;
-            let _ = write!(out, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}", reply.len());
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{reply}",
+                reply.len()
+            );
         }
     });
     (url, seen)

@@ -26,7 +26,18 @@ pub fn on_plain_system(cmd: &Command) -> Command {
     );
     let mut wrapped = Command::new("unshare");
     // bash, unlike dash, passes on variables whose names are not shell names.
-    wrapped.args(["--mount", "--propagation", "private", "bash", "-c", &script, "bash"]).arg(cmd.get_program()).args(cmd.get_args());
+    wrapped
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "bash",
+            "-c",
+            &script,
+            "bash",
+        ])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
     for (k, v) in cmd.get_envs() {
         match v {
             Some(v) => wrapped.env(k, v),
@@ -41,10 +52,19 @@ pub fn on_plain_system(cmd: &Command) -> Command {
 
 #[test]
 fn the_system_profile_is_empty_inside_and_untouched_outside() {
-    let inside = on_plain_system(Command::new("cat").arg("/etc/profile")).output().unwrap();
-    assert!(inside.status.success(), "unshare needs root: {}", String::from_utf8_lossy(&inside.stderr));
+    let inside = on_plain_system(Command::new("cat").arg("/etc/profile"))
+        .output()
+        .unwrap();
+    assert!(
+        inside.status.success(),
+        "unshare needs root: {}",
+        String::from_utf8_lossy(&inside.stderr)
+    );
     assert_eq!(inside.stdout, b"");
     if std::path::Path::new("/etc/profile").is_file() {
-        assert!(!std::fs::read("/etc/profile").unwrap().is_empty(), "the host's /etc/profile is as it was");
+        assert!(
+            !std::fs::read("/etc/profile").unwrap().is_empty(),
+            "the host's /etc/profile is as it was"
+        );
     }
 }

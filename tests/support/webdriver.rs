@@ -44,23 +44,40 @@ impl Session {
         let driver = cmd.spawn().expect("WebKitWebDriver");
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "WebKitWebDriver did not listen on {port}");
+            assert!(
+                Instant::now() < deadline,
+                "WebKitWebDriver did not listen on {port}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "wry",
             "webkitgtk:browserOptions": {"binary": crate::bin("clawdis"), "args": args},
         }}});
-        let mut session = Session { driver, port, id: String::new() };
+        let mut session = Session {
+            driver,
+            port,
+            id: String::new(),
+        };
         let created = session.send("POST", "/session", Some(caps));
-        session.id = created["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {created}")).to_string();
+        session.id = created["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {created}"))
+            .to_string();
         session
     }
 
     fn send(&self, method: &str, path: &str, body: Option<Value>) -> Value {
         let body = body.map(|b| b.to_string()).unwrap_or_default();
-        let (status, text) = request(self.port, method, path, &[("Content-Type", "application/json")], &body);
-        let value: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{method} {path}: not JSON ({e}): {text}"));
+        let (status, text) = request(
+            self.port,
+            method,
+            path,
+            &[("Content-Type", "application/json")],
+            &body,
+        );
+        let value: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{method} {path}: not JSON ({e}): {text}"));
         assert!(status < 400, "{method} {path} -> {status}: {value}");
         value["value"].clone()
     }
@@ -71,14 +88,22 @@ impl Session {
 
     /// Runs `script` (a function body; `arguments` holds `args`) in the page.
     pub fn run(&self, script: &str, args: Value) -> Value {
-        self.send("POST", &self.at("/execute/sync"), Some(json!({"script": script, "args": args})))
+        self.send(
+            "POST",
+            &self.at("/execute/sync"),
+            Some(json!({"script": script, "args": args})),
+        )
     }
 
     /// Resolves once the page's `check` expression (over `arg`) is truthy,
     /// re-checking on every DOM change (and every 50 ms, for input values),
     /// or fails after `timeout`.
     pub fn wait_for(&self, check: &str, arg: Value, timeout: Duration) -> Value {
-        self.send("POST", &self.at("/timeouts"), Some(json!({"script": timeout.as_millis() as u64 + 1000})));
+        self.send(
+            "POST",
+            &self.at("/timeouts"),
+            Some(json!({"script": timeout.as_millis() as u64 + 1000})),
+        );
         let script = format!(
             "const arg = arguments[0], done = arguments[arguments.length - 1];
              const check = () => {{ try {{ return ({check}); }} catch (e) {{ return null; }} }};
@@ -94,29 +119,55 @@ impl Session {
              const timer = setTimeout(() => finish(null), {ms});",
             ms = timeout.as_millis()
         );
-        let value = self.send("POST", &self.at("/execute/async"), Some(json!({"script": script, "args": [arg]})));
-        assert!(!value.is_null(), "timed out after {timeout:?} waiting for `{check}`");
+        let value = self.send(
+            "POST",
+            &self.at("/execute/async"),
+            Some(json!({"script": script, "args": [arg]})),
+        );
+        assert!(
+            !value.is_null(),
+            "timed out after {timeout:?} waiting for `{check}`"
+        );
         value
     }
 
     /// The first element matching `css`.
     pub fn find(&self, css: &str) -> String {
-        let found = self.send("POST", &self.at("/element"), Some(json!({"using": "css selector", "value": css})));
-        found[ELEMENT].as_str().unwrap_or_else(|| panic!("no element {css}: {found}")).to_string()
+        let found = self.send(
+            "POST",
+            &self.at("/element"),
+            Some(json!({"using": "css selector", "value": css})),
+        );
+        found[ELEMENT]
+            .as_str()
+            .unwrap_or_else(|| panic!("no element {css}: {found}"))
+            .to_string()
     }
 
     /// Clicks the element matching `css`.
     pub fn click(&self, css: &str) {
         let id = self.find(css);
-        self.send("POST", &self.at(&format!("/element/{id}/click")), Some(json!({})));
+        self.send(
+            "POST",
+            &self.at(&format!("/element/{id}/click")),
+            Some(json!({})),
+        );
     }
 
     /// Replaces the text of the input matching `css`.
     pub fn fill(&self, css: &str, text: &str) {
         let id = self.find(css);
-        self.send("POST", &self.at(&format!("/element/{id}/clear")), Some(json!({})));
+        self.send(
+            "POST",
+            &self.at(&format!("/element/{id}/clear")),
+            Some(json!({})),
+        );
         if !text.is_empty() {
-            self.send("POST", &self.at(&format!("/element/{id}/value")), Some(json!({"text": text})));
+            self.send(
+                "POST",
+                &self.at(&format!("/element/{id}/value")),
+                Some(json!({"text": text})),
+            );
         }
     }
 
@@ -124,7 +175,9 @@ impl Session {
     pub fn screenshot(&self) -> Vec<u8> {
         use base64::Engine;
         let b64 = self.send("GET", &self.at("/screenshot"), None);
-        base64::engine::general_purpose::STANDARD.decode(b64.as_str().unwrap()).unwrap()
+        base64::engine::general_purpose::STANDARD
+            .decode(b64.as_str().unwrap())
+            .unwrap()
     }
 }
 

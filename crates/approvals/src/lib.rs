@@ -66,7 +66,9 @@ pub struct Approvals {
 
 impl std::fmt::Debug for Approvals {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Approvals").field("dir", &self.dir).finish_non_exhaustive()
+        f.debug_struct("Approvals")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
     }
 }
 
@@ -76,7 +78,12 @@ impl Approvals {
     pub async fn open(state_dir: &Path) -> Result<Arc<Approvals>, ApprovalsError> {
         let store = Store::open_dir(state_dir).await?;
         let (bus, _) = broadcast::channel(256);
-        Ok(Arc::new(Approvals { dir: state_dir.to_path_buf(), store, bus, pending: Mutex::new(0) }))
+        Ok(Arc::new(Approvals {
+            dir: state_dir.to_path_buf(),
+            store,
+            bus,
+            pending: Mutex::new(0),
+        }))
     }
 
     /// Receives every later [`Event`].
@@ -91,7 +98,10 @@ impl Approvals {
 
     /// Pending runs (oldest first), then the most recent decided ones.
     pub async fn list(&self) -> Result<Vec<Approval>, ApprovalsError> {
-        let mut pending = self.store.list_runs(Some(clawdis_store::RunStatus::Pending), i64::MAX).await?;
+        let mut pending = self
+            .store
+            .list_runs(Some(clawdis_store::RunStatus::Pending), i64::MAX)
+            .await?;
         pending.reverse();
         let decided: Vec<clawdis_store::Run> = self
             .store
@@ -101,31 +111,50 @@ impl Approvals {
             .filter(|r| r.decision.is_some())
             .take(HISTORY as usize)
             .collect();
-        Ok(pending.iter().chain(&decided).map(Approval::from_run).collect())
+        Ok(pending
+            .iter()
+            .chain(&decided)
+            .map(Approval::from_run)
+            .collect())
     }
 
     /// One run by id (its state key).
     pub async fn get(&self, id: &str) -> Result<Approval, ApprovalsError> {
-        let run = self.store.get_run(id).await?.ok_or_else(|| ApprovalsError::NotFound(id.to_string()))?;
+        let run = self
+            .store
+            .get_run(id)
+            .await?
+            .ok_or_else(|| ApprovalsError::NotFound(id.to_string()))?;
         Ok(Approval::from_run(&run))
     }
 
     /// Resumes run `id` with `choice` in this process, exactly once, and
     /// returns the resume's tool envelope. `decider` is recorded with it.
-    pub async fn decide(&self, id: &str, choice: Choice, decider: Decider) -> Result<serde_json::Value, ApprovalsError> {
+    pub async fn decide(
+        &self,
+        id: &str,
+        choice: Choice,
+        decider: Decider,
+    ) -> Result<serde_json::Value, ApprovalsError> {
         let run = self.get(id).await?;
         if run.status != "pending" {
-            return Err(ApprovalsError::AlreadyDecided(format!("{} was {}", run.id, run.status)));
+            return Err(ApprovalsError::AlreadyDecided(format!(
+                "{} was {}",
+                run.id, run.status
+            )));
         }
         let intent = match (choice, run.gate.as_str()) {
             (Choice::Approve, "approval") => Intent::Approve(true),
             (Choice::Deny, "approval") => Intent::Approve(false),
-            (Choice::Respond(json), "input") => {
-                Intent::Respond(Value::from_json(&json.to_string()).map_err(|e| ApprovalsError::Invalid(e.to_string()))?)
-            }
+            (Choice::Respond(json), "input") => Intent::Respond(
+                Value::from_json(&json.to_string())
+                    .map_err(|e| ApprovalsError::Invalid(e.to_string()))?,
+            ),
             (Choice::Cancel, _) => Intent::Cancel,
             (choice, gate) => {
-                return Err(ApprovalsError::Invalid(format!("a {gate} gate does not take {choice:?}")));
+                return Err(ApprovalsError::Invalid(format!(
+                    "a {gate} gate does not take {choice:?}"
+                )));
             }
         };
         let decision = intent.decision();
@@ -134,7 +163,15 @@ impl Approvals {
             ctx.cwd = cwd;
         }
         let token = clawdis_engine::token::encode(&run.kind, &run.id);
-        let envelope = resume(ResumeArgs { token: Some(token), id: None, intent }, &ctx).await;
+        let envelope = resume(
+            ResumeArgs {
+                token: Some(token),
+                id: None,
+                intent,
+            },
+            &ctx,
+        )
+        .await;
         if let clawdis_engine::envelope::Envelope::Failure(e) = &envelope {
             // Still pending: the engine refused the decision itself (an
             // answer its schema rejects) and the run keeps waiting. Decided
@@ -151,7 +188,8 @@ impl Approvals {
                 return Err(ApprovalsError::AlreadyDecided(e.message.clone()));
             }
         }
-        serde_json::from_str(&envelope.to_value().to_json()).map_err(|e| ApprovalsError::Invalid(e.to_string()))
+        serde_json::from_str(&envelope.to_value().to_json())
+            .map_err(|e| ApprovalsError::Invalid(e.to_string()))
     }
 
     fn context(&self, decider: Decider) -> Ctx {

@@ -45,7 +45,10 @@ impl Approvals {
                 }
             };
             // The count first: whoever hears an event reads it right away.
-            let pending = runs.iter().filter(|r| r.status == clawdis_store::RunStatus::Pending).count();
+            let pending = runs
+                .iter()
+                .filter(|r| r.status == clawdis_store::RunStatus::Pending)
+                .count();
             if let Ok(mut count) = this.pending.lock() {
                 *count = pending;
             }
@@ -54,8 +57,14 @@ impl Approvals {
                 let fingerprint = (run.status.as_str().to_string(), run.decided_at.clone());
                 let event = match seen.get(&run.state_key) {
                     Some(old) if *old == fingerprint => None,
-                    Some(_) => Some(Event::Changed { approval: Approval::from_run(run) }),
-                    None if run.status == clawdis_store::RunStatus::Pending => Some(Event::Paused { approval: Approval::from_run(run) }),
+                    Some(_) => Some(Event::Changed {
+                        approval: Approval::from_run(run),
+                    }),
+                    None if run.status == clawdis_store::RunStatus::Pending => {
+                        Some(Event::Paused {
+                            approval: Approval::from_run(run),
+                        })
+                    }
                     None => None,
                 };
                 now.insert(run.state_key.clone(), fingerprint);
@@ -72,9 +81,17 @@ impl Approvals {
     async fn look(&self) -> Result<Vec<clawdis_store::Run>, clawdis_store::StoreError> {
         let mut runs = self.store.list_runs(None, WINDOW).await?;
         if runs.len() as i64 == WINDOW {
-            let pending = self.store.list_runs(Some(clawdis_store::RunStatus::Pending), i64::MAX).await?;
-            let known: std::collections::HashSet<String> = runs.iter().map(|r| r.state_key.clone()).collect();
-            runs.extend(pending.into_iter().filter(|r| !known.contains(&r.state_key)));
+            let pending = self
+                .store
+                .list_runs(Some(clawdis_store::RunStatus::Pending), i64::MAX)
+                .await?;
+            let known: std::collections::HashSet<String> =
+                runs.iter().map(|r| r.state_key.clone()).collect();
+            runs.extend(
+                pending
+                    .into_iter()
+                    .filter(|r| !known.contains(&r.state_key)),
+            );
             runs.sort_by(|a, b| b.created_at.cmp(&a.created_at));
         }
         runs.reverse();
@@ -86,8 +103,15 @@ impl Approvals {
 type Stamp = [(u64, std::time::SystemTime); 2];
 
 fn file_stamp(db: &std::path::Path) -> Option<Stamp> {
-    let stat = |path: &std::path::Path| std::fs::metadata(path).ok().and_then(|m| Some((m.len(), m.modified().ok()?)));
+    let stat = |path: &std::path::Path| {
+        std::fs::metadata(path)
+            .ok()
+            .and_then(|m| Some((m.len(), m.modified().ok()?)))
+    };
     let mut wal = db.as_os_str().to_owned();
     wal.push("-wal");
-    Some([stat(db)?, stat(std::path::Path::new(&wal)).unwrap_or((0, std::time::UNIX_EPOCH))])
+    Some([
+        stat(db)?,
+        stat(std::path::Path::new(&wal)).unwrap_or((0, std::time::UNIX_EPOCH)),
+    ])
 }

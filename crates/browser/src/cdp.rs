@@ -57,11 +57,18 @@ fn cdp_error(method: &str, e: chromiumoxide::error::CdpError) -> BrowserError {
 impl Cdp {
     /// Connects to a browser-level DevTools WebSocket URL.
     pub async fn connect(ws_url: &str) -> Result<Cdp> {
-        let config = HandlerConfig { viewport: None, request_timeout: CALL_TIMEOUT, ..HandlerConfig::default() };
-        let (browser, mut handler) = tokio::time::timeout(CALL_TIMEOUT, Browser::connect_with_config(ws_url.to_string(), config))
-            .await
-            .map_err(|_| BrowserError::Cdp(format!("connecting to {ws_url} timed out")))?
-            .map_err(|e| BrowserError::Cdp(format!("connecting to {ws_url}: {e}")))?;
+        let config = HandlerConfig {
+            viewport: None,
+            request_timeout: CALL_TIMEOUT,
+            ..HandlerConfig::default()
+        };
+        let (browser, mut handler) = tokio::time::timeout(
+            CALL_TIMEOUT,
+            Browser::connect_with_config(ws_url.to_string(), config),
+        )
+        .await
+        .map_err(|_| BrowserError::Cdp(format!("connecting to {ws_url} timed out")))?
+        .map_err(|e| BrowserError::Cdp(format!("connecting to {ws_url}: {e}")))?;
         let alive = Arc::new(AtomicBool::new(true));
         let flag = alive.clone();
         let handler = tokio::spawn(async move {
@@ -73,7 +80,11 @@ impl Cdp {
             flag.store(false, Ordering::SeqCst);
             tracing::info!("cdp connection closed");
         });
-        Ok(Cdp { browser, alive, handler })
+        Ok(Cdp {
+            browser,
+            alive,
+            handler,
+        })
     }
 
     /// Whether the connection is still up.
@@ -83,7 +94,10 @@ impl Cdp {
 
     /// A browser-level command.
     pub async fn call(&self, method: &str, params: Value) -> Result<Value> {
-        let cmd = Raw { method: method.into(), params };
+        let cmd = Raw {
+            method: method.into(),
+            params,
+        };
         match tokio::time::timeout(CALL_TIMEOUT, self.browser.execute(cmd)).await {
             Ok(Ok(resp)) => Ok(resp.result),
             Ok(Err(e)) => Err(cdp_error(method, e)),
@@ -92,8 +106,13 @@ impl Cdp {
     }
 
     /// A stream of one kind of browser-level event (`Browser.download*`).
-    pub async fn listen<T: chromiumoxide::cdp::IntoEventKind>(&self) -> Result<chromiumoxide::listeners::EventStream<T>> {
-        self.browser.event_listener::<T>().await.map_err(|e| BrowserError::Cdp(e.to_string()))
+    pub async fn listen<T: chromiumoxide::cdp::IntoEventKind>(
+        &self,
+    ) -> Result<chromiumoxide::listeners::EventStream<T>> {
+        self.browser
+            .event_listener::<T>()
+            .await
+            .map_err(|e| BrowserError::Cdp(e.to_string()))
     }
 
     /// The attached page session for a target, waiting briefly for the
@@ -101,7 +120,11 @@ impl Cdp {
     pub async fn page(&self, target_id: &str) -> Result<Page> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         loop {
-            let found = tokio::time::timeout(CALL_TIMEOUT, self.browser.get_page(target_id.to_string().into())).await;
+            let found = tokio::time::timeout(
+                CALL_TIMEOUT,
+                self.browser.get_page(target_id.to_string().into()),
+            )
+            .await;
             match found {
                 Ok(Ok(page)) => return Ok(page),
                 Ok(Err(_)) if tokio::time::Instant::now() < deadline && self.is_alive() => {
@@ -109,7 +132,9 @@ impl Cdp {
                 }
                 Ok(Err(_)) => return Err(BrowserError::Missing("tab not found".into())),
                 Err(_) => {
-                    return Err(BrowserError::Timeout("attaching to the tab timed out".into()));
+                    return Err(BrowserError::Timeout(
+                        "attaching to the tab timed out".into(),
+                    ));
                 }
             }
         }
@@ -129,8 +154,12 @@ impl Drop for Cdp {
 }
 
 /// A stream of one kind of page event.
-pub async fn page_events<T: chromiumoxide::cdp::IntoEventKind>(page: &Page) -> Result<chromiumoxide::listeners::EventStream<T>> {
-    page.event_listener::<T>().await.map_err(|e| BrowserError::Cdp(e.to_string()))
+pub async fn page_events<T: chromiumoxide::cdp::IntoEventKind>(
+    page: &Page,
+) -> Result<chromiumoxide::listeners::EventStream<T>> {
+    page.event_listener::<T>()
+        .await
+        .map_err(|e| BrowserError::Cdp(e.to_string()))
 }
 
 /// A page-level command with the default timeout.
@@ -139,11 +168,22 @@ pub async fn page_call(page: &Page, method: &str, params: Value) -> Result<Value
 }
 
 /// A page-level command with an explicit timeout.
-pub async fn page_call_with(page: &Page, method: &str, params: Value, timeout: Duration) -> Result<Value> {
-    let cmd = Raw { method: method.into(), params };
+pub async fn page_call_with(
+    page: &Page,
+    method: &str,
+    params: Value,
+    timeout: Duration,
+) -> Result<Value> {
+    let cmd = Raw {
+        method: method.into(),
+        params,
+    };
     match tokio::time::timeout(timeout, page.execute(cmd)).await {
         Ok(Ok(resp)) => Ok(resp.result),
         Ok(Err(e)) => Err(cdp_error(method, e)),
-        Err(_) => Err(BrowserError::Timeout(format!("{method} timed out after {} ms", timeout.as_millis()))),
+        Err(_) => Err(BrowserError::Timeout(format!(
+            "{method} timed out after {} ms",
+            timeout.as_millis()
+        ))),
     }
 }

@@ -5,12 +5,20 @@ use std::path::{Path, PathBuf};
 use crate::{BrowserError, Result};
 
 /// Executable names looked up on `PATH` (Linux), in order.
-pub const LINUX_NAMES: [&str; 4] = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"];
+pub const LINUX_NAMES: [&str; 4] = [
+    "chromium",
+    "chromium-browser",
+    "google-chrome-stable",
+    "google-chrome",
+];
 
 /// App bundles looked up under `/Applications` and `~/Applications` (macOS),
 /// in order: Chrome Canary, then Chromium, then Chrome.
 pub const MAC_BUNDLES: [(&str, &str); 3] = [
-    ("Google Chrome Canary.app", "Contents/MacOS/Google Chrome Canary"),
+    (
+        "Google Chrome Canary.app",
+        "Contents/MacOS/Google Chrome Canary",
+    ),
     ("Chromium.app", "Contents/MacOS/Chromium"),
     ("Google Chrome.app", "Contents/MacOS/Google Chrome"),
 ];
@@ -19,7 +27,8 @@ fn is_executable(path: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     }
     #[cfg(not(unix))]
     {
@@ -37,24 +46,38 @@ pub const INSTALL_HINT: &str = if cfg!(target_os = "macos") {
 
 /// The browser to launch: the configured path (which must be absolute and
 /// executable), else the first one found for this platform.
-pub fn find_executable(configured: Option<&str>, path_var: Option<&str>, home: Option<&Path>) -> Result<PathBuf> {
+pub fn find_executable(
+    configured: Option<&str>,
+    path_var: Option<&str>,
+    home: Option<&Path>,
+) -> Result<PathBuf> {
     if let Some(p) = configured.map(str::trim).filter(|p| !p.is_empty()) {
         let path = PathBuf::from(p);
         if !path.is_absolute() {
-            return Err(BrowserError::Config(format!("browser path must be absolute: {p}")));
+            return Err(BrowserError::Config(format!(
+                "browser path must be absolute: {p}"
+            )));
         }
         if !is_executable(&path) {
-            return Err(BrowserError::NotFound(format!("browser executable not found or not executable: {p}")));
+            return Err(BrowserError::NotFound(format!(
+                "browser executable not found or not executable: {p}"
+            )));
         }
         return Ok(path);
     }
     let candidates: Vec<PathBuf> = if cfg!(target_os = "macos") {
         let mut roots = vec![PathBuf::from("/Applications")];
         roots.extend(home.map(|h| h.join("Applications")));
-        MAC_BUNDLES.iter().flat_map(|(bundle, exe)| roots.iter().map(move |r| r.join(bundle).join(exe))).collect()
+        MAC_BUNDLES
+            .iter()
+            .flat_map(|(bundle, exe)| roots.iter().map(move |r| r.join(bundle).join(exe)))
+            .collect()
     } else {
         let dirs: Vec<PathBuf> = std::env::split_paths(path_var.unwrap_or_default()).collect();
-        LINUX_NAMES.iter().flat_map(|name| dirs.iter().map(move |d| d.join(name))).collect()
+        LINUX_NAMES
+            .iter()
+            .flat_map(|name| dirs.iter().map(move |d| d.join(name)))
+            .collect()
     };
     candidates.into_iter().find(|c| is_executable(c)).ok_or_else(|| {
         BrowserError::NotFound(if cfg!(target_os = "macos") {
@@ -85,10 +108,22 @@ mod tests {
         let chromium = fake_exe(b.path(), "chromium");
         let path_var = std::env::join_paths([a.path(), b.path()]).unwrap();
         let found = find_executable(None, path_var.to_str(), None).unwrap();
-        assert_eq!(found, chromium, "chromium is preferred over google-chrome even later on PATH");
+        assert_eq!(
+            found, chromium,
+            "chromium is preferred over google-chrome even later on PATH"
+        );
         let configured = fake_exe(a.path(), "my-chrome");
-        assert_eq!(find_executable(configured.to_str(), None, None).unwrap(), configured);
-        assert!(matches!(find_executable(Some("chromium"), None, None), Err(BrowserError::Config(_))));
-        assert!(matches!(find_executable(None, Some(""), None), Err(BrowserError::NotFound(_))));
+        assert_eq!(
+            find_executable(configured.to_str(), None, None).unwrap(),
+            configured
+        );
+        assert!(matches!(
+            find_executable(Some("chromium"), None, None),
+            Err(BrowserError::Config(_))
+        ));
+        assert!(matches!(
+            find_executable(None, Some(""), None),
+            Err(BrowserError::NotFound(_))
+        ));
     }
 }

@@ -23,7 +23,12 @@ pub struct Check {
 }
 
 fn check(id: &'static str, status: &'static str, summary: String, fix_hint: Option<&str>) -> Check {
-    Check { id, status, summary, fix_hint: fix_hint.map(str::to_string) }
+    Check {
+        id,
+        status,
+        summary,
+        fix_hint: fix_hint.map(str::to_string),
+    }
 }
 
 /// The findings for this manager's browser.
@@ -40,23 +45,58 @@ pub fn run(manager: &Manager) -> Vec<Check> {
         ));
     }
     if settings.connect_only() {
-        out.push(check("mode", "info", format!("connect only (attach-only or remote); CDP on port {}", settings.cdp_port), None));
+        out.push(check(
+            "mode",
+            "info",
+            format!(
+                "connect only (attach-only or remote); CDP on port {}",
+                settings.cdp_port
+            ),
+            None,
+        ));
     } else {
-        match discovery::find_executable(settings.executable_path.as_deref(), std::env::var("PATH").ok().as_deref(), None) {
+        match discovery::find_executable(
+            settings.executable_path.as_deref(),
+            std::env::var("PATH").ok().as_deref(),
+            None,
+        ) {
             Ok(exe) => out.push(check("executable", "pass", exe.display().to_string(), None)),
-            Err(e) => out.push(check("executable", "fail", e.to_string(), Some(discovery::INSTALL_HINT))),
+            Err(e) => out.push(check(
+                "executable",
+                "fail",
+                e.to_string(),
+                Some(discovery::INSTALL_HINT),
+            )),
         }
     }
     if status.running {
-        out.push(check("cdp-port", "pass", format!("the clawd browser listens on {}", status.cdp_port), None));
+        out.push(check(
+            "cdp-port",
+            "pass",
+            format!("the clawd browser listens on {}", status.cdp_port),
+            None,
+        ));
     } else {
         match check_cdp_port(status.cdp_port) {
-            Ok(()) => out.push(check("cdp-port", "pass", format!("port {} is free", status.cdp_port), None)),
-            Err(BrowserError::PortInUse(m)) if !settings.connect_only() => {
-                out.push(check("cdp-port", "warn", m, Some("stop what uses the port or pick another cdpPort")))
-            }
+            Ok(()) => out.push(check(
+                "cdp-port",
+                "pass",
+                format!("port {} is free", status.cdp_port),
+                None,
+            )),
+            Err(BrowserError::PortInUse(m)) if !settings.connect_only() => out.push(check(
+                "cdp-port",
+                "warn",
+                m,
+                Some("stop what uses the port or pick another cdpPort"),
+            )),
             Err(BrowserError::PortInUse(m)) => out.push(check("cdp-port", "pass", m, None)),
-            Err(e) => out.push(check("cdp-port", "fail", e.to_string(), Some("pick another cdpPort"))),
+            Err(e) => out.push(check(
+                "cdp-port",
+                "fail",
+                e.to_string(),
+                Some("pick another cdpPort"),
+            )),
         }
     }
     let dir = manager.user_data_dir();
@@ -71,7 +111,12 @@ pub fn run(manager: &Manager) -> Vec<Check> {
         None,
     ));
     if !status.headless && no_display() {
-        out.push(check("display", "info", "no DISPLAY or WAYLAND_DISPLAY: the browser runs headless".into(), None));
+        out.push(check(
+            "display",
+            "info",
+            "no DISPLAY or WAYLAND_DISPLAY: the browser runs headless".into(),
+            None,
+        ));
     }
     out
 }

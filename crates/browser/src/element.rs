@@ -35,7 +35,13 @@ impl std::fmt::Display for Locator {
 
 /// The backend node id of the element `at` names. A selector is waited for
 /// until `timeout`; a ref must be from a snapshot of the current document.
-pub async fn find(manager: &Manager, target_id: &str, page: &Page, at: &Locator, timeout: Duration) -> Result<i64> {
+pub async fn find(
+    manager: &Manager,
+    target_id: &str,
+    page: &Page,
+    at: &Locator,
+    timeout: Duration,
+) -> Result<i64> {
     match at {
         Locator::Ref(r) => manager.element(target_id, page, r).await,
         Locator::Selector(s) => {
@@ -45,7 +51,10 @@ pub async fn find(manager: &Manager, target_id: &str, page: &Page, at: &Locator,
                     return Ok(id);
                 }
                 if Instant::now() >= deadline {
-                    return Err(BrowserError::Missing(format!("no element matches selector {s} (waited {} ms)", timeout.as_millis())));
+                    return Err(BrowserError::Missing(format!(
+                        "no element matches selector {s} (waited {} ms)",
+                        timeout.as_millis()
+                    )));
                 }
                 tokio::time::sleep(POLL).await;
             }
@@ -55,10 +64,17 @@ pub async fn find(manager: &Manager, target_id: &str, page: &Page, at: &Locator,
 
 /// The first element matching `selector` now, if any; a bad selector is a 400.
 pub async fn query_selector(page: &Page, selector: &str) -> Result<Option<i64>> {
-    let found =
-        page_call(page, "Runtime.evaluate", json!({ "expression": format!("document.querySelector({})", json!(selector)) })).await?;
+    let found = page_call(
+        page,
+        "Runtime.evaluate",
+        json!({ "expression": format!("document.querySelector({})", json!(selector)) }),
+    )
+    .await?;
     if let Some(details) = found.get("exceptionDetails") {
-        return Err(BrowserError::invalid(format!("invalid selector {selector}: {}", exception_message(details))));
+        return Err(BrowserError::invalid(format!(
+            "invalid selector {selector}: {}",
+            exception_message(details)
+        )));
     }
     let Some(object_id) = found.pointer("/result/objectId").and_then(Value::as_str) else {
         return Ok(None);
@@ -70,12 +86,21 @@ pub async fn query_selector(page: &Page, selector: &str) -> Result<Option<i64>> 
 /// A JS object handle for the element; a node that no longer exists is a
 /// stale ref.
 pub async fn object_id(page: &Page, backend: i64) -> Result<String> {
-    let resolved = page_call(page, "DOM.resolveNode", json!({ "backendNodeId": backend })).await.map_err(|_| gone())?;
-    resolved.pointer("/object/objectId").and_then(Value::as_str).map(str::to_string).ok_or_else(gone)
+    let resolved = page_call(page, "DOM.resolveNode", json!({ "backendNodeId": backend }))
+        .await
+        .map_err(|_| gone())?;
+    resolved
+        .pointer("/object/objectId")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(gone)
 }
 
 fn gone() -> BrowserError {
-    BrowserError::StaleRef("the element is no longer in the page. Re-snapshot and use a ref from the new snapshot.".into())
+    BrowserError::StaleRef(
+        "the element is no longer in the page. Re-snapshot and use a ref from the new snapshot."
+            .into(),
+    )
 }
 
 /// Calls `function` with `this` bound to the element and JSON `args`;
@@ -97,16 +122,32 @@ pub async fn call_on(page: &Page, backend: i64, function: &str, args: &[Value]) 
     )
     .await?;
     if let Some(details) = result.get("exceptionDetails") {
-        return Err(BrowserError::invalid_code("ACT_INVALID_REQUEST", exception_message(details)));
+        return Err(BrowserError::invalid_code(
+            "ACT_INVALID_REQUEST",
+            exception_message(details),
+        ));
     }
-    Ok(result.pointer("/result/value").cloned().unwrap_or(Value::Null))
+    Ok(result
+        .pointer("/result/value")
+        .cloned()
+        .unwrap_or(Value::Null))
 }
 
 /// Scrolls the element into view.
 pub async fn scroll_into_view(page: &Page, backend: i64) -> Result<()> {
-    page_call(page, "DOM.scrollIntoViewIfNeeded", json!({ "backendNodeId": backend })).await.map(drop).map_err(|e| match e {
+    page_call(
+        page,
+        "DOM.scrollIntoViewIfNeeded",
+        json!({ "backendNodeId": backend }),
+    )
+    .await
+    .map(drop)
+    .map_err(|e| match e {
         BrowserError::Cdp(m) if m.contains("No node") => gone(),
-        BrowserError::Cdp(m) => BrowserError::invalid_code("ACT_INVALID_REQUEST", format!("cannot scroll to the element: {m}")),
+        BrowserError::Cdp(m) => BrowserError::invalid_code(
+            "ACT_INVALID_REQUEST",
+            format!("cannot scroll to the element: {m}"),
+        ),
         other => other,
     })
 }
@@ -117,12 +158,20 @@ pub async fn point(page: &Page, backend: i64, timeout: Duration) -> Result<(f64,
     let deadline = Instant::now() + timeout;
     loop {
         scroll_into_view(page, backend).await?;
-        let quads = page_call(page, "DOM.getContentQuads", json!({ "backendNodeId": backend })).await;
+        let quads = page_call(
+            page,
+            "DOM.getContentQuads",
+            json!({ "backendNodeId": backend }),
+        )
+        .await;
         if let Some(centre) = quads.ok().as_ref().and_then(centre) {
             return Ok(centre);
         }
         if Instant::now() >= deadline {
-            return Err(BrowserError::invalid_code("ACT_INVALID_REQUEST", "the element is not visible (it has no box on the page)"));
+            return Err(BrowserError::invalid_code(
+                "ACT_INVALID_REQUEST",
+                "the element is not visible (it has no box on the page)",
+            ));
         }
         tokio::time::sleep(POLL).await;
     }
@@ -137,10 +186,26 @@ pub async fn check_hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Resu
     let (x, y) = (at.0.floor() as i64, at.1.floor() as i64);
     // The hit test takes document coordinates; the click, viewport ones.
     let metrics = page_call(page, "Page.getLayoutMetrics", json!({})).await?;
-    let scrolled = |axis: &str| metrics.pointer(&format!("/cssVisualViewport/{axis}")).and_then(Value::as_f64).unwrap_or(0.0);
-    let (page_x, page_y) = ((at.0 + scrolled("pageX")).floor() as i64, (at.1 + scrolled("pageY")).floor() as i64);
-    let found = page_call(page, "DOM.getNodeForLocation", json!({ "x": page_x, "y": page_y, "includeUserAgentShadowDOM": false })).await;
-    let Some(hit) = found.ok().and_then(|v| v.get("backendNodeId").and_then(Value::as_i64)) else {
+    let scrolled = |axis: &str| {
+        metrics
+            .pointer(&format!("/cssVisualViewport/{axis}"))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    };
+    let (page_x, page_y) = (
+        (at.0 + scrolled("pageX")).floor() as i64,
+        (at.1 + scrolled("pageY")).floor() as i64,
+    );
+    let found = page_call(
+        page,
+        "DOM.getNodeForLocation",
+        json!({ "x": page_x, "y": page_y, "includeUserAgentShadowDOM": false }),
+    )
+    .await;
+    let Some(hit) = found
+        .ok()
+        .and_then(|v| v.get("backendNodeId").and_then(Value::as_i64))
+    else {
         return Err(covered(format!("nothing is at ({x}, {y}) to click")));
     };
     if hit == backend {
@@ -156,15 +221,25 @@ pub async fn check_hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Resu
     };
     // A hit in another frame than the element's cannot be compared in one
     // script (CDP refuses the argument): it is not inside the element.
-    let checked = call(INSIDE, json!([{ "objectId": target }])).await.ok().filter(|r| r.get("exceptionDetails").is_none());
+    let checked = call(INSIDE, json!([{ "objectId": target }]))
+        .await
+        .ok()
+        .filter(|r| r.get("exceptionDetails").is_none());
     let covering = match checked {
         Some(r) => match r.pointer("/result/value") {
             Some(Value::String(what)) => what.clone(),
             _ => return Ok(()),
         },
-        None => call(DESCRIBE, json!([])).await?.pointer("/result/value").and_then(Value::as_str).unwrap_or("another element").to_string(),
+        None => call(DESCRIBE, json!([]))
+            .await?
+            .pointer("/result/value")
+            .and_then(Value::as_str)
+            .unwrap_or("another element")
+            .to_string(),
     };
-    Err(covered(format!("{covering} intercepts pointer events at ({x}, {y}): the click would not reach the element")))
+    Err(covered(format!(
+        "{covering} intercepts pointer events at ({x}, {y}): the click would not reach the element"
+    )))
 }
 
 fn covered(message: String) -> BrowserError {
@@ -197,7 +272,11 @@ const INSIDE: &str = concat!(
 );
 
 /// Describes `this`.
-const DESCRIBE: &str = concat!("function () {\n", describe_js!(), "\nreturn describe(this);\n}");
+const DESCRIBE: &str = concat!(
+    "function () {\n",
+    describe_js!(),
+    "\nreturn describe(this);\n}"
+);
 
 /// The centre of the first quad with an area.
 fn centre(quads: &Value) -> Option<(f64, f64)> {
@@ -206,15 +285,29 @@ fn centre(quads: &Value) -> Option<(f64, f64)> {
         if p.len() != 8 {
             return None;
         }
-        let area = ((p[0] * p[3] - p[2] * p[1]) + (p[2] * p[5] - p[4] * p[3]) + (p[4] * p[7] - p[6] * p[5]) + (p[6] * p[1] - p[0] * p[7]))
+        let area = ((p[0] * p[3] - p[2] * p[1])
+            + (p[2] * p[5] - p[4] * p[3])
+            + (p[4] * p[7] - p[6] * p[5])
+            + (p[6] * p[1] - p[0] * p[7]))
             .abs()
             / 2.0;
-        (area > 0.5).then(|| ((p[0] + p[2] + p[4] + p[6]) / 4.0, (p[1] + p[3] + p[5] + p[7]) / 4.0))
+        (area > 0.5).then(|| {
+            (
+                (p[0] + p[2] + p[4] + p[6]) / 4.0,
+                (p[1] + p[3] + p[5] + p[7]) / 4.0,
+            )
+        })
     })
 }
 
 /// Outlines the element a ref names in `color` for two seconds.
-pub async fn highlight(manager: &Manager, target_id: &str, page: &chromiumoxide::Page, reference: &str, color: &str) -> Result<()> {
+pub async fn highlight(
+    manager: &Manager,
+    target_id: &str,
+    page: &chromiumoxide::Page,
+    reference: &str,
+    color: &str,
+) -> Result<()> {
     let backend = manager.element(target_id, page, reference).await?;
     scroll_into_view(page, backend).await?;
     let js = "function(color) { const before = this.style.outline; \

@@ -18,15 +18,26 @@ fn bad_value(what: &str, e: BrowserError) -> BrowserError {
 /// Chromium takes unknown time zones and locales silently; the page's
 /// `Intl` knows which are real.
 async fn check_in_page(page: &Page, probe: &str, field: &str, value: &str) -> Result<()> {
-    let js = format!("(() => {{ try {{ {probe}; return true; }} catch (e) {{ return false; }} }})()");
+    let js =
+        format!("(() => {{ try {{ {probe}; return true; }} catch (e) {{ return false; }} }})()");
     match eval(page, &js, false).await? {
         Value::Bool(true) => Ok(()),
-        _ => Err(BrowserError::invalid(format!("{field} {value} is not valid"))),
+        _ => Err(BrowserError::invalid(format!(
+            "{field} {value} is not valid"
+        ))),
     }
 }
 
 /// The settings `/set/{setting}` applies.
-pub const SETTINGS: [&str; 7] = ["device", "offline", "headers", "geolocation", "media", "timezone", "locale"];
+pub const SETTINGS: [&str; 7] = [
+    "device",
+    "offline",
+    "headers",
+    "geolocation",
+    "media",
+    "timezone",
+    "locale",
+];
 
 fn unknown(setting: &str) -> BrowserError {
     if setting == "credentials" {
@@ -38,17 +49,26 @@ fn unknown(setting: &str) -> BrowserError {
 
 /// 501 for OpenClaw settings this server lacks, 404 for unknown ones.
 pub fn check(setting: &str) -> Result<()> {
-    if SETTINGS.contains(&setting) { Ok(()) } else { Err(unknown(setting)) }
+    if SETTINGS.contains(&setting) {
+        Ok(())
+    } else {
+        Err(unknown(setting))
+    }
 }
 
 /// Applies one `/set/{setting}` body.
 pub async fn apply(page: &Page, setting: &str, body: &Map<String, Value>) -> Result<()> {
-    let text = |k: &str| body.get(k).and_then(Value::as_str).filter(|s| !s.trim().is_empty());
+    let text = |k: &str| {
+        body.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+    };
     let flag = |k: &str| body.get(k).and_then(Value::as_bool);
     let number = |k: &str| body.get(k).and_then(Value::as_f64);
     let (method, params) = match setting {
         "offline" => {
-            let offline = flag("offline").ok_or_else(|| BrowserError::invalid("offline (true or false) is required"))?;
+            let offline = flag("offline")
+                .ok_or_else(|| BrowserError::invalid("offline (true or false) is required"))?;
             (
                 "Network.emulateNetworkConditions",
                 json!({ "offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1 }),
@@ -58,24 +78,35 @@ pub async fn apply(page: &Page, setting: &str, body: &Map<String, Value>) -> Res
             let headers = body
                 .get("headers")
                 .and_then(Value::as_object)
-                .ok_or_else(|| BrowserError::invalid("headers (an object of strings) is required"))?;
+                .ok_or_else(|| {
+                    BrowserError::invalid("headers (an object of strings) is required")
+                })?;
             if headers.values().any(|v| !v.is_string()) {
                 return Err(BrowserError::invalid("header values must be strings"));
             }
             ("Network.setExtraHTTPHeaders", json!({ "headers": headers }))
         }
-        "geolocation" if flag("clear") == Some(true) => ("Emulation.clearGeolocationOverride", json!({})),
+        "geolocation" if flag("clear") == Some(true) => {
+            ("Emulation.clearGeolocationOverride", json!({}))
+        }
         "geolocation" => {
-            let (Some(latitude), Some(longitude)) = (number("latitude"), number("longitude")) else {
+            let (Some(latitude), Some(longitude)) = (number("latitude"), number("longitude"))
+            else {
                 return Err(BrowserError::invalid("latitude and longitude are required"));
             };
             if !(-90.0..=90.0).contains(&latitude) || !(-180.0..=180.0).contains(&longitude) {
-                return Err(BrowserError::invalid("latitude must be within ±90 and longitude within ±180"));
+                return Err(BrowserError::invalid(
+                    "latitude must be within ±90 and longitude within ±180",
+                ));
             }
             if let Some(origin) = text("origin") {
-                page_call(page, "Browser.grantPermissions", json!({ "permissions": ["geolocation"], "origin": origin }))
-                    .await
-                    .map_err(|e| bad_value("origin", e))?;
+                page_call(
+                    page,
+                    "Browser.grantPermissions",
+                    json!({ "permissions": ["geolocation"], "origin": origin }),
+                )
+                .await
+                .map_err(|e| bad_value("origin", e))?;
             }
             (
                 "Emulation.setGeolocationOverride",
@@ -83,34 +114,53 @@ pub async fn apply(page: &Page, setting: &str, body: &Map<String, Value>) -> Res
             )
         }
         "media" => {
-            let scheme = text("colorScheme").ok_or_else(|| BrowserError::invalid("colorScheme is required"))?;
+            let scheme = text("colorScheme")
+                .ok_or_else(|| BrowserError::invalid("colorScheme is required"))?;
             let features = match scheme {
                 "dark" | "light" | "no-preference" => {
                     json!([{ "name": "prefers-color-scheme", "value": scheme }])
                 }
                 "none" => json!([]),
                 other => {
-                    return Err(BrowserError::invalid(format!("colorScheme must be dark, light, no-preference or none, not {other}")));
+                    return Err(BrowserError::invalid(format!(
+                        "colorScheme must be dark, light, no-preference or none, not {other}"
+                    )));
                 }
             };
-            ("Emulation.setEmulatedMedia", json!({ "features": features }))
+            (
+                "Emulation.setEmulatedMedia",
+                json!({ "features": features }),
+            )
         }
         "timezone" => {
-            let id = text("timezoneId").ok_or_else(|| BrowserError::invalid("timezoneId is required"))?;
-            let probe = format!("new Intl.DateTimeFormat('en', {{ timeZone: {} }})", json!(id));
+            let id = text("timezoneId")
+                .ok_or_else(|| BrowserError::invalid("timezoneId is required"))?;
+            let probe = format!(
+                "new Intl.DateTimeFormat('en', {{ timeZone: {} }})",
+                json!(id)
+            );
             check_in_page(page, &probe, "timezoneId", id).await?;
             ("Emulation.setTimezoneOverride", json!({ "timezoneId": id }))
         }
         "device" if flag("clear") == Some(true) => {
             page_call(page, "Emulation.clearDeviceMetricsOverride", json!({})).await?;
-            page_call(page, "Emulation.setTouchEmulationEnabled", json!({ "enabled": false })).await?;
+            page_call(
+                page,
+                "Emulation.setTouchEmulationEnabled",
+                json!({ "enabled": false }),
+            )
+            .await?;
             ("Emulation.setUserAgentOverride", json!({ "userAgent": "" }))
         }
         "device" => {
-            let name = text("name").ok_or_else(|| BrowserError::invalid("name is required (or clear: true)"))?;
+            let name = text("name")
+                .ok_or_else(|| BrowserError::invalid("name is required (or clear: true)"))?;
             let d = crate::devices::find(name).ok_or_else(|| {
                 let known: Vec<&str> = crate::devices::DEVICES.iter().map(|d| d.name).collect();
-                BrowserError::invalid(format!("unknown device {name}; known: {}", known.join(", ")))
+                BrowserError::invalid(format!(
+                    "unknown device {name}; known: {}",
+                    known.join(", ")
+                ))
             })?;
             page_call(
                 page,
@@ -118,31 +168,49 @@ pub async fn apply(page: &Page, setting: &str, body: &Map<String, Value>) -> Res
                 json!({ "width": d.width, "height": d.height, "deviceScaleFactor": d.scale, "mobile": d.mobile }),
             )
             .await?;
-            page_call(page, "Emulation.setTouchEmulationEnabled", json!({ "enabled": d.mobile, "maxTouchPoints": 5 })).await?;
-            ("Emulation.setUserAgentOverride", json!({ "userAgent": d.user_agent }))
+            page_call(
+                page,
+                "Emulation.setTouchEmulationEnabled",
+                json!({ "enabled": d.mobile, "maxTouchPoints": 5 }),
+            )
+            .await?;
+            (
+                "Emulation.setUserAgentOverride",
+                json!({ "userAgent": d.user_agent }),
+            )
         }
         "locale" => {
-            let locale = text("locale").ok_or_else(|| BrowserError::invalid("locale is required"))?;
+            let locale =
+                text("locale").ok_or_else(|| BrowserError::invalid("locale is required"))?;
             let probe = format!("Intl.getCanonicalLocales({})", json!(locale));
             check_in_page(page, &probe, "locale", locale).await?;
             ("Emulation.setLocaleOverride", json!({ "locale": locale }))
         }
         other => return Err(unknown(other)),
     };
-    page_call(page, method, params).await.map(drop).map_err(|e| bad_value(setting, e))
+    page_call(page, method, params)
+        .await
+        .map(drop)
+        .map_err(|e| bad_value(setting, e))
 }
 
 /// Grants browser permissions (`geolocation`, `notifications`, ...), for
 /// one origin or all.
-pub async fn grant(manager: &Manager, permissions: &[String], origin: Option<&str>) -> Result<Value> {
+pub async fn grant(
+    manager: &Manager,
+    permissions: &[String],
+    origin: Option<&str>,
+) -> Result<Value> {
     let cdp = manager.ensure().await?;
     let mut params = json!({ "permissions": permissions });
     if let Some(origin) = origin {
         params["origin"] = json!(origin);
     }
-    cdp.call("Browser.grantPermissions", params).await.map_err(|e| match e {
-        BrowserError::Cdp(m) => BrowserError::invalid(format!("permissions refused: {m}")),
-        other => other,
-    })?;
+    cdp.call("Browser.grantPermissions", params)
+        .await
+        .map_err(|e| match e {
+            BrowserError::Cdp(m) => BrowserError::invalid(format!("permissions refused: {m}")),
+            other => other,
+        })?;
     Ok(json!({ "ok": true }))
 }

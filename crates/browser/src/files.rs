@@ -17,7 +17,10 @@ pub fn download_root(home: &Path) -> PathBuf {
 }
 
 fn escape(requested: &str, root: &Path) -> BrowserError {
-    BrowserError::invalid(format!("path {requested} is outside {}; use a path inside it", root.display()))
+    BrowserError::invalid(format!(
+        "path {requested} is outside {}; use a path inside it",
+        root.display()
+    ))
 }
 
 /// `requested` inside `root`, lexically: no `..`, and absolute paths must
@@ -30,7 +33,11 @@ fn inside(root: &Path, requested: &str) -> Result<PathBuf> {
     if p.components().any(|c| matches!(c, Component::ParentDir)) {
         return Err(escape(requested, root));
     }
-    let full = if p.is_absolute() { p.to_path_buf() } else { root.join(p) };
+    let full = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
     let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let under = |r: &Path| full.starts_with(r) && full != r;
     if !under(root) && !under(&real_root) {
@@ -48,7 +55,9 @@ fn canonical_root(root: &Path) -> Result<PathBuf> {
 pub fn upload_file(home: &Path, requested: &str) -> Result<PathBuf> {
     let root = upload_root(home);
     let full = inside(&root, requested)?;
-    let real = full.canonicalize().map_err(|_| BrowserError::invalid(format!("no such file to upload: {requested}")))?;
+    let real = full
+        .canonicalize()
+        .map_err(|_| BrowserError::invalid(format!("no such file to upload: {requested}")))?;
     if !real.starts_with(canonical_root(&root)?) {
         return Err(escape(requested, &root));
     }
@@ -84,14 +93,21 @@ mod tests {
         std::fs::create_dir_all(&root).unwrap();
         std::fs::write(root.join("a.txt"), "a").unwrap();
         std::fs::write(home.path().join("secret"), "s").unwrap();
-        assert!(upload_file(home.path(), "a.txt").unwrap().ends_with("uploads/a.txt"));
+        assert!(
+            upload_file(home.path(), "a.txt")
+                .unwrap()
+                .ends_with("uploads/a.txt")
+        );
         let abs = root.join("a.txt").display().to_string();
         assert!(upload_file(home.path(), &abs).is_ok());
         for bad in ["../secret", "/etc/passwd", "", "missing.txt"] {
             assert!(upload_file(home.path(), bad).is_err(), "{bad}");
         }
         std::os::unix::fs::symlink(home.path().join("secret"), root.join("link")).unwrap();
-        assert!(upload_file(home.path(), "link").is_err(), "symlink out of the root");
+        assert!(
+            upload_file(home.path(), "link").is_err(),
+            "symlink out of the root"
+        );
     }
 
     #[test]

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use chromiumoxide::cdp::browser_protocol::browser::{DownloadProgressState, EventDownloadProgress, EventDownloadWillBegin};
+use chromiumoxide::cdp::browser_protocol::browser::{
+    DownloadProgressState, EventDownloadProgress, EventDownloadWillBegin,
+};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -34,7 +36,9 @@ pub async fn dialog(
 ) -> Result<Value> {
     let (target_id, page) = manager.page_for(target).await?;
     let events = manager.events(&target_id, &page).await?;
-    let handled = events.reply(&page, reply, dialog_id, timeout.unwrap_or(HOOK_TIMEOUT)).await?;
+    let handled = events
+        .reply(&page, reply, dialog_id, timeout.unwrap_or(HOOK_TIMEOUT))
+        .await?;
     Ok(json!({ "ok": true, "targetId": target_id, "handled": handled }))
 }
 
@@ -58,20 +62,32 @@ pub enum Upload {
 
 /// Uploads files from `<home>/uploads`. Paths are checked before the page
 /// is touched.
-pub async fn upload(manager: &Manager, target: Option<&str>, paths: &[String], via: Upload, timeout: Option<Duration>) -> Result<Value> {
+pub async fn upload(
+    manager: &Manager,
+    target: Option<&str>,
+    paths: &[String],
+    via: Upload,
+    timeout: Option<Duration>,
+) -> Result<Value> {
     if paths.is_empty() {
         return Err(BrowserError::invalid("paths are required"));
     }
-    let files: Vec<String> =
-        paths.iter().map(|p| files::upload_file(manager.home(), p).map(|f| f.display().to_string())).collect::<Result<_>>()?;
+    let files: Vec<String> = paths
+        .iter()
+        .map(|p| files::upload_file(manager.home(), p).map(|f| f.display().to_string()))
+        .collect::<Result<_>>()?;
     let (target_id, page) = manager.page_ready(target).await?;
     let wait = timeout.unwrap_or(crate::act::ACTION_TIMEOUT);
     match via {
         Upload::Input(at) => {
             let backend = element::find(manager, &target_id, &page, &at, wait).await?;
-            page_call(&page, "DOM.setFileInputFiles", json!({ "files": files, "backendNodeId": backend }))
-                .await
-                .map_err(|e| BrowserError::invalid(format!("cannot set files on {at}: {e}")))?;
+            page_call(
+                &page,
+                "DOM.setFileInputFiles",
+                json!({ "files": files, "backendNodeId": backend }),
+            )
+            .await
+            .map_err(|e| BrowserError::invalid(format!("cannot set files on {at}: {e}")))?;
         }
         Upload::Trigger(at) => {
             let events = manager.events(&target_id, &page).await?;
@@ -85,13 +101,17 @@ pub async fn upload(manager: &Manager, target: Option<&str>, paths: &[String], v
                 Err(_) => {
                     // Nothing opened: later choosers are the user's again.
                     events.disarm_chooser(&page).await;
-                    return Err(BrowserError::Timeout(format!("clicking {at} opened no file chooser")));
+                    return Err(BrowserError::Timeout(format!(
+                        "clicking {at} opened no file chooser"
+                    )));
                 }
             }
         }
         Upload::Next => {
             let events = manager.events(&target_id, &page).await?;
-            events.arm_chooser(&page, files, timeout.unwrap_or(HOOK_TIMEOUT)).await?;
+            events
+                .arm_chooser(&page, files, timeout.unwrap_or(HOOK_TIMEOUT))
+                .await?;
         }
     }
     Ok(json!({ "ok": true, "targetId": target_id }))
@@ -106,7 +126,9 @@ pub async fn download(
     path: Option<&str>,
     timeout: Option<Duration>,
 ) -> Result<Value> {
-    let requested = path.map(|p| files::download_target(manager.home(), p)).transpose()?;
+    let requested = path
+        .map(|p| files::download_target(manager.home(), p))
+        .transpose()?;
     let timeout = timeout.unwrap_or(DOWNLOAD_TIMEOUT);
     let (target_id, page) = manager.page_ready(target).await?;
     let cdp = manager.connected()?;
@@ -116,7 +138,11 @@ pub async fn download(
     std::fs::create_dir_all(&incoming)?;
     let mut begins = cdp.listen::<EventDownloadWillBegin>().await?;
     let mut progress = cdp.listen::<EventDownloadProgress>().await?;
-    cdp.call("Browser.setDownloadBehavior", json!({ "behavior": "allowAndName", "downloadPath": incoming, "eventsEnabled": true })).await?;
+    cdp.call(
+        "Browser.setDownloadBehavior",
+        json!({ "behavior": "allowAndName", "downloadPath": incoming, "eventsEnabled": true }),
+    )
+    .await?;
     let waited = async {
         let deadline = Instant::now() + timeout;
         if let Some(at) = trigger {
@@ -126,12 +152,19 @@ pub async fn download(
         }
         let begun = tokio::time::timeout_at(deadline, begins.next())
             .await
-            .map_err(|_| BrowserError::Timeout(format!("no download started within {} ms", timeout.as_millis())))?
+            .map_err(|_| {
+                BrowserError::Timeout(format!(
+                    "no download started within {} ms",
+                    timeout.as_millis()
+                ))
+            })?
             .ok_or_else(|| BrowserError::Conflict("browser not running".into()))?;
         loop {
             let p = tokio::time::timeout_at(deadline, progress.next())
                 .await
-                .map_err(|_| BrowserError::Timeout(format!("the download of {} did not finish", begun.url)))?
+                .map_err(|_| {
+                    BrowserError::Timeout(format!("the download of {} did not finish", begun.url))
+                })?
                 .ok_or_else(|| BrowserError::Conflict("browser not running".into()))?;
             if p.guid != begun.guid {
                 continue;
@@ -139,7 +172,10 @@ pub async fn download(
             match p.state {
                 DownloadProgressState::Completed => break,
                 DownloadProgressState::Canceled => {
-                    return Err(BrowserError::Conflict(format!("the download of {} was canceled", begun.url)));
+                    return Err(BrowserError::Conflict(format!(
+                        "the download of {} was canceled",
+                        begun.url
+                    )));
                 }
                 DownloadProgressState::InProgress => {}
             }
@@ -149,7 +185,12 @@ pub async fn download(
     .await;
     // Later downloads (a person using the clawd browser) go back to
     // Chromium's own handling.
-    let _ = cdp.call("Browser.setDownloadBehavior", json!({ "behavior": "default" })).await;
+    let _ = cdp
+        .call(
+            "Browser.setDownloadBehavior",
+            json!({ "behavior": "default" }),
+        )
+        .await;
     let begun = waited?;
     let dest = match requested {
         Some(d) => d,
@@ -170,7 +211,16 @@ pub async fn download(
 
 /// A suggested file name reduced to one safe path segment.
 fn safe_name(suggested: &str) -> String {
-    let name: String = suggested.chars().map(|c| if c == '/' || c == '\\' || c.is_control() { '_' } else { c }).collect();
+    let name: String = suggested
+        .chars()
+        .map(|c| {
+            if c == '/' || c == '\\' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
     match name.trim_start_matches('.') {
         "" => "download".to_string(),
         n => n.to_string(),

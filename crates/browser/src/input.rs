@@ -33,7 +33,9 @@ impl Button {
             None | Some("left") => Ok(Button::Left),
             Some("right") => Ok(Button::Right),
             Some("middle") => Ok(Button::Middle),
-            Some(other) => Err(invalid(format!("button must be left, right or middle, not {other}"))),
+            Some(other) => Err(invalid(format!(
+                "button must be left, right or middle, not {other}"
+            ))),
         }
     }
 
@@ -65,14 +67,22 @@ fn modifier(name: &str) -> Option<u32> {
         "control" | "ctrl" => Some(CONTROL),
         "meta" | "cmd" | "command" | "super" => Some(META),
         "shift" => Some(SHIFT),
-        "controlormeta" => Some(if cfg!(target_os = "macos") { META } else { CONTROL }),
+        "controlormeta" => Some(if cfg!(target_os = "macos") {
+            META
+        } else {
+            CONTROL
+        }),
         _ => None,
     }
 }
 
 /// Parses a list of modifier names into CDP's bit set.
 pub fn modifiers(names: &[String]) -> Result<u32> {
-    names.iter().try_fold(0, |bits, n| modifier(n).map(|b| bits | b).ok_or_else(|| invalid(format!("unknown modifier {n}"))))
+    names.iter().try_fold(0, |bits, n| {
+        modifier(n)
+            .map(|b| bits | b)
+            .ok_or_else(|| invalid(format!("unknown modifier {n}")))
+    })
 }
 
 /// One key as `Input.dispatchKeyEvent` wants it.
@@ -85,7 +95,12 @@ struct Key {
 }
 
 fn named(key: &str, code: &str, key_code: u32, text: Option<&str>) -> Key {
-    Key { key: key.into(), code: code.into(), key_code, text: text.map(str::to_string) }
+    Key {
+        key: key.into(),
+        code: code.into(),
+        key_code,
+        text: text.map(str::to_string),
+    }
 }
 
 /// The key for a name (`Enter`, `ArrowUp`, `F5`, `a`, `Esc`, ...).
@@ -112,7 +127,11 @@ fn key(name: &str) -> Option<Key> {
         "meta" | "cmd" | "command" => named("Meta", "MetaLeft", 91, None),
         "shift" => named("Shift", "ShiftLeft", 16, None),
         _ => {
-            if let Some(n) = lower.strip_prefix('f').and_then(|n| n.parse::<u32>().ok()).filter(|n| (1..=24).contains(n)) {
+            if let Some(n) = lower
+                .strip_prefix('f')
+                .and_then(|n| n.parse::<u32>().ok())
+                .filter(|n| (1..=24).contains(n))
+            {
                 return Some(named(&format!("F{n}"), &format!("F{n}"), 111 + n, None));
             }
             let mut chars = name.chars();
@@ -128,7 +147,12 @@ fn key(name: &str) -> Option<Key> {
             } else {
                 (String::new(), 0)
             };
-            Key { key: c.to_string(), code, key_code, text: Some(c.to_string()) }
+            Key {
+                key: c.to_string(),
+                code,
+                key_code,
+                text: Some(c.to_string()),
+            }
         }
     };
     Some(k)
@@ -172,26 +196,46 @@ async fn key_event(page: &Page, kind: &str, k: &Key, bits: u32, text: Option<&st
         params["text"] = json!(t);
         params["unmodifiedText"] = json!(t);
     }
-    page_call(page, "Input.dispatchKeyEvent", params).await.map(drop)
+    page_call(page, "Input.dispatchKeyEvent", params)
+        .await
+        .map(drop)
 }
 
 /// Presses and releases a key chord, holding `delay` between down and up.
 pub async fn press(page: &Page, combo: &str, delay: Duration) -> Result<()> {
     let (bits, k) = chord(combo)?;
-    let held: Vec<(u32, Key)> = [(ALT, "Alt"), (CONTROL, "Control"), (META, "Meta"), (SHIFT, "Shift")]
-        .into_iter()
-        .filter(|(b, _)| bits & b != 0)
-        .filter_map(|(b, name)| Some((b, key(name)?)))
-        .collect();
+    let held: Vec<(u32, Key)> = [
+        (ALT, "Alt"),
+        (CONTROL, "Control"),
+        (META, "Meta"),
+        (SHIFT, "Shift"),
+    ]
+    .into_iter()
+    .filter(|(b, _)| bits & b != 0)
+    .filter_map(|(b, name)| Some((b, key(name)?)))
+    .collect();
     let mut down = 0;
     for (b, m) in &held {
         down |= b;
         key_event(page, "rawKeyDown", m, down, None).await?;
     }
     // Text is only typed when no command modifier is held.
-    let text = k.text.as_deref().filter(|_| bits & (CONTROL | META | ALT) == 0);
-    let text = text.map(|t| if bits & SHIFT != 0 { t.to_uppercase() } else { t.to_string() });
-    let kind = if text.is_some() { "keyDown" } else { "rawKeyDown" };
+    let text = k
+        .text
+        .as_deref()
+        .filter(|_| bits & (CONTROL | META | ALT) == 0);
+    let text = text.map(|t| {
+        if bits & SHIFT != 0 {
+            t.to_uppercase()
+        } else {
+            t.to_string()
+        }
+    });
+    let kind = if text.is_some() {
+        "keyDown"
+    } else {
+        "rawKeyDown"
+    };
     key_event(page, kind, &k, bits, text.as_deref()).await?;
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
@@ -206,7 +250,9 @@ pub async fn press(page: &Page, combo: &str, delay: Duration) -> Result<()> {
 
 /// Types text into the focused element as one insertion (fires `input`).
 pub async fn insert_text(page: &Page, text: &str) -> Result<()> {
-    page_call(page, "Input.insertText", json!({ "text": text })).await.map(drop)
+    page_call(page, "Input.insertText", json!({ "text": text }))
+        .await
+        .map(drop)
 }
 
 /// Types text one character at a time with key events, `delay` apart.
@@ -225,7 +271,14 @@ pub async fn type_slowly(page: &Page, text: &str, delay: Duration) -> Result<()>
     Ok(())
 }
 
-async fn mouse(page: &Page, kind: &str, (x, y): (f64, f64), button: Option<Button>, clicks: u32, bits: u32) -> Result<()> {
+async fn mouse(
+    page: &Page,
+    kind: &str,
+    (x, y): (f64, f64),
+    button: Option<Button>,
+    clicks: u32,
+    bits: u32,
+) -> Result<()> {
     let pressed = kind == "mousePressed";
     page_call(
         page,
@@ -251,7 +304,14 @@ pub async fn move_to(page: &Page, at: (f64, f64)) -> Result<()> {
 
 /// Clicks (or double-clicks) at a point, holding `delay` between press and
 /// release.
-pub async fn click(page: &Page, at: (f64, f64), button: Button, double: bool, bits: u32, delay: Duration) -> Result<()> {
+pub async fn click(
+    page: &Page,
+    at: (f64, f64),
+    button: Button,
+    double: bool,
+    bits: u32,
+    delay: Duration,
+) -> Result<()> {
     move_to(page, at).await?;
     for clicks in 1..=if double { 2 } else { 1 } {
         mouse(page, "mousePressed", at, Some(button), clicks, bits).await?;
@@ -271,8 +331,12 @@ pub async fn drag(page: &Page, from: (f64, f64), to: (f64, f64)) -> Result<()> {
     for i in 1..=STEPS {
         let t = f64::from(i) / f64::from(STEPS);
         let p = (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t);
-        page_call(page, "Input.dispatchMouseEvent", json!({ "type": "mouseMoved", "x": p.0, "y": p.1, "button": "left", "buttons": 1 }))
-            .await?;
+        page_call(
+            page,
+            "Input.dispatchMouseEvent",
+            json!({ "type": "mouseMoved", "x": p.0, "y": p.1, "button": "left", "buttons": 1 }),
+        )
+        .await?;
     }
     mouse(page, "mouseReleased", to, Some(Button::Left), 1, 0).await
 }
@@ -285,7 +349,10 @@ mod tests {
     fn chords_and_aliases() {
         let (bits, k) = chord("Control+Shift+T").unwrap();
         assert_eq!(bits, CONTROL | SHIFT);
-        assert_eq!((k.key.as_str(), k.code.as_str(), k.key_code), ("T", "KeyT", 84));
+        assert_eq!(
+            (k.key.as_str(), k.code.as_str(), k.key_code),
+            ("T", "KeyT", 84)
+        );
         assert_eq!(chord("Esc").unwrap().1.key, "Escape");
         assert_eq!(chord("Return").unwrap().1.text.as_deref(), Some("\r"));
         assert_eq!(chord("Ctrl+a").unwrap().0, CONTROL);

@@ -45,7 +45,9 @@ impl ImageType {
         match text.map(str::to_ascii_lowercase).as_deref() {
             None | Some("png") => Ok(ImageType::Png),
             Some("jpeg" | "jpg") => Ok(ImageType::Jpeg),
-            Some(other) => Err(BrowserError::invalid(format!("type must be png or jpeg, not {other}"))),
+            Some(other) => Err(BrowserError::invalid(format!(
+                "type must be png or jpeg, not {other}"
+            ))),
         }
     }
 }
@@ -56,12 +58,22 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 fn media_path(home: &Path, kind: &str, ext: &str) -> Result<PathBuf> {
     let dir = home.join("media").join(kind);
     std::fs::create_dir_all(&dir)?;
-    Ok(dir.join(format!("{}-{}-{}.{ext}", now_ms(), std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))))
+    Ok(dir.join(format!(
+        "{}-{}-{}.{ext}",
+        now_ms(),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )))
 }
 
 fn decode(data: &Value, what: &str) -> Result<Vec<u8>> {
-    let text = data.get("data").and_then(Value::as_str).ok_or_else(|| BrowserError::Cdp(format!("{what} returned no data")))?;
-    base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| BrowserError::Cdp(format!("{what}: {e}")))
+    let text = data
+        .get("data")
+        .and_then(Value::as_str)
+        .ok_or_else(|| BrowserError::Cdp(format!("{what} returned no data")))?;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| BrowserError::Cdp(format!("{what}: {e}")))
 }
 
 fn num(v: &Value, pointer: &str) -> f64 {
@@ -69,18 +81,46 @@ fn num(v: &Value, pointer: &str) -> f64 {
 }
 
 /// Captures a screenshot into `<home>/media/screenshots/` and returns its path.
-pub async fn screenshot(page: &Page, home: &Path, area: ShotArea, kind: ImageType) -> Result<PathBuf> {
+pub async fn screenshot(
+    page: &Page,
+    home: &Path,
+    area: ShotArea,
+    kind: ImageType,
+) -> Result<PathBuf> {
     let metrics = page_call(page, "Page.getLayoutMetrics", json!({})).await?;
-    let (page_x, page_y) = (num(&metrics, "/cssVisualViewport/pageX"), num(&metrics, "/cssVisualViewport/pageY"));
+    let (page_x, page_y) = (
+        num(&metrics, "/cssVisualViewport/pageX"),
+        num(&metrics, "/cssVisualViewport/pageY"),
+    );
     let (x, y, w, h, beyond) = match area {
-        ShotArea::Viewport => {
-            (page_x, page_y, num(&metrics, "/cssVisualViewport/clientWidth"), num(&metrics, "/cssVisualViewport/clientHeight"), false)
-        }
-        ShotArea::FullPage => (0.0, 0.0, num(&metrics, "/cssContentSize/width"), num(&metrics, "/cssContentSize/height"), true),
+        ShotArea::Viewport => (
+            page_x,
+            page_y,
+            num(&metrics, "/cssVisualViewport/clientWidth"),
+            num(&metrics, "/cssVisualViewport/clientHeight"),
+            false,
+        ),
+        ShotArea::FullPage => (
+            0.0,
+            0.0,
+            num(&metrics, "/cssContentSize/width"),
+            num(&metrics, "/cssContentSize/height"),
+            true,
+        ),
         ShotArea::Element(backend) => {
-            let _ = page_call(page, "DOM.scrollIntoViewIfNeeded", json!({ "backendNodeId": backend })).await;
+            let _ = page_call(
+                page,
+                "DOM.scrollIntoViewIfNeeded",
+                json!({ "backendNodeId": backend }),
+            )
+            .await;
             let metrics = page_call(page, "Page.getLayoutMetrics", json!({})).await?;
-            let quads = page_call(page, "DOM.getContentQuads", json!({ "backendNodeId": backend })).await?;
+            let quads = page_call(
+                page,
+                "DOM.getContentQuads",
+                json!({ "backendNodeId": backend }),
+            )
+            .await?;
             let quad: Vec<f64> = quads
                 .pointer("/quads/0")
                 .and_then(Value::as_array)
@@ -111,7 +151,8 @@ pub async fn screenshot(page: &Page, home: &Path, area: ShotArea, kind: ImageTyp
     };
     let mut format = kind;
     loop {
-        let mut params = json!({ "clip": clip, "captureBeyondViewport": beyond, "fromSurface": true });
+        let mut params =
+            json!({ "clip": clip, "captureBeyondViewport": beyond, "fromSurface": true });
         if format == ImageType::Jpeg {
             params["format"] = json!("jpeg");
             params["quality"] = json!(qualities[0]);
@@ -120,8 +161,18 @@ pub async fn screenshot(page: &Page, home: &Path, area: ShotArea, kind: ImageTyp
         }
         let shot = page_call(page, "Page.captureScreenshot", params).await?;
         let bytes = decode(&shot, "Page.captureScreenshot")?;
-        if bytes.len() <= MAX_SCREENSHOT_BYTES || (format == ImageType::Jpeg && qualities.len() == 1) {
-            let path = media_path(home, "screenshots", if format == ImageType::Png { "png" } else { "jpg" })?;
+        if bytes.len() <= MAX_SCREENSHOT_BYTES
+            || (format == ImageType::Jpeg && qualities.len() == 1)
+        {
+            let path = media_path(
+                home,
+                "screenshots",
+                if format == ImageType::Png {
+                    "png"
+                } else {
+                    "jpg"
+                },
+            )?;
             std::fs::write(&path, bytes)?;
             return Ok(path);
         }
@@ -137,10 +188,14 @@ pub async fn screenshot(page: &Page, home: &Path, area: ShotArea, kind: ImageTyp
 
 /// Prints the page to PDF under `<home>/media/pdf/`.
 pub async fn pdf(page: &Page, home: &Path) -> Result<PathBuf> {
-    let printed = page_call(page, "Page.printToPDF", json!({ "printBackground": true })).await.map_err(|e| match e {
-        BrowserError::Cdp(m) => BrowserError::Unsupported(format!("PDF is not available for this browser: {m}")),
-        other => other,
-    })?;
+    let printed = page_call(page, "Page.printToPDF", json!({ "printBackground": true }))
+        .await
+        .map_err(|e| match e {
+            BrowserError::Cdp(m) => {
+                BrowserError::Unsupported(format!("PDF is not available for this browser: {m}"))
+            }
+            other => other,
+        })?;
     let path = media_path(home, "pdf", "pdf")?;
     std::fs::write(&path, decode(&printed, "Page.printToPDF")?)?;
     Ok(path)
@@ -177,12 +232,19 @@ pub async fn eval(page: &Page, js: &str, await_promise: bool) -> Result<Value> {
     if let Some(details) = result.get("exceptionDetails") {
         return Err(BrowserError::invalid(exception_message(details)));
     }
-    Ok(result.pointer("/result/value").cloned().unwrap_or(Value::Null))
+    Ok(result
+        .pointer("/result/value")
+        .cloned()
+        .unwrap_or(Value::Null))
 }
 
 /// Calls a JS function with JSON arguments in the page.
 async fn call(page: &Page, function: &str, args: &[Value]) -> Result<Value> {
-    let args = args.iter().map(|a| serde_json::to_string(a).unwrap_or_default()).collect::<Vec<_>>().join(", ");
+    let args = args
+        .iter()
+        .map(|a| serde_json::to_string(a).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join(", ");
     eval(page, &format!("({function})({args})"), true).await
 }
 
@@ -207,10 +269,14 @@ pub async fn query(page: &Page, selector: &str, limit: Option<usize>) -> Result<
         return Err(BrowserError::invalid("selector is required"));
     }
     let limit = limit.unwrap_or(20).clamp(1, 200);
-    call(page, QUERY, &[json!(selector), json!(limit)]).await.map_err(|e| match e {
-        BrowserError::Invalid { message, .. } => BrowserError::invalid(format!("invalid selector {selector}: {message}")),
-        other => other,
-    })
+    call(page, QUERY, &[json!(selector), json!(limit)])
+        .await
+        .map_err(|e| match e {
+            BrowserError::Invalid { message, .. } => {
+                BrowserError::invalid(format!("invalid selector {selector}: {message}"))
+            }
+            other => other,
+        })
 }
 
 const DOM: &str = r#"(format, selector) => {
@@ -230,28 +296,57 @@ pub fn truncate(text: &str, max: usize) -> (String, bool) {
     if text.chars().count() <= max {
         return (text.to_string(), false);
     }
-    (format!("{}{TRUNCATION_MARKER}", text.chars().take(max).collect::<String>()), true)
+    (
+        format!(
+            "{}{TRUNCATION_MARKER}",
+            text.chars().take(max).collect::<String>()
+        ),
+        true,
+    )
 }
 
 /// `innerText` (`text`) or `outerHTML` (`html`) of `selector`, cut at `max_chars`.
-pub async fn dom(page: &Page, format: &str, selector: Option<&str>, max_chars: Option<usize>) -> Result<(String, bool)> {
+pub async fn dom(
+    page: &Page,
+    format: &str,
+    selector: Option<&str>,
+    max_chars: Option<usize>,
+) -> Result<(String, bool)> {
     if format != "text" && format != "html" {
-        return Err(BrowserError::invalid(format!("format must be html or text, not {format}")));
+        return Err(BrowserError::invalid(format!(
+            "format must be html or text, not {format}"
+        )));
     }
     let value = call(page, DOM, &[json!(format), json!(selector)]).await?;
     let Some(content) = value.as_str() else {
-        return Err(BrowserError::Missing(format!("no element matches selector {}", selector.unwrap_or_default())));
+        return Err(BrowserError::Missing(format!(
+            "no element matches selector {}",
+            selector.unwrap_or_default()
+        )));
     };
-    Ok(truncate(content, max_chars.unwrap_or(200_000).clamp(1, 5_000_000)))
+    Ok(truncate(
+        content,
+        max_chars.unwrap_or(200_000).clamp(1, 5_000_000),
+    ))
 }
 
 /// Readable text: `selector`, else article, main or body; at most 40000 characters.
-pub async fn text(page: &Page, selector: Option<&str>, max_chars: Option<usize>) -> Result<(String, bool)> {
+pub async fn text(
+    page: &Page,
+    selector: Option<&str>,
+    max_chars: Option<usize>,
+) -> Result<(String, bool)> {
     let value = call(page, TEXT, &[json!(selector)]).await?;
     let Some(content) = value.as_str() else {
-        return Err(BrowserError::Missing(format!("no element matches selector {}", selector.unwrap_or_default())));
+        return Err(BrowserError::Missing(format!(
+            "no element matches selector {}",
+            selector.unwrap_or_default()
+        )));
     };
-    Ok(truncate(content, max_chars.unwrap_or(40_000).clamp(1, 40_000)))
+    Ok(truncate(
+        content,
+        max_chars.unwrap_or(40_000).clamp(1, 40_000),
+    ))
 }
 
 #[cfg(test)]

@@ -31,7 +31,11 @@ pub fn no_display() -> bool {
 /// database in the user's own `~/.config/chromium` whatever the
 /// user-data-dir; this moves it beside the isolated profile.
 pub fn launch_env(opts: &LaunchOptions) -> Vec<(&'static str, PathBuf)> {
-    let dir = opts.user_data_dir.parent().unwrap_or(&opts.user_data_dir).join("crash-reports");
+    let dir = opts
+        .user_data_dir
+        .parent()
+        .unwrap_or(&opts.user_data_dir)
+        .join("crash-reports");
     vec![("BREAKPAD_DUMP_LOCATION", dir)]
 }
 
@@ -72,7 +76,11 @@ pub fn running_as_root() -> bool {
     {
         std::fs::read_to_string("/proc/self/status")
             .ok()
-            .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0")))
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("Uid:"))
+                    .map(|l| l.split_whitespace().nth(1) == Some("0"))
+            })
             .unwrap_or(false)
     }
     #[cfg(not(unix))]
@@ -86,18 +94,24 @@ pub fn running_as_root() -> bool {
 /// and a connection to 127.0.0.1 would reach the other browser).
 pub fn check_cdp_port(port: u16) -> Result<()> {
     if port == FORBIDDEN_CDP_PORT {
-        return Err(BrowserError::Config("CDP port 9222 is reserved for other tools; the clawd browser uses its own".into()));
+        return Err(BrowserError::Config(
+            "CDP port 9222 is reserved for other tools; the clawd browser uses its own".into(),
+        ));
     }
     let v4 = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     if TcpListener::bind(v4).is_err() {
-        return Err(BrowserError::PortInUse(format!("CDP port {port} is already in use on 127.0.0.1")));
+        return Err(BrowserError::PortInUse(format!(
+            "CDP port {port} is already in use on 127.0.0.1"
+        )));
     }
     let v6 = SocketAddr::from((Ipv6Addr::LOCALHOST, port));
     match TcpListener::bind(v6) {
         Ok(_) => Ok(()),
         // No IPv6 loopback on this machine: nothing can be listening there.
         Err(e) if e.kind() == std::io::ErrorKind::AddrNotAvailable => Ok(()),
-        Err(_) => Err(BrowserError::PortInUse(format!("CDP port {port} is already in use on [::1]"))),
+        Err(_) => Err(BrowserError::PortInUse(format!(
+            "CDP port {port} is already in use on [::1]"
+        ))),
     }
 }
 
@@ -110,7 +124,10 @@ mod tests {
         assert!(matches!(check_cdp_port(9222), Err(BrowserError::Config(_))));
         let taken = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
         let port = taken.local_addr().unwrap().port();
-        assert!(matches!(check_cdp_port(port), Err(BrowserError::PortInUse(_))));
+        assert!(matches!(
+            check_cdp_port(port),
+            Err(BrowserError::PortInUse(_))
+        ));
         drop(taken);
         assert!(check_cdp_port(port).is_ok());
     }
@@ -125,7 +142,12 @@ mod tests {
         });
         assert!(args.contains(&"--remote-debugging-port=18792".to_string()));
         assert!(args.contains(&"--user-data-dir=/h/browser/clawd/user-data".to_string()));
-        assert!(args.iter().any(|a| a == "--disable-background-networking") && args.iter().any(|a| a == "--disable-component-update"));
-        assert!(args.iter().any(|a| a == "--no-sandbox") && args.iter().any(|a| a == "--headless=new"));
+        assert!(
+            args.iter().any(|a| a == "--disable-background-networking")
+                && args.iter().any(|a| a == "--disable-component-update")
+        );
+        assert!(
+            args.iter().any(|a| a == "--no-sandbox") && args.iter().any(|a| a == "--headless=new")
+        );
     }
 }

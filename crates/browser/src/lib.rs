@@ -89,12 +89,18 @@ pub enum BrowserError {
 impl BrowserError {
     /// A 400 with no code.
     pub fn invalid(message: impl Into<String>) -> Self {
-        BrowserError::Invalid { message: message.into(), code: None }
+        BrowserError::Invalid {
+            message: message.into(),
+            code: None,
+        }
     }
 
     /// A 400 with a code.
     pub fn invalid_code(code: &'static str, message: impl Into<String>) -> Self {
-        BrowserError::Invalid { message: message.into(), code: Some(code) }
+        BrowserError::Invalid {
+            message: message.into(),
+            code: Some(code),
+        }
     }
 
     /// The HTTP status this error maps to.
@@ -103,7 +109,10 @@ impl BrowserError {
             BrowserError::Config(_) | BrowserError::Invalid { .. } => 400,
             BrowserError::Forbidden { .. } => 403,
             BrowserError::Missing(_) => 404,
-            BrowserError::PortInUse(_) | BrowserError::Conflict(_) | BrowserError::StaleRef(_) | BrowserError::DialogOpen(_) => 409,
+            BrowserError::PortInUse(_)
+            | BrowserError::Conflict(_)
+            | BrowserError::StaleRef(_)
+            | BrowserError::DialogOpen(_) => 409,
             BrowserError::Unsupported(_) => 501,
             BrowserError::Timeout(_) => 504,
             BrowserError::NotFound(_) | BrowserError::Io(_) | BrowserError::Cdp(_) => 500,

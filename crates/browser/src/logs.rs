@@ -13,7 +13,12 @@ use crate::{BrowserError, Result};
 
 /// `{ok, targetId, url, <key>: read(events)}` once the tab's events so far
 /// are recorded.
-async fn settled(manager: &Manager, target: Option<&str>, key: &str, read: impl FnOnce(&TabEvents) -> Value) -> Result<Value> {
+async fn settled(
+    manager: &Manager,
+    target: Option<&str>,
+    key: &str,
+    read: impl FnOnce(&TabEvents) -> Value,
+) -> Result<Value> {
     let (target_id, page) = manager.page_for(target).await?;
     let events = manager.events(&target_id, &page).await?;
     events.settle(&page).await;
@@ -24,13 +29,25 @@ async fn settled(manager: &Manager, target: Option<&str>, key: &str, read: impl 
 }
 
 /// `{ok, targetId, url, messages}` for `GET /console?level=`.
-pub async fn console(manager: &Manager, target: Option<&str>, level: Option<&str>) -> Result<Value> {
+pub async fn console(
+    manager: &Manager,
+    target: Option<&str>,
+    level: Option<&str>,
+) -> Result<Value> {
     settled(manager, target, "messages", |e| json!(e.console(level))).await
 }
 
 /// `{ok, targetId, url, requests}` for `GET /requests?filter=&clear=`.
-pub async fn requests(manager: &Manager, target: Option<&str>, filter: Option<&str>, clear: bool) -> Result<Value> {
-    settled(manager, target, "requests", |e| json!(e.requests(filter, clear))).await
+pub async fn requests(
+    manager: &Manager,
+    target: Option<&str>,
+    filter: Option<&str>,
+    clear: bool,
+) -> Result<Value> {
+    settled(manager, target, "requests", |e| {
+        json!(e.requests(filter, clear))
+    })
+    .await
 }
 
 /// Default limit of a response body returned as text.
@@ -59,14 +76,24 @@ pub async fn response_body(
             Ok(Ok(())) => {}
             Ok(Err(_)) => return Err(BrowserError::Missing("tab not found".into())),
             Err(_) => {
-                return Err(BrowserError::Timeout(format!("no response matching {pattern} within {} ms", timeout.as_millis())));
+                return Err(BrowserError::Timeout(format!(
+                    "no response matching {pattern} within {} ms",
+                    timeout.as_millis()
+                )));
             }
         }
     };
-    let got = page_call(&page, "Network.getResponseBody", json!({ "requestId": entry.id }))
-        .await
-        .map_err(|e| BrowserError::Missing(format!("the body of {} is gone: {e}", entry.url)))?;
-    let base64 = got.get("base64Encoded").and_then(Value::as_bool).unwrap_or(false);
+    let got = page_call(
+        &page,
+        "Network.getResponseBody",
+        json!({ "requestId": entry.id }),
+    )
+    .await
+    .map_err(|e| BrowserError::Missing(format!("the body of {} is gone: {e}", entry.url)))?;
+    let base64 = got
+        .get("base64Encoded")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let body = got.get("body").and_then(Value::as_str).unwrap_or_default();
     let (body, truncated) = crate::inspect::truncate(body, max_chars.unwrap_or(BODY_CHARS));
     Ok(json!({

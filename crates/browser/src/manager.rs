@@ -109,7 +109,12 @@ impl Inner {
         let ids = || ids.iter().map(AsRef::as_ref);
         ids()
             .find(|id| self.active.as_deref() == Some(*id))
-            .or_else(|| ids().filter_map(|id| Some((self.focused.get(id)?, id))).max().map(|(_, id)| id))
+            .or_else(|| {
+                ids()
+                    .filter_map(|id| Some((self.focused.get(id)?, id)))
+                    .max()
+                    .map(|(_, id)| id)
+            })
             .or_else(|| ids().next())
     }
 
@@ -138,7 +143,10 @@ impl Inner {
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// Owns the clawd browser for one backend process.
@@ -152,7 +160,9 @@ pub struct Manager {
 
 impl std::fmt::Debug for Manager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Manager").field("home", &self.home).finish_non_exhaustive()
+        f.debug_struct("Manager")
+            .field("home", &self.home)
+            .finish_non_exhaustive()
     }
 }
 
@@ -176,7 +186,10 @@ impl Manager {
 
     /// A copy of the effective settings.
     pub fn settings(&self) -> Settings {
-        self.settings.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.settings
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Replaces the effective settings (the settings window saved them).
@@ -230,7 +243,10 @@ impl Manager {
             pid: inner.process.as_ref().map(|p| p.pid),
             cdp_port,
             cdp_url: format!("http://127.0.0.1:{cdp_port}"),
-            chosen_browser: inner.process.as_ref().map(|p| p.executable.display().to_string()),
+            chosen_browser: inner
+                .process
+                .as_ref()
+                .map(|p| p.executable.display().to_string()),
             user_data_dir: self.user_data_dir().display().to_string(),
             color: s.accent_color.clone(),
             headless: inner.headless.unwrap_or(s.headless),
@@ -250,7 +266,8 @@ impl Manager {
 
     /// The connection, or 409 "browser not running".
     pub fn connected(&self) -> Result<Arc<Cdp>> {
-        self.live().ok_or_else(|| BrowserError::Conflict("browser not running".into()))
+        self.live()
+            .ok_or_else(|| BrowserError::Conflict("browser not running".into()))
     }
 
     /// Starts (or adopts, or attaches to) the browser; a running one is
@@ -258,11 +275,15 @@ impl Manager {
     #[tracing::instrument(level = "info", skip(self))]
     pub async fn start(&self, headless: Option<bool>) -> Result<Arc<Cdp>> {
         if !self.enabled() {
-            return Err(BrowserError::Conflict("Browser disabled in settings".into()));
+            return Err(BrowserError::Conflict(
+                "Browser disabled in settings".into(),
+            ));
         }
         let s = self.settings();
         if headless.is_some() && s.connect_only() {
-            return Err(BrowserError::invalid("headless cannot be set for an attach-only browser"));
+            return Err(BrowserError::invalid(
+                "headless cannot be set for an attach-only browser",
+            ));
         }
         let _launching = self.lifecycle.lock().await;
         if let Some(cdp) = self.live() {
@@ -276,11 +297,22 @@ impl Manager {
             tracing::info!("no display (DISPLAY and WAYLAND_DISPLAY unset): launching headless");
             headless = true;
         }
-        let opts = LaunchOptions { user_data_dir: self.user_data_dir(), cdp_port: s.cdp_port, headless, no_sandbox: running_as_root() };
-        let argb = color::parse_hex(&s.accent_color).map(color::signed_argb).unwrap_or(-47872);
+        let opts = LaunchOptions {
+            user_data_dir: self.user_data_dir(),
+            cdp_port: s.cdp_port,
+            headless,
+            no_sandbox: running_as_root(),
+        };
+        let argb = color::parse_hex(&s.accent_color)
+            .map(color::signed_argb)
+            .unwrap_or(-47872);
         let configured = s.executable_path.clone();
         let browser = tokio::task::spawn_blocking(move || -> Result<RunningBrowser> {
-            let exe = discovery::find_executable(configured.as_deref(), std::env::var("PATH").ok().as_deref(), None)?;
+            let exe = discovery::find_executable(
+                configured.as_deref(),
+                std::env::var("PATH").ok().as_deref(),
+                None,
+            )?;
             if let Some(adopted) = process::adopt(&exe, &opts.user_data_dir, opts.cdp_port) {
                 return Ok(adopted);
             }
@@ -292,7 +324,8 @@ impl Manager {
         let cdp = match Cdp::connect(&browser.ws_url).await {
             Ok(cdp) => Arc::new(cdp),
             Err(e) => {
-                let _ = tokio::task::spawn_blocking(move || browser.stop(Duration::from_secs(5))).await;
+                let _ =
+                    tokio::task::spawn_blocking(move || browser.stop(Duration::from_secs(5))).await;
                 return Err(e);
             }
         };
@@ -305,7 +338,9 @@ impl Manager {
 
     async fn attach(&self, s: &Settings) -> Result<Arc<Cdp>> {
         let port = s.cdp_port;
-        let version = tokio::task::spawn_blocking(move || process::cdp_version(port)).await.map_err(|e| BrowserError::Io(e.to_string()))?;
+        let version = tokio::task::spawn_blocking(move || process::cdp_version(port))
+            .await
+            .map_err(|e| BrowserError::Io(e.to_string()))?;
         let ws_url = version.as_ref().and_then(|v| v.get("webSocketDebuggerUrl")).and_then(Value::as_str).ok_or_else(|| {
             BrowserError::Conflict(format!("attach-only: no browser is listening on CDP port {port}; start one or turn attach-only off"))
         })?;
@@ -327,7 +362,9 @@ impl Manager {
         let stopped = process.is_some() || cdp.is_some();
         drop(cdp);
         if let Some(p) = process {
-            tokio::task::spawn_blocking(move || p.stop(Duration::from_secs(5))).await.map_err(|e| BrowserError::Io(e.to_string()))??;
+            tokio::task::spawn_blocking(move || p.stop(Duration::from_secs(5)))
+                .await
+                .map_err(|e| BrowserError::Io(e.to_string()))??;
         }
         Ok(stopped)
     }
@@ -388,16 +425,31 @@ impl Manager {
         let infos = Self::page_targets(&cdp).await?;
         let port = self.status().cdp_port;
         let inner = self.inner();
-        let ids: Vec<&str> = infos.iter().filter_map(|t| t.get("targetId").and_then(Value::as_str)).collect();
+        let ids: Vec<&str> = infos
+            .iter()
+            .filter_map(|t| t.get("targetId").and_then(Value::as_str))
+            .collect();
         let active = inner.active_among(&ids).map(str::to_string);
         Ok(Some(
             infos
                 .iter()
                 .map(|t| {
-                    let id = t.get("targetId").and_then(Value::as_str).unwrap_or_default().to_string();
+                    let id = t
+                        .get("targetId")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
                     Tab {
-                        title: t.get("title").and_then(Value::as_str).unwrap_or_default().into(),
-                        url: t.get("url").and_then(Value::as_str).unwrap_or_default().into(),
+                        title: t
+                            .get("title")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .into(),
+                        url: t
+                            .get("url")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .into(),
                         kind: "page".into(),
                         ws_url: format!("ws://127.0.0.1:{port}/devtools/page/{id}"),
                         is_active: active.as_deref() == Some(id.as_str()),
@@ -411,14 +463,19 @@ impl Manager {
 
     async fn tab(&self, target_id: &str) -> Result<Tab> {
         let tabs = self.tabs().await?.unwrap_or_default();
-        tabs.into_iter().find(|t| t.target_id == target_id).ok_or_else(|| BrowserError::Missing("tab not found".into()))
+        tabs.into_iter()
+            .find(|t| t.target_id == target_id)
+            .ok_or_else(|| BrowserError::Missing("tab not found".into()))
     }
 
     /// Resolves an id or unique prefix among the open tabs.
     pub async fn resolve(&self, wanted: &str) -> Result<String> {
         let cdp = self.connected()?;
         let infos = Self::page_targets(&cdp).await?;
-        let ids: Vec<&str> = infos.iter().filter_map(|t| t.get("targetId").and_then(Value::as_str)).collect();
+        let ids: Vec<&str> = infos
+            .iter()
+            .filter_map(|t| t.get("targetId").and_then(Value::as_str))
+            .collect();
         targets::resolve(wanted, ids.iter().copied()).map(str::to_string)
     }
 
@@ -448,7 +505,14 @@ impl Manager {
     /// The active tab's id, if it is still open.
     async fn active_target(&self, cdp: &Cdp) -> Result<Option<String>> {
         let infos = Self::page_targets(cdp).await?;
-        let ids: Vec<String> = infos.iter().filter_map(|t| t.get("targetId").and_then(Value::as_str).map(str::to_string)).collect();
+        let ids: Vec<String> = infos
+            .iter()
+            .filter_map(|t| {
+                t.get("targetId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect();
         let inner = self.inner();
         Ok(inner.active_among(&ids).map(str::to_string))
     }
@@ -457,7 +521,8 @@ impl Manager {
     pub async fn focus(&self, wanted: &str) -> Result<String> {
         let cdp = self.connected()?;
         let id = self.resolve(wanted).await?;
-        cdp.call("Target.activateTarget", json!({ "targetId": id })).await?;
+        cdp.call("Target.activateTarget", json!({ "targetId": id }))
+            .await?;
         let page = cdp.page(&id).await?;
         page_call(&page, "Page.bringToFront", json!({})).await?;
         self.mark_focused(&id);
@@ -478,11 +543,15 @@ impl Manager {
         } else {
             self.resolve(wanted).await?
         };
-        cdp.call("Target.closeTarget", json!({ "targetId": id })).await?;
+        cdp.call("Target.closeTarget", json!({ "targetId": id }))
+            .await?;
         // closeTarget answers before the target is gone; callers list tabs next.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
         while tokio::time::Instant::now() < deadline
-            && Self::page_targets(&cdp).await?.iter().any(|t| t.get("targetId").and_then(Value::as_str) == Some(id.as_str()))
+            && Self::page_targets(&cdp)
+                .await?
+                .iter()
+                .any(|t| t.get("targetId").and_then(Value::as_str) == Some(id.as_str()))
         {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -533,18 +602,34 @@ impl Manager {
         }
         let fresh = TabEvents::watch(page.clone()).await?;
         let mut inner = self.inner();
-        Ok(inner.events.entry(target_id.to_string()).or_insert(fresh).clone())
+        Ok(inner
+            .events
+            .entry(target_id.to_string())
+            .or_insert(fresh)
+            .clone())
     }
 
     /// A tab's URL as the browser reports it; unlike evaluating
     /// `location.href`, this answers while a dialog blocks the page.
     pub async fn target_url(&self, target_id: &str) -> Result<String> {
-        let info = self.connected()?.call("Target.getTargetInfo", json!({ "targetId": target_id })).await?;
-        Ok(info.pointer("/targetInfo/url").and_then(Value::as_str).unwrap_or_default().to_string())
+        let info = self
+            .connected()?
+            .call("Target.getTargetInfo", json!({ "targetId": target_id }))
+            .await?;
+        Ok(info
+            .pointer("/targetInfo/url")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string())
     }
 
     /// Navigates a tab and waits for its load event.
-    pub async fn navigate(&self, target: Option<&str>, url: &str, timeout: Duration) -> Result<(String, String)> {
+    pub async fn navigate(
+        &self,
+        target: Option<&str>,
+        url: &str,
+        timeout: Duration,
+    ) -> Result<(String, String)> {
         let url = policy::check_url(url, &self.settings())?;
         let (id, page) = self.page_for(target).await?;
         let events = self.events(&id, &page).await?;
@@ -562,7 +647,9 @@ impl Manager {
 
 /// Creates an `about:blank` tab and returns its target id.
 async fn new_blank_tab(cdp: &Cdp) -> Result<String> {
-    let created = cdp.call("Target.createTarget", json!({ "url": "about:blank" })).await?;
+    let created = cdp
+        .call("Target.createTarget", json!({ "url": "about:blank" }))
+        .await?;
     created
         .get("targetId")
         .and_then(Value::as_str)
@@ -572,14 +659,27 @@ async fn new_blank_tab(cdp: &Cdp) -> Result<String> {
 
 /// The page's current URL.
 pub async fn page_url(page: &Page) -> Result<String> {
-    let v = page_call(page, "Runtime.evaluate", json!({ "expression": "location.href", "returnByValue": true })).await?;
-    Ok(v.pointer("/result/value").and_then(Value::as_str).unwrap_or_default().to_string())
+    let v = page_call(
+        page,
+        "Runtime.evaluate",
+        json!({ "expression": "location.href", "returnByValue": true }),
+    )
+    .await?;
+    Ok(v.pointer("/result/value")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string())
 }
 
 /// `Page.navigate`, then waits (up to `timeout`) for the load event of the
 /// new document. A page that never finishes loading, or that opens a
 /// dialog while loading (`dialog` changes), is left as it is.
-async fn navigate_page(page: &Page, url: &str, timeout: Duration, mut dialog: tokio::sync::watch::Receiver<u64>) -> Result<()> {
+async fn navigate_page(
+    page: &Page,
+    url: &str,
+    timeout: Duration,
+    mut dialog: tokio::sync::watch::Receiver<u64>,
+) -> Result<()> {
     let mut loads = page_events::<EventLoadEventFired>(page).await?;
     let nav = tokio::select! {
         nav = page_call(page, "Page.navigate", json!({ "url": url })) => nav?,
@@ -588,8 +688,14 @@ async fn navigate_page(page: &Page, url: &str, timeout: Duration, mut dialog: to
             return Ok(());
         }
     };
-    if let Some(error) = nav.get("errorText").and_then(Value::as_str).filter(|e| !e.is_empty()) {
-        return Err(BrowserError::Cdp(format!("navigation to {url} failed: {error}")));
+    if let Some(error) = nav
+        .get("errorText")
+        .and_then(Value::as_str)
+        .filter(|e| !e.is_empty())
+    {
+        return Err(BrowserError::Cdp(format!(
+            "navigation to {url} failed: {error}"
+        )));
     }
     if nav.get("loaderId").is_none() {
         return Ok(());
@@ -614,7 +720,10 @@ impl Manager {
             return Ok(id);
         }
         let Some(page_ref) = &entry.page_ref else {
-            return Err(BrowserError::invalid_code("ACT_INVALID_REQUEST", format!("ref {reference} ({}) has no DOM element", entry.role)));
+            return Err(BrowserError::invalid_code(
+                "ACT_INVALID_REQUEST",
+                format!("ref {reference} ({}) has no DOM element", entry.role),
+            ));
         };
         let events = self.events(target_id, page).await?;
         crate::snapshot::resolve(page, &events, page_ref)

@@ -15,7 +15,8 @@ pub fn check_url(url: &str, settings: &Settings) -> Result<String> {
     if text == "about:blank" {
         return Ok(text.to_string());
     }
-    let parsed = url::Url::parse(text).map_err(|e| BrowserError::invalid(format!("invalid URL {text}: {e}")))?;
+    let parsed = url::Url::parse(text)
+        .map_err(|e| BrowserError::invalid(format!("invalid URL {text}: {e}")))?;
     match parsed.scheme() {
         "http" | "https" => {}
         other => {
@@ -24,12 +25,30 @@ pub fn check_url(url: &str, settings: &Settings) -> Result<String> {
             )));
         }
     }
-    let host = parsed.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
-    if settings.blocked_hosts.iter().any(|p| host_matches(p, &host)) {
-        return Err(BrowserError::invalid(format!("navigation blocked: host {host} is on the block list")));
+    let host = parsed
+        .host_str()
+        .unwrap_or_default()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    if settings
+        .blocked_hosts
+        .iter()
+        .any(|p| host_matches(p, &host))
+    {
+        return Err(BrowserError::invalid(format!(
+            "navigation blocked: host {host} is on the block list"
+        )));
     }
-    if !settings.allowed_hosts.is_empty() && !settings.allowed_hosts.iter().any(|p| host_matches(p, &host)) {
-        return Err(BrowserError::invalid(format!("navigation blocked: host {host} is not on the allow list")));
+    if !settings.allowed_hosts.is_empty()
+        && !settings
+            .allowed_hosts
+            .iter()
+            .any(|p| host_matches(p, &host))
+    {
+        return Err(BrowserError::invalid(format!(
+            "navigation blocked: host {host} is not on the allow list"
+        )));
     }
     Ok(parsed.to_string())
 }
@@ -53,15 +72,28 @@ mod tests {
         assert!(check_url("http://127.0.0.1:8000/x", &s).is_ok());
         assert!(check_url("https://example.com", &s).is_ok());
         assert!(check_url("about:blank", &s).is_ok());
-        for bad in ["file:///etc/passwd", "javascript:alert(1)", "chrome://settings", "data:text/html,hi", "", "not a url"] {
+        for bad in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "chrome://settings",
+            "data:text/html,hi",
+            "",
+            "not a url",
+        ] {
             let err = check_url(bad, &s).unwrap_err();
             assert_eq!(err.status(), 400, "{bad}: {err}");
         }
-        let s = Settings { blocked_hosts: vec!["*.ads.example".into()], ..Settings::default() };
+        let s = Settings {
+            blocked_hosts: vec!["*.ads.example".into()],
+            ..Settings::default()
+        };
         assert!(check_url("http://x.ads.example/", &s).is_err());
         assert!(check_url("http://ads.example/", &s).is_err());
         assert!(check_url("http://example.com/", &s).is_ok());
-        let s = Settings { allowed_hosts: vec!["localhost".into(), "127.0.0.1".into()], ..Settings::default() };
+        let s = Settings {
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into()],
+            ..Settings::default()
+        };
         assert!(check_url("http://localhost:3000/", &s).is_ok());
         assert!(check_url("https://example.com/", &s).is_err());
     }

@@ -31,8 +31,14 @@ pub struct RunningBrowser {
 
 /// `GET http://127.0.0.1:<port>/json/version`.
 pub fn cdp_version(port: u16) -> Option<Value> {
-    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_millis(500))).build().into();
-    let mut resp = agent.get(&format!("http://127.0.0.1:{port}/json/version")).call().ok()?;
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_millis(500)))
+        .build()
+        .into();
+    let mut resp = agent
+        .get(&format!("http://127.0.0.1:{port}/json/version"))
+        .call()
+        .ok()?;
     let text = resp.body_mut().read_to_string().ok()?;
     serde_json::from_str(&text).ok()
 }
@@ -51,11 +57,17 @@ pub fn start(executable: &Path, opts: &LaunchOptions, timeout: Duration) -> Resu
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| BrowserError::NotFound(format!("cannot start {}: {e}", executable.display())))?;
+        .map_err(|e| {
+            BrowserError::NotFound(format!("cannot start {}: {e}", executable.display()))
+        })?;
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(version) = cdp_version(opts.cdp_port) {
-            let ws_url = version.get("webSocketDebuggerUrl").and_then(Value::as_str).unwrap_or_default().to_string();
+            let ws_url = version
+                .get("webSocketDebuggerUrl")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             return Ok(RunningBrowser {
                 pid: child.id(),
                 child: Some(child),
@@ -70,13 +82,26 @@ pub fn start(executable: &Path, opts: &LaunchOptions, timeout: Duration) -> Resu
             if let Some(mut pipe) = child.stderr.take() {
                 let _ = pipe.read_to_string(&mut stderr);
             }
-            let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
-            return Err(BrowserError::Io(format!("browser exited during start ({status}): {tail}")));
+            let tail: String = stderr
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join("\n");
+            return Err(BrowserError::Io(format!(
+                "browser exited during start ({status}): {tail}"
+            )));
         }
         if Instant::now() >= deadline {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(BrowserError::Io(format!("browser did not open CDP port {} within {timeout:?}", opts.cdp_port)));
+            return Err(BrowserError::Io(format!(
+                "browser did not open CDP port {} within {timeout:?}",
+                opts.cdp_port
+            )));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -88,15 +113,34 @@ pub fn start(executable: &Path, opts: &LaunchOptions, timeout: Duration) -> Resu
 /// else `cdp_port`). Returns `None` when there is nothing to adopt.
 pub fn adopt(executable: &Path, user_data_dir: &Path, cdp_port: u16) -> Option<RunningBrowser> {
     let pid = profile::lock_owner(user_data_dir).filter(|pid| process_alive(*pid))?;
-    let from_cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok().and_then(|raw| {
-        raw.split(|b| *b == 0).find_map(|arg| std::str::from_utf8(arg).ok()?.strip_prefix("--remote-debugging-port=")?.parse::<u16>().ok())
-    });
-    let from_file =
-        || -> Option<u16> { std::fs::read_to_string(user_data_dir.join("DevToolsActivePort")).ok()?.lines().next()?.trim().parse().ok() };
+    let from_cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .and_then(|raw| {
+            raw.split(|b| *b == 0).find_map(|arg| {
+                std::str::from_utf8(arg)
+                    .ok()?
+                    .strip_prefix("--remote-debugging-port=")?
+                    .parse::<u16>()
+                    .ok()
+            })
+        });
+    let from_file = || -> Option<u16> {
+        std::fs::read_to_string(user_data_dir.join("DevToolsActivePort"))
+            .ok()?
+            .lines()
+            .next()?
+            .trim()
+            .parse()
+            .ok()
+    };
     let port = from_cmdline.or_else(from_file).unwrap_or(cdp_port);
     let version = cdp_version(port)?;
     let ws_url = version.get("webSocketDebuggerUrl")?.as_str()?.to_string();
-    tracing::info!(pid, port, "adopting the clawd browser left running on its profile");
+    tracing::info!(
+        pid,
+        port,
+        "adopting the clawd browser left running on its profile"
+    );
     Some(RunningBrowser {
         child: None,
         pid,
@@ -109,7 +153,9 @@ pub fn adopt(executable: &Path, user_data_dir: &Path, cdp_port: u16) -> Option<R
 
 /// Whether a process with this pid exists (signal 0).
 pub fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
     // SAFETY: signal 0 only checks for existence.
     unsafe { libc::kill(pid, 0) == 0 }
 }
@@ -157,10 +203,22 @@ impl RunningBrowser {
 /// Chromium write its own files, which are then themed with `name` and
 /// `argb`; a profile themed otherwise since (the accent colour changed in
 /// settings) is themed again. Returns the user-data-dir.
-pub fn prepare_profile(executable: &Path, opts: &LaunchOptions, name: &str, argb: i32) -> Result<PathBuf> {
+pub fn prepare_profile(
+    executable: &Path,
+    opts: &LaunchOptions,
+    name: &str,
+    argb: i32,
+) -> Result<PathBuf> {
     match profile::decorated_as(&opts.user_data_dir) {
         None => {
-            let bootstrap = start(executable, &LaunchOptions { headless: true, ..opts.clone() }, Duration::from_secs(30))?;
+            let bootstrap = start(
+                executable,
+                &LaunchOptions {
+                    headless: true,
+                    ..opts.clone()
+                },
+                Duration::from_secs(30),
+            )?;
             bootstrap.stop(Duration::from_secs(5))?;
             profile::decorate(&opts.user_data_dir, name, argb)?;
         }

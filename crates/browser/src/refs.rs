@@ -58,7 +58,10 @@ impl RefTable {
     /// True when this document was snapshotted before.
     pub fn begin(&mut self, document: &str) -> bool {
         if self.document != document {
-            *self = RefTable { document: document.to_string(), ..RefTable::default() };
+            *self = RefTable {
+                document: document.to_string(),
+                ..RefTable::default()
+            };
         }
         self.snapshots += 1;
         self.snapshots > 1
@@ -100,10 +103,20 @@ pub fn parse_ref(text: &str) -> Result<u32> {
     let t = text.trim();
     let t = t.strip_prefix("ref=").unwrap_or(t);
     let t = t.strip_prefix('@').unwrap_or(t);
-    let digits = t.strip_prefix("ax").or_else(|| t.strip_prefix('e')).unwrap_or(t);
-    digits.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-        BrowserError::invalid_code("ACT_INVALID_REQUEST", format!("not a snapshot ref: \"{text}\" (expected e12, ax12 or 12)"))
-    })
+    let digits = t
+        .strip_prefix("ax")
+        .or_else(|| t.strip_prefix('e'))
+        .unwrap_or(t);
+    digits
+        .parse::<u32>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| {
+            BrowserError::invalid_code(
+                "ACT_INVALID_REQUEST",
+                format!("not a snapshot ref: \"{text}\" (expected e12, ax12 or 12)"),
+            )
+        })
 }
 
 #[cfg(test)]
@@ -111,7 +124,12 @@ mod tests {
     use super::*;
 
     fn entry(id: i64) -> RefEntry {
-        RefEntry { backend_node_id: Some(id), page_ref: None, role: "button".into(), name: "Go".into() }
+        RefEntry {
+            backend_node_id: Some(id),
+            page_ref: None,
+            role: "button".into(),
+            name: "Go".into(),
+        }
     }
 
     #[test]
@@ -122,12 +140,28 @@ mod tests {
         assert!(fresh);
         let (b, _) = t.number(NodeKey::Dom(41), entry(41));
         assert!(t.begin("doc1"), "a repeat");
-        assert_eq!(t.number(NodeKey::Dom(41), entry(41)), (b, false), "same node, same ref, not new");
-        assert_eq!(t.lookup(&format!("e{a}"), "doc1").unwrap().backend_node_id, Some(40));
-        assert_eq!(t.lookup(&format!("ax{b}"), "doc1").unwrap().backend_node_id, Some(41));
-        assert!(matches!(t.lookup("e1", "doc2"), Err(BrowserError::StaleRef(_))));
+        assert_eq!(
+            t.number(NodeKey::Dom(41), entry(41)),
+            (b, false),
+            "same node, same ref, not new"
+        );
+        assert_eq!(
+            t.lookup(&format!("e{a}"), "doc1").unwrap().backend_node_id,
+            Some(40)
+        );
+        assert_eq!(
+            t.lookup(&format!("ax{b}"), "doc1").unwrap().backend_node_id,
+            Some(41)
+        );
+        assert!(matches!(
+            t.lookup("e1", "doc2"),
+            Err(BrowserError::StaleRef(_))
+        ));
         assert!(!t.begin("doc2"), "a new document starts over");
-        assert!(matches!(t.lookup("e2", "doc2"), Err(BrowserError::StaleRef(_))));
+        assert!(matches!(
+            t.lookup("e2", "doc2"),
+            Err(BrowserError::StaleRef(_))
+        ));
     }
 
     #[test]

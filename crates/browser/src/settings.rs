@@ -73,7 +73,10 @@ pub struct FieldIssue {
 /// Whether a host name or address is this machine.
 pub fn is_loopback_host(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 impl Settings {
@@ -85,7 +88,9 @@ impl Settings {
     /// Loads settings, with defaults for a missing file or missing fields.
     pub fn load(home: &Path) -> Result<Settings> {
         match std::fs::read_to_string(Settings::path(home)) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| BrowserError::Config(format!("{}: {e}", Settings::path(home).display()))),
+            Ok(text) => serde_json::from_str(&text).map_err(|e| {
+                BrowserError::Config(format!("{}: {e}", Settings::path(home).display()))
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
             Err(e) => Err(e.into()),
         }
@@ -96,7 +101,8 @@ impl Settings {
         std::fs::create_dir_all(home)?;
         let path = Settings::path(home);
         let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
-        let text = serde_json::to_string_pretty(self).map_err(|e| BrowserError::Io(e.to_string()))? + "\n";
+        let text =
+            serde_json::to_string_pretty(self).map_err(|e| BrowserError::Io(e.to_string()))? + "\n";
         std::fs::write(&tmp, text)?;
         std::fs::rename(&tmp, &path)?;
         Ok(())
@@ -104,7 +110,10 @@ impl Settings {
 
     /// Whether the control URL points elsewhere (then Clawdis only connects).
     pub fn remote_control(&self) -> bool {
-        url::Url::parse(&self.control_url).ok().and_then(|u| u.host_str().map(|h| !is_loopback_host(h))).unwrap_or(false)
+        url::Url::parse(&self.control_url)
+            .ok()
+            .and_then(|u| u.host_str().map(|h| !is_loopback_host(h)))
+            .unwrap_or(false)
     }
 
     /// Whether Clawdis may launch a browser, or must only connect to one.
@@ -115,25 +124,52 @@ impl Settings {
     /// Checks every field; errors refuse the settings, warnings do not.
     pub fn validate(&self) -> Vec<FieldIssue> {
         let mut issues = Vec::new();
-        let mut error = |field, message: String| issues.push(FieldIssue { field, message, warning: false });
-        if let Some(p) = self.executable_path.as_deref().filter(|p| !p.trim().is_empty())
+        let mut error = |field, message: String| {
+            issues.push(FieldIssue {
+                field,
+                message,
+                warning: false,
+            })
+        };
+        if let Some(p) = self
+            .executable_path
+            .as_deref()
+            .filter(|p| !p.trim().is_empty())
             && !Path::new(p).is_absolute()
         {
-            error("executablePath", format!("browser path must be absolute: {p}"));
+            error(
+                "executablePath",
+                format!("browser path must be absolute: {p}"),
+            );
         }
         if self.cdp_port == FORBIDDEN_CDP_PORT {
-            error("cdpPort", "port 9222 is reserved for other tools; pick another CDP port".into());
+            error(
+                "cdpPort",
+                "port 9222 is reserved for other tools; pick another CDP port".into(),
+            );
         }
         if self.cdp_port == 0 {
             error("cdpPort", "CDP port must be between 1 and 65535".into());
         }
         match parse_control_url(&self.control_url) {
-            Err(_) => error("controlUrl", format!("not an http URL with a port: {}", self.control_url)),
-            Ok((_, FORBIDDEN_CDP_PORT)) => error("controlUrl", "port 9222 is reserved for other tools; pick another port".into()),
+            Err(_) => error(
+                "controlUrl",
+                format!("not an http URL with a port: {}", self.control_url),
+            ),
+            Ok((_, FORBIDDEN_CDP_PORT)) => error(
+                "controlUrl",
+                "port 9222 is reserved for other tools; pick another port".into(),
+            ),
             Ok(_) => {}
         }
         if crate::color::parse_hex(&self.accent_color).is_none() {
-            error("accentColor", format!("accent colour must look like #RRGGBB: {}", self.accent_color));
+            error(
+                "accentColor",
+                format!(
+                    "accent colour must look like #RRGGBB: {}",
+                    self.accent_color
+                ),
+            );
         }
         if self.remote_control() {
             issues.push(FieldIssue {
@@ -148,13 +184,25 @@ impl Settings {
 
 /// Parses the control URL into host and port (`http://127.0.0.1:18791`).
 pub fn parse_control_url(text: &str) -> Result<(String, u16)> {
-    let url = url::Url::parse(text).map_err(|e| BrowserError::Config(format!("invalid control URL {text}: {e}")))?;
+    let url = url::Url::parse(text)
+        .map_err(|e| BrowserError::Config(format!("invalid control URL {text}: {e}")))?;
     if url.scheme() != "http" {
-        return Err(BrowserError::Config(format!("control URL must be http: {text}")));
+        return Err(BrowserError::Config(format!(
+            "control URL must be http: {text}"
+        )));
     }
-    let host = url.host_str().ok_or_else(|| BrowserError::Config(format!("control URL has no host: {text}")))?;
-    let port = url.port_or_known_default().ok_or_else(|| BrowserError::Config(format!("control URL has no port: {text}")))?;
-    Ok((host.trim_start_matches('[').trim_end_matches(']').to_string(), port))
+    let host = url
+        .host_str()
+        .ok_or_else(|| BrowserError::Config(format!("control URL has no host: {text}")))?;
+    let port = url
+        .port_or_known_default()
+        .ok_or_else(|| BrowserError::Config(format!("control URL has no port: {text}")))?;
+    Ok((
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
+        port,
+    ))
 }
 
 #[cfg(test)]
@@ -165,7 +213,11 @@ mod tests {
     fn defaults_round_trip_and_partial_files_fill_in() {
         let home = tempfile::tempdir().unwrap();
         assert_eq!(Settings::load(home.path()).unwrap(), Settings::default());
-        std::fs::write(Settings::path(home.path()), r#"{"headless":true,"cdpPort":19000}"#).unwrap();
+        std::fs::write(
+            Settings::path(home.path()),
+            r#"{"headless":true,"cdpPort":19000}"#,
+        )
+        .unwrap();
         let s = Settings::load(home.path()).unwrap();
         assert!(s.headless);
         assert_eq!(s.cdp_port, 19000);
@@ -173,20 +225,45 @@ mod tests {
         s.save(home.path()).unwrap();
         assert_eq!(Settings::load(home.path()).unwrap(), s);
         std::fs::write(Settings::path(home.path()), "{nope").unwrap();
-        assert!(matches!(Settings::load(home.path()), Err(BrowserError::Config(_))));
+        assert!(matches!(
+            Settings::load(home.path()),
+            Err(BrowserError::Config(_))
+        ));
     }
 
     #[test]
     fn validation_messages() {
-        let bad = Settings { executable_path: Some("chromium".into()), cdp_port: 9222, ..Settings::default() };
-        let fields: Vec<_> = bad.validate().into_iter().filter(|i| !i.warning).map(|i| i.field).collect();
+        let bad = Settings {
+            executable_path: Some("chromium".into()),
+            cdp_port: 9222,
+            ..Settings::default()
+        };
+        let fields: Vec<_> = bad
+            .validate()
+            .into_iter()
+            .filter(|i| !i.warning)
+            .map(|i| i.field)
+            .collect();
         assert_eq!(fields, vec!["executablePath", "cdpPort"]);
-        let remote = Settings { control_url: "http://10.0.0.5:18791".into(), ..Settings::default() };
+        let remote = Settings {
+            control_url: "http://10.0.0.5:18791".into(),
+            ..Settings::default()
+        };
         let issues = remote.validate();
         assert!(issues.iter().all(|i| i.warning));
         assert!(remote.connect_only());
         assert!(!Settings::default().connect_only());
-        assert!(Settings { attach_only: true, ..Settings::default() }.connect_only());
-        assert!(is_loopback_host("[::1]") && is_loopback_host("localhost") && !is_loopback_host("example.com"));
+        assert!(
+            Settings {
+                attach_only: true,
+                ..Settings::default()
+            }
+            .connect_only()
+        );
+        assert!(
+            is_loopback_host("[::1]")
+                && is_loopback_host("localhost")
+                && !is_loopback_host("example.com")
+        );
     }
 }

@@ -43,7 +43,16 @@ pub const INTERACTIVE_ROLES: &[&str] = &[
 ];
 
 /// Non-interactive roles that still get a ref (things worth pointing at).
-const REF_ROLES: &[&str] = &["heading", "img", "image", "Iframe", "cell", "row", "dialog", "alertdialog"];
+const REF_ROLES: &[&str] = &[
+    "heading",
+    "img",
+    "image",
+    "Iframe",
+    "cell",
+    "row",
+    "dialog",
+    "alertdialog",
+];
 
 /// Roles that are pure structure: unnamed ones are hoisted away.
 const STRUCTURAL_ROLES: &[&str] = &[
@@ -178,7 +187,10 @@ fn parse_nodes(tree: &Value, prefix: &str) -> Vec<AxNode> {
             nodes
                 .iter()
                 .map(|n| AxNode {
-                    id: format!("{prefix}{}", n.get("nodeId").and_then(Value::as_str).unwrap_or_default()),
+                    id: format!(
+                        "{prefix}{}",
+                        n.get("nodeId").and_then(Value::as_str).unwrap_or_default()
+                    ),
                     ignored: n.get("ignored").and_then(Value::as_bool).unwrap_or(false),
                     role: text_of(n.get("role")).unwrap_or_default(),
                     name: text_of(n.get("name")).unwrap_or_default(),
@@ -191,14 +203,24 @@ fn parse_nodes(tree: &Value, prefix: &str) -> Vec<AxNode> {
                         .and_then(Value::as_array)
                         .map(|ps| {
                             ps.iter()
-                                .filter_map(|p| Some((p.get("name")?.as_str()?.to_string(), p.pointer("/value/value")?.clone())))
+                                .filter_map(|p| {
+                                    Some((
+                                        p.get("name")?.as_str()?.to_string(),
+                                        p.pointer("/value/value")?.clone(),
+                                    ))
+                                })
                                 .collect()
                         })
                         .unwrap_or_default(),
                     children: n
                         .get("childIds")
                         .and_then(Value::as_array)
-                        .map(|c| c.iter().filter_map(Value::as_str).map(|c| format!("{prefix}{c}")).collect())
+                        .map(|c| {
+                            c.iter()
+                                .filter_map(Value::as_str)
+                                .map(|c| format!("{prefix}{c}"))
+                                .collect()
+                        })
                         .unwrap_or_default(),
                 })
                 .collect()
@@ -216,25 +238,45 @@ struct Forest {
 }
 
 fn root_of(nodes: &[AxNode]) -> Option<String> {
-    let children: HashSet<&str> = nodes.iter().flat_map(|n| n.children.iter().map(String::as_str)).collect();
-    nodes.iter().find(|n| !children.contains(n.id.as_str())).map(|n| n.id.clone())
+    let children: HashSet<&str> = nodes
+        .iter()
+        .flat_map(|n| n.children.iter().map(String::as_str))
+        .collect();
+    nodes
+        .iter()
+        .find(|n| !children.contains(n.id.as_str()))
+        .map(|n| n.id.clone())
 }
 
 impl Forest {
     fn children(&self, id: &str) -> impl Iterator<Item = &String> {
-        let own = self.nodes.get(id).map(|n| n.children.as_slice()).unwrap_or_default();
-        own.iter().chain(self.grafts.get(id).map(Vec::as_slice).unwrap_or_default())
+        let own = self
+            .nodes
+            .get(id)
+            .map(|n| n.children.as_slice())
+            .unwrap_or_default();
+        own.iter()
+            .chain(self.grafts.get(id).map(Vec::as_slice).unwrap_or_default())
     }
 }
 
 /// The main frame's loader id: the document identity refs are bound to.
 pub async fn document_id(page: &Page) -> Result<String> {
     let tree = page_call(page, "Page.getFrameTree", json!({})).await?;
-    Ok(tree.pointer("/frameTree/frame/loaderId").and_then(Value::as_str).unwrap_or_default().to_string())
+    Ok(tree
+        .pointer("/frameTree/frame/loaderId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string())
 }
 
 fn child_frames(tree: &Value, out: &mut Vec<String>) {
-    for child in tree.get("childFrames").and_then(Value::as_array).into_iter().flatten() {
+    for child in tree
+        .get("childFrames")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if let Some(id) = child.pointer("/frame/id").and_then(Value::as_str) {
             out.push(id.to_string());
         }
@@ -246,7 +288,11 @@ fn child_frames(tree: &Value, out: &mut Vec<String>) {
 /// `None` for frames this session cannot read (out-of-process iframes).
 async fn frame_tree(page: &Page, frame: &str) -> Option<(Value, i64)> {
     let (sub, owner) = tokio::join!(
-        page_call(page, "Accessibility.getFullAXTree", json!({ "frameId": frame })),
+        page_call(
+            page,
+            "Accessibility.getFullAXTree",
+            json!({ "frameId": frame })
+        ),
         page_call(page, "DOM.getFrameOwner", json!({ "frameId": frame })),
     );
     Some((sub.ok()?, owner.ok()?.get("backendNodeId")?.as_i64()?))
@@ -257,25 +303,38 @@ async fn frame_tree(page: &Page, frame: &str) -> Option<(Value, i64)> {
 async fn forest(page: &Page, frame_tree_json: &Value, main: &Value) -> Forest {
     let main_nodes = parse_nodes(main, "");
     let root = root_of(&main_nodes);
-    let mut nodes: HashMap<String, AxNode> = main_nodes.into_iter().map(|n| (n.id.clone(), n)).collect();
+    let mut nodes: HashMap<String, AxNode> =
+        main_nodes.into_iter().map(|n| (n.id.clone(), n)).collect();
     let mut grafts: HashMap<String, Vec<String>> = HashMap::new();
     let mut frames = Vec::new();
     if let Some(t) = frame_tree_json.get("frameTree") {
         child_frames(t, &mut frames);
     }
     let subs = futures::future::join_all(frames.iter().map(|f| frame_tree(page, f))).await;
-    for (i, (sub, owner_backend)) in subs.into_iter().enumerate().filter_map(|(i, s)| Some((i, s?))) {
+    for (i, (sub, owner_backend)) in subs
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, s)| Some((i, s?)))
+    {
         let sub_nodes = parse_nodes(&sub, &format!("f{i}:"));
         let Some(sub_root) = root_of(&sub_nodes) else {
             continue;
         };
-        let Some(owner_id) = nodes.values().find(|n| n.backend == Some(owner_backend)).map(|n| n.id.clone()) else {
+        let Some(owner_id) = nodes
+            .values()
+            .find(|n| n.backend == Some(owner_backend))
+            .map(|n| n.id.clone())
+        else {
             continue;
         };
         grafts.entry(owner_id).or_default().push(sub_root);
         nodes.extend(sub_nodes.into_iter().map(|n| (n.id.clone(), n)));
     }
-    Forest { nodes, root, grafts }
+    Forest {
+        nodes,
+        root,
+        grafts,
+    }
 }
 
 /// The backend node ids inside the first element matching `selector`.
@@ -287,19 +346,33 @@ async fn scope(page: &Page, selector: &str) -> Result<HashSet<i64>> {
     )
     .await?;
     if found.get("exceptionDetails").is_some() {
-        return Err(BrowserError::invalid(format!("invalid selector: {selector}")));
+        return Err(BrowserError::invalid(format!(
+            "invalid selector: {selector}"
+        )));
     }
     let Some(object_id) = found.pointer("/result/objectId").and_then(Value::as_str) else {
-        return Err(BrowserError::Missing(format!("no element matches selector {selector}")));
+        return Err(BrowserError::Missing(format!(
+            "no element matches selector {selector}"
+        )));
     };
-    let described = page_call(page, "DOM.describeNode", json!({ "objectId": object_id, "depth": -1, "pierce": true })).await?;
+    let described = page_call(
+        page,
+        "DOM.describeNode",
+        json!({ "objectId": object_id, "depth": -1, "pierce": true }),
+    )
+    .await?;
     let mut ids = HashSet::new();
     fn collect(node: &Value, ids: &mut HashSet<i64>) {
         if let Some(id) = node.get("backendNodeId").and_then(Value::as_i64) {
             ids.insert(id);
         }
         for key in ["children", "shadowRoots", "pseudoElements"] {
-            for c in node.get(key).and_then(Value::as_array).into_iter().flatten() {
+            for c in node
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 collect(c, ids);
             }
         }
@@ -326,7 +399,12 @@ fn key_of(n: &AxNode) -> NodeKey {
 }
 
 fn entry_of(n: &AxNode) -> RefEntry {
-    RefEntry { backend_node_id: n.backend, page_ref: n.page_ref.clone(), role: n.role.clone(), name: n.name.clone() }
+    RefEntry {
+        backend_node_id: n.backend,
+        page_ref: n.page_ref.clone(),
+        role: n.role.clone(),
+        name: n.name.clone(),
+    }
 }
 
 /// What a snapshot reads from the page before it assigns refs.
@@ -342,8 +420,10 @@ pub struct Capture {
 /// Reads Chromium's accessibility forest (and the selector's scope) for
 /// the `aria` format.
 pub async fn capture(page: &Page, selector: Option<&str>) -> Result<Capture> {
-    let (tree, main) =
-        tokio::try_join!(page_call(page, "Page.getFrameTree", json!({})), page_call(page, "Accessibility.getFullAXTree", json!({})),)?;
+    let (tree, main) = tokio::try_join!(
+        page_call(page, "Page.getFrameTree", json!({})),
+        page_call(page, "Accessibility.getFullAXTree", json!({})),
+    )?;
     let forest = forest(page, &tree, &main).await;
     let in_scope = match selector.filter(|s| !s.trim().is_empty()) {
         Some(sel) => Some(scope(page, sel).await?),
@@ -356,8 +436,19 @@ impl Capture {
     /// A capture of the document `Page.getFrameTree` (`tree`) names.
     fn new(tree: &Value, forest: Forest, in_scope: Option<HashSet<i64>>) -> Capture {
         let frame = tree.pointer("/frameTree/frame");
-        let text = |key: &str| frame.and_then(|f| f.get(key)).and_then(Value::as_str).unwrap_or_default().to_string();
-        Capture { document: text("loaderId"), url: text("url") + &text("urlFragment"), forest, in_scope }
+        let text = |key: &str| {
+            frame
+                .and_then(|f| f.get(key))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        Capture {
+            document: text("loaderId"),
+            url: text("url") + &text("urlFragment"),
+            forest,
+            in_scope,
+        }
     }
 
     /// `aria`: flat nodes in depth-first order with `axN` refs.
@@ -367,7 +458,8 @@ impl Capture {
         let mut out = Vec::new();
         {
             table.begin(&self.document);
-            let mut stack: Vec<(String, usize)> = forest.root.iter().map(|r| (r.clone(), 0)).collect();
+            let mut stack: Vec<(String, usize)> =
+                forest.root.iter().map(|r| (r.clone(), 0)).collect();
             while let Some((id, depth)) = stack.pop() {
                 if out.len() >= limit {
                     break;
@@ -375,13 +467,20 @@ impl Capture {
                 let Some(n) = forest.nodes.get(&id) else {
                     continue;
                 };
-                let shown = !skipped(n) && in_scope.as_ref().is_none_or(|s| n.backend.is_some_and(|b| s.contains(&b)));
+                let shown = !skipped(n)
+                    && in_scope
+                        .as_ref()
+                        .is_none_or(|s| n.backend.is_some_and(|b| s.contains(&b)));
                 let next_depth = if shown { depth + 1 } else { depth };
                 if shown && opts.depth.is_none_or(|d| depth <= d) {
                     let (number, _) = table.number(key_of(n), entry_of(n));
                     out.push(AriaNode {
                         reference: format!("ax{number}"),
-                        role: if n.role.is_empty() { "unknown".into() } else { n.role.clone() },
+                        role: if n.role.is_empty() {
+                            "unknown".into()
+                        } else {
+                            n.role.clone()
+                        },
                         name: n.name.clone(),
                         value: n.value.clone(),
                         description: n.description.clone(),
@@ -405,20 +504,27 @@ fn quote(s: &str) -> String {
 
 /// A string-valued AX property.
 fn prop_text(n: &AxNode, name: &str) -> Option<String> {
-    n.props.iter().find(|(k, _)| k == name).and_then(|(_, v)| v.as_str()).filter(|v| !v.is_empty()).map(str::to_string)
+    n.props
+        .iter()
+        .find(|(k, _)| k == name)
+        .and_then(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
 }
 
 fn states(n: &AxNode) -> String {
     let mut s = String::new();
     for (name, value) in &n.props {
         match (name.as_str(), value) {
-            ("checked" | "pressed", Value::String(v)) if v == "true" || v == "mixed" => {
-                s.push_str(&format!(" [{name}{}]", if v == "mixed" { "=mixed" } else { "" }))
-            }
+            ("checked" | "pressed", Value::String(v)) if v == "true" || v == "mixed" => s.push_str(
+                &format!(" [{name}{}]", if v == "mixed" { "=mixed" } else { "" }),
+            ),
             ("checked" | "pressed", Value::String(v)) if v == "false" => {}
-            ("checked" | "pressed" | "disabled" | "expanded" | "selected" | "focused" | "required", Value::Bool(true)) => {
-                s.push_str(&format!(" [{name}]"))
-            }
+            (
+                "checked" | "pressed" | "disabled" | "expanded" | "selected" | "focused"
+                | "required",
+                Value::Bool(true),
+            ) => s.push_str(&format!(" [{name}]")),
             ("level", Value::Number(l)) => s.push_str(&format!(" [level={l}]")),
             _ => {}
         }
@@ -444,14 +550,20 @@ impl Capture {
         {
             let repeat = table.begin(&self.document);
             // (node id, depth, parent's name): text equal to the parent's name is noise.
-            let mut stack: Vec<(String, usize, String)> = forest.root.iter().map(|r| (r.clone(), 0, String::new())).collect();
+            let mut stack: Vec<(String, usize, String)> = forest
+                .root
+                .iter()
+                .map(|r| (r.clone(), 0, String::new()))
+                .collect();
             while let Some((id, depth, parent_name)) = stack.pop() {
                 let Some(n) = forest.nodes.get(&id) else {
                     continue;
                 };
                 let interactive = INTERACTIVE_ROLES.contains(&n.role.as_str());
                 let structural = STRUCTURAL_ROLES.contains(&n.role.as_str()) || n.role.is_empty();
-                let in_range = in_scope.as_ref().is_none_or(|s| n.backend.is_some_and(|b| s.contains(&b)));
+                let in_range = in_scope
+                    .as_ref()
+                    .is_none_or(|s| n.backend.is_some_and(|b| s.contains(&b)));
                 let text = n.role == "StaticText";
                 let shown = !skipped(n)
                     && n.role != "RootWebArea"
@@ -459,14 +571,22 @@ impl Capture {
                     && if opts.interactive {
                         interactive
                     } else if text {
-                        !n.name.trim().is_empty() && n.name.trim() != parent_name.trim() && !control_names.contains(n.name.trim())
+                        !n.name.trim().is_empty()
+                            && n.name.trim() != parent_name.trim()
+                            && !control_names.contains(n.name.trim())
                     } else {
-                        !(structural && n.name.trim().is_empty() && (opts.compact || n.role != "Iframe"))
+                        !(structural
+                            && n.name.trim().is_empty()
+                            && (opts.compact || n.role != "Iframe"))
                             && !(opts.compact && structural && !interactive)
                     };
                 let depth_ok = opts.depth.is_none_or(|d| depth <= d);
                 if shown && depth_ok {
-                    let indent = if opts.interactive { String::new() } else { "  ".repeat(depth) };
+                    let indent = if opts.interactive {
+                        String::new()
+                    } else {
+                        "  ".repeat(depth)
+                    };
                     let line = if text {
                         format!("{indent}- text: {}", n.name.trim())
                     } else {
@@ -482,12 +602,17 @@ impl Capture {
                             if repeat && fresh {
                                 line.push_str(" [new]");
                             }
-                            ref_map.insert(format!("e{number}"), json!({ "role": n.role, "name": n.name.trim() }));
+                            ref_map.insert(
+                                format!("e{number}"),
+                                json!({ "role": n.role, "name": n.name.trim() }),
+                            );
                         }
                         if interactive {
                             interactive_count += 1;
                         }
-                        if let Some(v) = n.value.as_deref().filter(|v| !v.is_empty() && *v != n.name) {
+                        if let Some(v) =
+                            n.value.as_deref().filter(|v| !v.is_empty() && *v != n.name)
+                        {
                             line.push_str(": ");
                             line.push_str(v);
                         } else if opts.urls
@@ -501,8 +626,16 @@ impl Capture {
                     };
                     lines.push(line);
                 }
-                let next_depth = if shown && !opts.interactive { depth + 1 } else { depth };
-                let name = if shown { n.name.clone() } else { parent_name.clone() };
+                let next_depth = if shown && !opts.interactive {
+                    depth + 1
+                } else {
+                    depth
+                };
+                let name = if shown {
+                    n.name.clone()
+                } else {
+                    parent_name.clone()
+                };
                 let children: Vec<&String> = forest.children(&id).collect();
                 for c in children.into_iter().rev() {
                     stack.push((c.clone(), next_depth, name.clone()));
@@ -526,7 +659,12 @@ impl Capture {
             "refs": ref_map.len(),
             "interactive": interactive_count,
         });
-        AiSnapshot { snapshot, truncated, refs: ref_map, stats }
+        AiSnapshot {
+            snapshot,
+            truncated,
+            refs: ref_map,
+            stats,
+        }
     }
 }
 
@@ -558,13 +696,32 @@ const DOM_WALK: &str = r#"(limit, selector) => {
 /// `domSnapshot`: DOM nodes with `nN` refs, parentRef, tag and a few attributes.
 pub async fn dom_snapshot(page: &Page, opts: &SnapshotOptions) -> Result<Value> {
     let limit = opts.limit.unwrap_or(800).clamp(1, 5000);
-    let expression = format!("({DOM_WALK})({limit}, {})", opts.selector.as_deref().map(quote).unwrap_or_else(|| "null".into()));
-    let result = page_call(page, "Runtime.evaluate", json!({ "expression": expression, "returnByValue": true })).await?;
+    let expression = format!(
+        "({DOM_WALK})({limit}, {})",
+        opts.selector
+            .as_deref()
+            .map(quote)
+            .unwrap_or_else(|| "null".into())
+    );
+    let result = page_call(
+        page,
+        "Runtime.evaluate",
+        json!({ "expression": expression, "returnByValue": true }),
+    )
+    .await?;
     if let Some(details) = result.get("exceptionDetails") {
-        let message = details.pointer("/exception/description").and_then(Value::as_str).unwrap_or("domSnapshot failed");
-        return Err(BrowserError::invalid(message.lines().next().unwrap_or(message).to_string()));
+        let message = details
+            .pointer("/exception/description")
+            .and_then(Value::as_str)
+            .unwrap_or("domSnapshot failed");
+        return Err(BrowserError::invalid(
+            message.lines().next().unwrap_or(message).to_string(),
+        ));
     }
-    Ok(result.pointer("/result/value").cloned().unwrap_or(Value::Array(Vec::new())))
+    Ok(result
+        .pointer("/result/value")
+        .cloned()
+        .unwrap_or(Value::Array(Vec::new())))
 }
 
 #[cfg(test)]
@@ -594,7 +751,11 @@ mod tests {
             description: None,
             backend: None,
             page_ref: None,
-            props: vec![("checked".into(), json!("true")), ("disabled".into(), json!(true)), ("focusable".into(), json!(true))],
+            props: vec![
+                ("checked".into(), json!("true")),
+                ("disabled".into(), json!(true)),
+                ("focusable".into(), json!(true)),
+            ],
             children: vec![],
         };
         assert_eq!(states(&n), " [checked] [disabled]");

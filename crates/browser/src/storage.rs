@@ -20,10 +20,14 @@ pub async fn cookies(page: &Page) -> Result<Value> {
 pub async fn set_cookie(page: &Page, cookie: &Map<String, Value>) -> Result<()> {
     let text = |k: &str| cookie.get(k).and_then(Value::as_str);
     if text("name").is_none_or(str::is_empty) || text("value").is_none() {
-        return Err(BrowserError::invalid("cookie.name and cookie.value are required"));
+        return Err(BrowserError::invalid(
+            "cookie.name and cookie.value are required",
+        ));
     }
     let mut params = Map::new();
-    for key in ["name", "value", "url", "domain", "path", "expires", "httpOnly", "secure", "sameSite"] {
+    for key in [
+        "name", "value", "url", "domain", "path", "expires", "httpOnly", "secure", "sameSite",
+    ] {
         if let Some(v) = cookie.get(key).filter(|v| !v.is_null()) {
             params.insert(key.into(), v.clone());
         }
@@ -34,7 +38,9 @@ pub async fn set_cookie(page: &Page, cookie: &Map<String, Value>) -> Result<()> 
             "lax" => "Lax",
             "none" => "None",
             other => {
-                return Err(BrowserError::invalid(format!("sameSite must be Strict, Lax or None, not {other}")));
+                return Err(BrowserError::invalid(format!(
+                    "sameSite must be Strict, Lax or None, not {other}"
+                )));
             }
         };
         params.insert("sameSite".into(), json!(normal));
@@ -42,7 +48,9 @@ pub async fn set_cookie(page: &Page, cookie: &Map<String, Value>) -> Result<()> 
     if !params.contains_key("url") && !params.contains_key("domain") {
         let url = page_url(page).await?;
         if !url.starts_with("http") {
-            return Err(BrowserError::invalid("cookie needs a url or domain (the tab shows no http page)"));
+            return Err(BrowserError::invalid(
+                "cookie needs a url or domain (the tab shows no http page)",
+            ));
         }
         params.insert("url".into(), json!(url));
     }
@@ -57,7 +65,9 @@ pub async fn set_cookie(page: &Page, cookie: &Map<String, Value>) -> Result<()> 
 
 /// Removes every cookie of the browser.
 pub async fn clear_cookies(page: &Page) -> Result<()> {
-    page_call(page, "Network.clearBrowserCookies", json!({})).await.map(drop)
+    page_call(page, "Network.clearBrowserCookies", json!({}))
+        .await
+        .map(drop)
 }
 
 /// Which Web Storage.
@@ -75,7 +85,9 @@ impl Kind {
         match text {
             "local" => Ok(Kind::Local),
             "session" => Ok(Kind::Session),
-            other => Err(BrowserError::invalid(format!("storage kind must be local or session, not {other}"))),
+            other => Err(BrowserError::invalid(format!(
+                "storage kind must be local or session, not {other}"
+            ))),
         }
     }
 
@@ -101,11 +113,18 @@ pub async fn read(page: &Page, kind: Kind, key: Option<&str>) -> Result<Value> {
 
 /// Sets one entry.
 pub async fn write(page: &Page, kind: Kind, key: &str, value: &str) -> Result<()> {
-    let js = format!("{}.setItem({}, {})", kind.object(), json!(key), json!(value));
+    let js = format!(
+        "{}.setItem({}, {})",
+        kind.object(),
+        json!(key),
+        json!(value)
+    );
     eval(page, &js, false).await.map(drop)
 }
 
 /// Removes every entry.
 pub async fn clear(page: &Page, kind: Kind) -> Result<()> {
-    eval(page, &format!("{}.clear()", kind.object()), false).await.map(drop)
+    eval(page, &format!("{}.clear()", kind.object()), false)
+        .await
+        .map(drop)
 }

@@ -6,7 +6,10 @@ use crate::{BrowserError, Result};
 /// Picks the one id in `ids` that `wanted` names: an exact match wins, else
 /// a unique case-insensitive prefix. Ambiguity is a conflict (409), no
 /// match is "tab not found" (404).
-pub fn resolve<'a>(wanted: &str, ids: impl IntoIterator<Item = &'a str> + Clone) -> Result<&'a str> {
+pub fn resolve<'a>(
+    wanted: &str,
+    ids: impl IntoIterator<Item = &'a str> + Clone,
+) -> Result<&'a str> {
     let wanted = wanted.trim();
     if wanted.is_empty() {
         return Err(BrowserError::invalid("targetId is required"));
@@ -15,7 +18,9 @@ pub fn resolve<'a>(wanted: &str, ids: impl IntoIterator<Item = &'a str> + Clone)
         return Ok(id);
     }
     let lower = wanted.to_ascii_lowercase();
-    let mut matches = ids.into_iter().filter(|id| id.to_ascii_lowercase().starts_with(&lower));
+    let mut matches = ids
+        .into_iter()
+        .filter(|id| id.to_ascii_lowercase().starts_with(&lower));
     match (matches.next(), matches.next()) {
         (Some(id), None) => Ok(id),
         (Some(_), Some(_)) => Err(BrowserError::Conflict("ambiguous target id prefix".into())),
@@ -32,9 +37,18 @@ mod tests {
         let ids = ["ABCD1234", "ABCE9999", "FF00"];
         assert_eq!(resolve("FF00", ids).unwrap(), "FF00");
         assert_eq!(resolve("abcd", ids).unwrap(), "ABCD1234");
-        assert!(matches!(resolve("ABC", ids), Err(BrowserError::Conflict(_))));
-        assert!(matches!(resolve("zzzz", ids), Err(BrowserError::Missing(_))));
-        assert!(matches!(resolve(" ", ids), Err(BrowserError::Invalid { .. })));
+        assert!(matches!(
+            resolve("ABC", ids),
+            Err(BrowserError::Conflict(_))
+        ));
+        assert!(matches!(
+            resolve("zzzz", ids),
+            Err(BrowserError::Missing(_))
+        ));
+        assert!(matches!(
+            resolve(" ", ids),
+            Err(BrowserError::Invalid { .. })
+        ));
         // An exact id wins over being a prefix of another.
         assert_eq!(resolve("AB", ["AB", "ABC"]).unwrap(), "AB");
     }

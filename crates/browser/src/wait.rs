@@ -109,13 +109,24 @@ async fn unmet(page: &Page, spec: &WaitSpec) -> Result<String> {
              return ok ? '' : 'the function returned a falsy value'; }})()"
         );
     }
-    let result = page_call(page, "Runtime.evaluate", json!({ "expression": script, "awaitPromise": true, "returnByValue": true })).await;
+    let result = page_call(
+        page,
+        "Runtime.evaluate",
+        json!({ "expression": script, "awaitPromise": true, "returnByValue": true }),
+    )
+    .await;
     match result {
         Ok(v) => {
             if let Some(details) = v.get("exceptionDetails") {
-                return Err(BrowserError::invalid_code("ACT_INVALID_REQUEST", format!("wait: {}", exception_message(details))));
+                return Err(BrowserError::invalid_code(
+                    "ACT_INVALID_REQUEST",
+                    format!("wait: {}", exception_message(details)),
+                ));
             }
-            Ok(v.pointer("/result/value").and_then(Value::as_str).unwrap_or("the page did not answer").to_string())
+            Ok(v.pointer("/result/value")
+                .and_then(Value::as_str)
+                .unwrap_or("the page did not answer")
+                .to_string())
         }
         Err(BrowserError::Cdp(e)) => Ok(format!("the page is navigating ({e})")),
         Err(e) => Err(e),
@@ -132,7 +143,11 @@ where
     if let Some(t) = spec.time {
         tokio::time::sleep(t).await;
     }
-    let page_conditions = WaitSpec { time: None, url: None, ..spec.clone() };
+    let page_conditions = WaitSpec {
+        time: None,
+        url: None,
+        ..spec.clone()
+    };
     let deadline = Instant::now() + timeout;
     loop {
         let mut missing = String::new();
@@ -149,7 +164,10 @@ where
             return Ok(());
         }
         if Instant::now() >= deadline {
-            return Err(BrowserError::Timeout(format!("wait timed out after {} ms: {missing}", timeout.as_millis())));
+            return Err(BrowserError::Timeout(format!(
+                "wait timed out after {} ms: {missing}",
+                timeout.as_millis()
+            )));
         }
         tokio::time::sleep(POLL).await;
     }
@@ -157,14 +175,20 @@ where
 
 /// Exact or substring match, or a glob when the pattern has `*` or `?`.
 pub fn url_matches(pattern: &str, url: &str) -> bool {
-    if pattern.contains(['*', '?']) { glob(pattern.as_bytes(), url.as_bytes()) } else { url == pattern || url.contains(pattern) }
+    if pattern.contains(['*', '?']) {
+        glob(pattern.as_bytes(), url.as_bytes())
+    } else {
+        url == pattern || url.contains(pattern)
+    }
 }
 
 fn glob(p: &[u8], s: &[u8]) -> bool {
     match p {
         [] => s.is_empty(),
         [b'*', b'*', rest @ ..] => (0..=s.len()).any(|i| glob(rest, &s[i..])),
-        [b'*', rest @ ..] => (0..=s.len()).take_while(|&i| i == 0 || s[i - 1] != b'/').any(|i| glob(rest, &s[i..])),
+        [b'*', rest @ ..] => (0..=s.len())
+            .take_while(|&i| i == 0 || s[i - 1] != b'/')
+            .any(|i| glob(rest, &s[i..])),
         [b'?', rest @ ..] => !s.is_empty() && glob(rest, &s[1..]),
         [c, rest @ ..] => s.first() == Some(c) && glob(rest, &s[1..]),
     }
@@ -181,7 +205,10 @@ mod tests {
         assert!(url_matches("done.html", u));
         assert!(url_matches("**/done.html*", u));
         assert!(url_matches("http://127.0.0.1:8000/*/done.html?x=?", u));
-        assert!(!url_matches("http://127.0.0.1:8000/*.html*", u), "* stays in one segment");
+        assert!(
+            !url_matches("http://127.0.0.1:8000/*.html*", u),
+            "* stays in one segment"
+        );
         assert!(!url_matches("**/other.html", u));
         assert!(!url_matches("missing", u));
     }

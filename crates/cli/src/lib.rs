@@ -17,7 +17,11 @@ use clawdis_server::{AppState, ServerConfig, control_token};
 
 /// `clawdis [--home DIR] [serve|token|app]`.
 #[derive(Parser)]
-#[command(name = "clawdis", version, about = "Local companion for AI agents: workflows, the clawd browser, approvals")]
+#[command(
+    name = "clawdis",
+    version,
+    about = "Local companion for AI agents: workflows, the clawd browser, approvals"
+)]
 pub struct Cli {
     /// Clawdis home (settings, browser profile, token, runs). Default: $CLAWDIS_HOME or ~/.clawdis.
     #[arg(long, global = true)]
@@ -41,7 +45,9 @@ pub enum Command {
 impl Cli {
     /// The Clawdis home: `--home`, else `$CLAWDIS_HOME`, else `~/.clawdis`.
     pub fn home(&self) -> PathBuf {
-        self.home.clone().unwrap_or_else(|| clawdis_home(&process_env()))
+        self.home
+            .clone()
+            .unwrap_or_else(|| clawdis_home(&process_env()))
     }
 }
 
@@ -94,7 +100,10 @@ pub struct ServeArgs {
 /// Logs to stderr; `CLAWDIS_LOG` sets the filter (default: info, chromiumoxide errors only).
 pub fn init_tracing() {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("CLAWDIS_LOG").unwrap_or_else(|_| "info,chromiumoxide=error".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CLAWDIS_LOG")
+                .unwrap_or_else(|_| "info,chromiumoxide=error".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
 }
@@ -107,7 +116,9 @@ pub fn run(home: PathBuf, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Serve(args) => serve(home, args),
-        Command::App(_) => bail!("this clawdis was built without the desktop app; run `clawdis serve`"),
+        Command::App(_) => {
+            bail!("this clawdis was built without the desktop app; run `clawdis serve`")
+        }
     }
 }
 
@@ -139,16 +150,25 @@ pub fn backend(home: PathBuf, args: ServeArgs) -> Result<Backend> {
     for warning in settings.validate().into_iter().filter(|i| i.warning) {
         tracing::warn!(field = warning.field, "{}", warning.message);
     }
-    let errors: Vec<String> =
-        settings.validate().into_iter().filter(|i| !i.warning).map(|i| format!("{}: {}", i.field, i.message)).collect();
+    let errors: Vec<String> = settings
+        .validate()
+        .into_iter()
+        .filter(|i| !i.warning)
+        .map(|i| format!("{}: {}", i.field, i.message))
+        .collect();
     if !errors.is_empty() {
-        bail!("invalid settings in {}:\n  {}", Settings::path(&home).display(), errors.join("\n  "));
+        bail!(
+            "invalid settings in {}:\n  {}",
+            Settings::path(&home).display(),
+            errors.join("\n  ")
+        );
     }
     // The API always binds loopback; a remote control URL only makes the
     // browser connect-only (Settings::connect_only).
     let (_, configured_port) = parse_control_url(&settings.control_url)?;
     let port = args.port.unwrap_or(configured_port);
-    let token = control_token(&home).with_context(|| format!("creating the control token in {}", home.display()))?;
+    let token = control_token(&home)
+        .with_context(|| format!("creating the control token in {}", home.display()))?;
     let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port);
     // Runs live where `lobster` keeps them: LOBSTER_STATE_DIR, else the home.
     let state_dir = state_dir_in(&process_env(), &home);
@@ -160,13 +180,19 @@ pub fn backend(home: PathBuf, args: ServeArgs) -> Result<Backend> {
         control_port: port,
         state_dir: state_dir.clone(),
     });
-    Ok(Backend { addr, state, state_dir })
+    Ok(Backend {
+        addr,
+        state,
+        state_dir,
+    })
 }
 
 /// `clawdis serve`: the backend with no window, until Ctrl-C or SIGTERM.
 pub fn serve(home: PathBuf, args: ServeArgs) -> Result<()> {
     let Backend { addr, state, .. } = backend(home, args)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(async move {
         let shutdown = async {
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
@@ -183,6 +209,8 @@ pub fn serve(home: PathBuf, args: ServeArgs) -> Result<()> {
             }
             tracing::info!("shutting down");
         };
-        clawdis_server::serve(addr, state, shutdown).await.with_context(|| format!("serving on {addr}"))
+        clawdis_server::serve(addr, state, shutdown)
+            .await
+            .with_context(|| format!("serving on {addr}"))
     })
 }

@@ -64,22 +64,39 @@ impl Ahead {
 fn work(stdout: Receiver<std::fs::File>, stages: &[Stage]) -> Outcome {
     // No file means the command never started.
     let Ok(stdout) = stdout.recv() else {
-        return Outcome { bytes: Vec::new(), items: None };
+        return Outcome {
+            bytes: Vec::new(),
+            items: None,
+        };
     };
     let returned = Arc::new(Mutex::new(None));
     let keep = commands::transform::keys_seen(stages);
-    let source = Elements { array: Some(ChunkedArray::new(Box::new(stdout))), keep, returned: returned.clone() };
-    let items =
-        std::panic::catch_unwind(AssertUnwindSafe(|| commands::run_pure(stages, Items::Lazy(Box::new(source))).map(Items::materialise)));
+    let source = Elements {
+        array: Some(ChunkedArray::new(Box::new(stdout))),
+        keep,
+        returned: returned.clone(),
+    };
+    let items = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        commands::run_pure(stages, Items::Lazy(Box::new(source))).map(Items::materialise)
+    }));
     // Every stage is done with the source, so it has come back.
-    let array = returned.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let array = returned
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
     let Some(mut array) = array else {
         // Only a panic inside the source's drop gets here.
-        return Outcome { bytes: Vec::new(), items: Some(Err(Error::runtime("exec --json output was lost"))) };
+        return Outcome {
+            bytes: Vec::new(),
+            items: Some(Err(Error::runtime("exec --json output was lost"))),
+        };
     };
     let clean = array.finish();
     tracing::debug!(clean, "output ended");
-    Outcome { bytes: array.into_bytes(), items: items.ok().filter(|_| clean) }
+    Outcome {
+        bytes: array.into_bytes(),
+        items: items.ok().filter(|_| clean),
+    }
 }
 
 /// The array's elements as items; hands the array back when dropped.
@@ -103,7 +120,9 @@ impl Iterator for Elements {
         match element {
             Some(value) => Some(Ok(value)),
             // Whatever the stages make of this is thrown away.
-            None if array.broken() => Some(Err(Error::runtime("exec --json output is not a JSON array"))),
+            None if array.broken() => Some(Err(Error::runtime(
+                "exec --json output is not a JSON array",
+            ))),
             None => None,
         }
     }

@@ -73,12 +73,20 @@ pub struct StateHandle {
 impl StateHandle {
     /// A handle on the store in `dir` (opened on first use).
     pub fn new(dir: PathBuf) -> Self {
-        StateHandle { dir, store: Arc::new(OnceCell::new()), opening: Arc::default() }
+        StateHandle {
+            dir,
+            store: Arc::new(OnceCell::new()),
+            opening: Arc::default(),
+        }
     }
 
     /// A handle on a store the caller already opened in `dir`.
     pub fn opened(dir: PathBuf, store: Store) -> Self {
-        StateHandle { dir, store: Arc::new(OnceCell::new_with(Some(store))), opening: Arc::default() }
+        StateHandle {
+            dir,
+            store: Arc::new(OnceCell::new_with(Some(store))),
+            opening: Arc::default(),
+        }
     }
 
     /// The state directory.
@@ -92,7 +100,12 @@ impl StateHandle {
         self.store
             .get_or_try_init(|| Store::open_dir_with(&self.dir, 1))
             .await
-            .map_err(|e| Error::runtime(format!("cannot open state database in {}: {e}", self.dir.display())))
+            .map_err(|e| {
+                Error::runtime(format!(
+                    "cannot open state database in {}: {e}",
+                    self.dir.display()
+                ))
+            })
     }
 
     /// Starts opening the store on a background task, for a run that will
@@ -131,7 +144,11 @@ impl StateHandle {
 
     /// The store, once an opening under way has ended; `None` if never opened.
     async fn once_opened(&self) -> Option<&Store> {
-        let opening = self.opening.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let opening = self
+            .opening
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         if let Some(task) = opening {
             let _ = task.await;
         }
@@ -141,7 +158,9 @@ impl StateHandle {
 
 /// This process's environment (variables that are not UTF-8 are left out).
 pub fn process_env() -> Env {
-    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect()
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
 }
 
 /// The state directory: `LOBSTER_STATE_DIR`, else `CLAWDIS_HOME`, else `~/.clawdis`.
@@ -152,7 +171,11 @@ pub fn state_dir(env: &Env) -> PathBuf {
 /// The state directory of a process whose Clawdis home is `home`:
 /// `LOBSTER_STATE_DIR`, else `home`.
 pub fn state_dir_in(env: &Env, home: &Path) -> PathBuf {
-    match env.get("LOBSTER_STATE_DIR").map(|s| s.trim()).filter(|s| !s.is_empty()) {
+    match env
+        .get("LOBSTER_STATE_DIR")
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+    {
         Some(dir) => PathBuf::from(dir),
         None => home.to_path_buf(),
     }
@@ -160,7 +183,11 @@ pub fn state_dir_in(env: &Env, home: &Path) -> PathBuf {
 
 /// The Clawdis home: `CLAWDIS_HOME`, else `~/.clawdis`.
 pub fn clawdis_home(env: &Env) -> PathBuf {
-    if let Some(dir) = env.get("CLAWDIS_HOME").map(|s| s.trim()).filter(|s| !s.is_empty()) {
+    if let Some(dir) = env
+        .get("CLAWDIS_HOME")
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+    {
         return PathBuf::from(dir);
     }
     let home = env.get("HOME").cloned().unwrap_or_else(|| ".".into());
@@ -217,7 +244,10 @@ impl Ctx {
 
     /// An environment variable, when set and non-empty after trimming.
     pub fn env_var(&self, name: &str) -> Option<&str> {
-        self.env.get(name).map(String::as_str).filter(|s| !s.trim().is_empty())
+        self.env
+            .get(name)
+            .map(String::as_str)
+            .filter(|s| !s.trim().is_empty())
     }
 }
 
@@ -243,7 +273,11 @@ mod tests {
         let state = StateHandle::new(not_a_dir.join("state"));
         state.open_ahead();
         let e = state.store().await.expect_err("cannot open under a file");
-        assert!(e.message.starts_with("cannot open state database in "), "{}", e.message);
+        assert!(
+            e.message.starts_with("cannot open state database in "),
+            "{}",
+            e.message
+        );
         state.close().await;
     }
 }

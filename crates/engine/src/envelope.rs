@@ -50,22 +50,42 @@ pub enum Envelope {
 impl Envelope {
     /// A finished run.
     pub fn ok(output: Vec<Value>) -> Envelope {
-        Envelope::Success { status: Status::Ok, output, requires_approval: None, requires_input: None }
+        Envelope::Success {
+            status: Status::Ok,
+            output,
+            requires_approval: None,
+            requires_input: None,
+        }
     }
 
     /// A cancelled run.
     pub fn cancelled() -> Envelope {
-        Envelope::Success { status: Status::Cancelled, output: Vec::new(), requires_approval: None, requires_input: None }
+        Envelope::Success {
+            status: Status::Cancelled,
+            output: Vec::new(),
+            requires_approval: None,
+            requires_input: None,
+        }
     }
 
     /// A run paused for approval.
     pub fn needs_approval(request: Value) -> Envelope {
-        Envelope::Success { status: Status::NeedsApproval, output: Vec::new(), requires_approval: Some(request), requires_input: None }
+        Envelope::Success {
+            status: Status::NeedsApproval,
+            output: Vec::new(),
+            requires_approval: Some(request),
+            requires_input: None,
+        }
     }
 
     /// A run paused for input.
     pub fn needs_input(request: Value) -> Envelope {
-        Envelope::Success { status: Status::NeedsInput, output: Vec::new(), requires_approval: None, requires_input: Some(request) }
+        Envelope::Success {
+            status: Status::NeedsInput,
+            output: Vec::new(),
+            requires_approval: None,
+            requires_input: Some(request),
+        }
     }
 
     /// The process exit code for this envelope.
@@ -81,12 +101,23 @@ impl Envelope {
         let mut obj = Object::new();
         obj.insert("protocolVersion", Value::from(1.0));
         match self {
-            Envelope::Success { status, output, requires_approval, requires_input } => {
+            Envelope::Success {
+                status,
+                output,
+                requires_approval,
+                requires_input,
+            } => {
                 obj.insert("ok", Value::Bool(true));
                 obj.insert("status", Value::from(status.as_str()));
                 obj.insert("output", Value::Array(output.clone()));
-                obj.insert("requiresApproval", requires_approval.clone().unwrap_or(Value::Null));
-                obj.insert("requiresInput", requires_input.clone().unwrap_or(Value::Null));
+                obj.insert(
+                    "requiresApproval",
+                    requires_approval.clone().unwrap_or(Value::Null),
+                );
+                obj.insert(
+                    "requiresInput",
+                    requires_input.clone().unwrap_or(Value::Null),
+                );
             }
             Envelope::Failure(e) => {
                 obj.insert("ok", Value::Bool(false));
@@ -102,9 +133,13 @@ impl Envelope {
     /// Reads back an envelope written by [`Envelope::to_value`] (a recorded
     /// result); `None` when `value` is not one.
     pub fn from_value(value: &Value) -> Option<Envelope> {
-        let Value::Object(obj) = value else { return None };
+        let Value::Object(obj) = value else {
+            return None;
+        };
         if obj.get("ok") == Some(&Value::Bool(false)) {
-            let Some(Value::Object(err)) = obj.get("error") else { return None };
+            let Some(Value::Object(err)) = obj.get("error") else {
+                return None;
+            };
             let kind = match err.get("type") {
                 Some(Value::String(t)) => crate::error::ErrorKind::from_wire(t)?,
                 _ => return None,
@@ -130,7 +165,12 @@ impl Envelope {
             _ => Vec::new(),
         };
         let present = |key: &str| obj.get(key).filter(|v| **v != Value::Null).cloned();
-        Some(Envelope::Success { status, output, requires_approval: present("requiresApproval"), requires_input: present("requiresInput") })
+        Some(Envelope::Success {
+            status,
+            output,
+            requires_approval: present("requiresApproval"),
+            requires_input: present("requiresInput"),
+        })
     }
 
     /// The envelope as printed: pretty JSON plus a newline.

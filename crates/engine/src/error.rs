@@ -54,17 +54,26 @@ pub struct Error {
 impl Error {
     /// A `parse_error`.
     pub fn parse(message: impl Into<String>) -> Self {
-        Error { kind: ErrorKind::ParseError, message: message.into() }
+        Error {
+            kind: ErrorKind::ParseError,
+            message: message.into(),
+        }
     }
 
     /// A `runtime_error`.
     pub fn runtime(message: impl Into<String>) -> Self {
-        Error { kind: ErrorKind::RuntimeError, message: message.into() }
+        Error {
+            kind: ErrorKind::RuntimeError,
+            message: message.into(),
+        }
     }
 
     /// The same error with its message prefixed.
     pub fn prefixed(self, prefix: &str) -> Self {
-        Error { kind: self.kind, message: format!("{prefix}{}", self.message) }
+        Error {
+            kind: self.kind,
+            message: format!("{prefix}{}", self.message),
+        }
     }
 }
 

@@ -18,7 +18,12 @@ pub const SWITCH: &str = "CLAWDIS_FAST_PATHS";
 
 /// Whether the fast paths may be used with `env`.
 pub fn enabled(env: &Env) -> bool {
-    !env.get(SWITCH).is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "0" | "false" | "off" | "no"))
+    !env.get(SWITCH).is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "0" | "false" | "off" | "no"
+        )
+    })
 }
 
 #[cfg(test)]

@@ -72,7 +72,11 @@ impl Items {
         for item in it {
             match item {
                 Ok(v) => done.push(v),
-                Err(e) => return Items::Lazy(Box::new(done.into_iter().map(Ok).chain(std::iter::once(Err(e))))),
+                Err(e) => {
+                    return Items::Lazy(Box::new(
+                        done.into_iter().map(Ok).chain(std::iter::once(Err(e))),
+                    ));
+                }
             }
         }
         Items::List(done)
@@ -83,9 +87,11 @@ impl Items {
     where
         F: FnMut(Value) -> Result<Option<Value>> + Send + 'static,
     {
-        Items::Lazy(Box::new(self.into_iter().filter_map(move |item| match item {
-            Ok(v) => f(v).transpose(),
-            Err(e) => Some(Err(e)),
-        })))
+        Items::Lazy(Box::new(self.into_iter().filter_map(
+            move |item| match item {
+                Ok(v) => f(v).transpose(),
+                Err(e) => Some(Err(e)),
+            },
+        )))
     }
 }

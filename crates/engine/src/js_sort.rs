@@ -15,7 +15,13 @@ const MIN_GALLOP_WINS: usize = 7;
 /// Sorts `v` stably with `cmp(x, y)` standing for the sign of the
 /// JavaScript comparator's result (`Less` for a negative number).
 pub fn sort_by<T: Copy>(v: &mut [T], cmp: impl FnMut(&T, &T) -> Ordering) {
-    let mut state = TimSort { v, cmp, min_gallop: MIN_GALLOP_WINS, runs: Vec::new(), tmp: Vec::new() };
+    let mut state = TimSort {
+        v,
+        cmp,
+        min_gallop: MIN_GALLOP_WINS,
+        runs: Vec::new(),
+        tmp: Vec::new(),
+    };
     let n = state.v.len();
     if n < 2 {
         return;
@@ -165,7 +171,13 @@ impl<T: Copy, F: FnMut(&T, &T) -> Ordering> TimSort<'_, T, F> {
             return;
         }
         // Elements of B after A's last element are already in place.
-        len_b = self.gallop_left(Src::Main, self.v[base_a + len_a - 1], base_b, len_b, len_b - 1);
+        len_b = self.gallop_left(
+            Src::Main,
+            self.v[base_a + len_a - 1],
+            base_b,
+            len_b,
+            len_b - 1,
+        );
         if len_b == 0 {
             return;
         }
@@ -218,7 +230,14 @@ impl<T: Copy, F: FnMut(&T, &T) -> Ordering> TimSort<'_, T, F> {
     }
 
     /// Binary search in `[lo, hi)` with `a[lo - 1] < key <= a[hi]`.
-    fn bisect_left(&mut self, src: Src, key: T, base: usize, mut lo: usize, mut hi: usize) -> usize {
+    fn bisect_left(
+        &mut self,
+        src: Src,
+        key: T,
+        base: usize,
+        mut lo: usize,
+        mut hi: usize,
+    ) -> usize {
         while lo < hi {
             let m = lo + ((hi - lo) >> 1);
             if self.less(self.at(src, base + m), key) {
@@ -261,7 +280,14 @@ impl<T: Copy, F: FnMut(&T, &T) -> Ordering> TimSort<'_, T, F> {
     }
 
     /// Binary search in `[lo, hi)` with `a[lo - 1] <= key < a[hi]`.
-    fn bisect_right(&mut self, src: Src, key: T, base: usize, mut lo: usize, mut hi: usize) -> usize {
+    fn bisect_right(
+        &mut self,
+        src: Src,
+        key: T,
+        base: usize,
+        mut lo: usize,
+        mut hi: usize,
+    ) -> usize {
         while lo < hi {
             let m = lo + ((hi - lo) >> 1);
             if self.less(key, self.at(src, base + m)) {
@@ -444,7 +470,8 @@ impl<T: Copy, F: FnMut(&T, &T) -> Ordering> TimSort<'_, T, F> {
                     min_gallop = min_gallop.saturating_sub(1).max(1);
                     self.min_gallop = min_gallop;
 
-                    let k = self.gallop_right(Src::Main, self.tmp[ct - 1], base_a, len_a, len_a - 1);
+                    let k =
+                        self.gallop_right(Src::Main, self.tmp[ct - 1], base_a, len_a, len_a - 1);
                     wins_a = len_a - k;
                     if wins_a > 0 {
                         dest -= wins_a;
@@ -531,9 +558,17 @@ mod tests {
 
     #[test]
     fn total_orders_sort_like_a_stable_sort() {
-        for (seed, n, modulo) in
-            [(1, 0, 5), (2, 1, 5), (3, 9, 3), (4, 10, 3), (5, 63, 10), (6, 64, 1000), (7, 1000, 7), (8, 5000, 100_000), (9, 3000, 2)]
-        {
+        for (seed, n, modulo) in [
+            (1, 0, 5),
+            (2, 1, 5),
+            (3, 9, 3),
+            (4, 10, 3),
+            (5, 63, 10),
+            (6, 64, 1000),
+            (7, 1000, 7),
+            (8, 5000, 100_000),
+            (9, 3000, 2),
+        ] {
             let keys = numbers(seed, n, modulo);
             let mut ours: Vec<usize> = (0..n).collect();
             sort_by(&mut ours, |a, b| keys[*a].cmp(&keys[*b]));

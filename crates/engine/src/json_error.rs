@@ -40,14 +40,23 @@ pub fn v8_parse_error(text: &str) -> Option<String> {
     };
     Some(match fail {
         Fail::End => "Unexpected end of JSON input".to_string(),
-        Fail::Number(at) => format!("Unexpected number in JSON at position {at} {}", location(&units, at)),
+        Fail::Number(at) => format!(
+            "Unexpected number in JSON at position {at} {}",
+            location(&units, at)
+        ),
         Fail::At(what, at) => format!("{what} at position {at} {}", location(&units, at)),
         Fail::Token(_) if SPECIAL.contains(&text) => format!("\"{text}\" is not valid JSON"),
         // V8 names a token that starts a number or a string by its kind.
         Fail::Token(at) if matches!(units[at], 0x30..=0x39 | 0x2d) => {
-            format!("Unexpected number in JSON at position {at} {}", location(&units, at))
+            format!(
+                "Unexpected number in JSON at position {at} {}",
+                location(&units, at)
+            )
         }
-        Fail::Token(at) if units[at] == 0x22 => format!("Unexpected string in JSON at position {at} {}", location(&units, at)),
+        Fail::Token(at) if units[at] == 0x22 => format!(
+            "Unexpected string in JSON at position {at} {}",
+            location(&units, at)
+        ),
         Fail::Token(at) => {
             let token = String::from_utf16_lossy(&units[at..at + 1]);
             let part = |from: usize, to: usize| String::from_utf16_lossy(&units[from..to]);
@@ -55,11 +64,20 @@ pub fn v8_parse_error(text: &str) -> Option<String> {
             if len <= SHORT {
                 format!("Unexpected token '{token}', \"{text}\" is not valid JSON")
             } else if at < CONTEXT {
-                format!("Unexpected token '{token}', \"{}\"... is not valid JSON", part(0, at + CONTEXT))
+                format!(
+                    "Unexpected token '{token}', \"{}\"... is not valid JSON",
+                    part(0, at + CONTEXT)
+                )
             } else if at < len - CONTEXT {
-                format!("Unexpected token '{token}', ...\"{}\"... is not valid JSON", part(at - CONTEXT, at + CONTEXT))
+                format!(
+                    "Unexpected token '{token}', ...\"{}\"... is not valid JSON",
+                    part(at - CONTEXT, at + CONTEXT)
+                )
             } else {
-                format!("Unexpected token '{token}', ...\"{}\" is not valid JSON", part(at - CONTEXT, len))
+                format!(
+                    "Unexpected token '{token}', ...\"{}\" is not valid JSON",
+                    part(at - CONTEXT, len)
+                )
             }
         }
     })
@@ -69,7 +87,8 @@ pub fn v8_parse_error(text: &str) -> Option<String> {
 fn location(units: &[u16], at: usize) -> String {
     let (mut line, mut start) = (1, 0);
     for i in 0..at {
-        let ends = units[i] == u16::from(b'\n') || (units[i] == u16::from(b'\r') && units.get(i + 1) != Some(&u16::from(b'\n')));
+        let ends = units[i] == u16::from(b'\n')
+            || (units[i] == u16::from(b'\r') && units.get(i + 1) != Some(&u16::from(b'\n')));
         if ends {
             line += 1;
             start = i + 1;
@@ -85,7 +104,9 @@ struct Scan<'a> {
 
 impl Scan<'_> {
     fn peek(&self) -> Option<u8> {
-        self.s.get(self.pos).map(|&u| u8::try_from(u).unwrap_or(0xff))
+        self.s
+            .get(self.pos)
+            .map(|&u| u8::try_from(u).unwrap_or(0xff))
     }
 
     fn digit(&self) -> bool {
@@ -103,7 +124,10 @@ impl Scan<'_> {
         self.skip_space();
         match self.peek() {
             None => Ok(()),
-            Some(_) => Err(Fail::At("Unexpected non-whitespace character after JSON", self.pos)),
+            Some(_) => Err(Fail::At(
+                "Unexpected non-whitespace character after JSON",
+                self.pos,
+            )),
         }
     }
 
@@ -167,7 +191,10 @@ impl Scan<'_> {
                 self.pos += 1;
             }
             if !self.digit() {
-                return Err(Fail::At("Exponent part is missing a number in JSON", self.pos));
+                return Err(Fail::At(
+                    "Exponent part is missing a number in JSON",
+                    self.pos,
+                ));
             }
             self.digits();
         }
@@ -187,7 +214,9 @@ impl Scan<'_> {
                     self.pos += 1;
                     match self.peek() {
                         None => return Err(Fail::End),
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.pos += 1,
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                            self.pos += 1
+                        }
                         Some(b'u') => {
                             self.pos += 1;
                             for _ in 0..4 {
@@ -200,7 +229,12 @@ impl Scan<'_> {
                         Some(_) => return Err(Fail::At("Bad escaped character in JSON", self.pos)),
                     }
                 }
-                Some(&u) if u < 0x20 => return Err(Fail::At("Bad control character in string literal in JSON", self.pos)),
+                Some(&u) if u < 0x20 => {
+                    return Err(Fail::At(
+                        "Bad control character in string literal in JSON",
+                        self.pos,
+                    ));
+                }
                 Some(_) => self.pos += 1,
             }
         }
@@ -222,7 +256,12 @@ impl Scan<'_> {
                     self.pos += 1;
                     return Ok(());
                 }
-                _ => return Err(Fail::At("Expected ',' or ']' after array element in JSON", self.pos)),
+                _ => {
+                    return Err(Fail::At(
+                        "Expected ',' or ']' after array element in JSON",
+                        self.pos,
+                    ));
+                }
             }
         }
     }
@@ -242,7 +281,10 @@ impl Scan<'_> {
             self.string()?;
             self.skip_space();
             if self.peek() != Some(b':') {
-                return Err(Fail::At("Expected ':' after property name in JSON", self.pos));
+                return Err(Fail::At(
+                    "Expected ':' after property name in JSON",
+                    self.pos,
+                ));
             }
             self.pos += 1;
             self.value()?;
@@ -252,14 +294,22 @@ impl Scan<'_> {
                     self.pos += 1;
                     self.skip_space();
                     if self.peek() != Some(b'"') {
-                        return Err(Fail::At("Expected double-quoted property name in JSON", self.pos));
+                        return Err(Fail::At(
+                            "Expected double-quoted property name in JSON",
+                            self.pos,
+                        ));
                     }
                 }
                 Some(b'}') => {
                     self.pos += 1;
                     return Ok(());
                 }
-                _ => return Err(Fail::At("Expected ',' or '}' after property value in JSON", self.pos)),
+                _ => {
+                    return Err(Fail::At(
+                        "Expected ',' or '}' after property value in JSON",
+                        self.pos,
+                    ));
+                }
             }
         }
     }
@@ -275,45 +325,132 @@ mod tests {
         ("nope", "Unexpected token 'o', \"nope\" is not valid JSON"),
         ("", "Unexpected end of JSON input"),
         ("  ", "Unexpected end of JSON input"),
-        ("{", "Expected property name or '}' in JSON at position 1 (line 1 column 2)"),
+        (
+            "{",
+            "Expected property name or '}' in JSON at position 1 (line 1 column 2)",
+        ),
         ("[", "Unexpected end of JSON input"),
         ("[1,", "Unexpected end of JSON input"),
         ("[1,]", "Unexpected token ']', \"[1,]\" is not valid JSON"),
-        ("[1 2]", "Expected ',' or ']' after array element in JSON at position 3 (line 1 column 4)"),
-        ("[1", "Expected ',' or ']' after array element in JSON at position 2 (line 1 column 3)"),
-        ("{\"a\"}", "Expected ':' after property name in JSON at position 4 (line 1 column 5)"),
-        ("{\"a\"  ", "Expected ':' after property name in JSON at position 6 (line 1 column 7)"),
-        ("{\"a\":}", "Unexpected token '}', \"{\"a\":}\" is not valid JSON"),
+        (
+            "[1 2]",
+            "Expected ',' or ']' after array element in JSON at position 3 (line 1 column 4)",
+        ),
+        (
+            "[1",
+            "Expected ',' or ']' after array element in JSON at position 2 (line 1 column 3)",
+        ),
+        (
+            "{\"a\"}",
+            "Expected ':' after property name in JSON at position 4 (line 1 column 5)",
+        ),
+        (
+            "{\"a\"  ",
+            "Expected ':' after property name in JSON at position 6 (line 1 column 7)",
+        ),
+        (
+            "{\"a\":}",
+            "Unexpected token '}', \"{\"a\":}\" is not valid JSON",
+        ),
         ("{\"a\":", "Unexpected end of JSON input"),
-        ("{\"a\":1", "Expected ',' or '}' after property value in JSON at position 6 (line 1 column 7)"),
-        ("{\"a\":1,}", "Expected double-quoted property name in JSON at position 7 (line 1 column 8)"),
-        ("{\"a\":1, ", "Expected double-quoted property name in JSON at position 8 (line 1 column 9)"),
-        ("{a:1}", "Expected property name or '}' in JSON at position 1 (line 1 column 2)"),
-        ("\"abc", "Unterminated string in JSON at position 4 (line 1 column 5)"),
-        ("[\"\\\"]", "Unterminated string in JSON at position 5 (line 1 column 6)"),
-        ("\"a\\qb\"", "Bad escaped character in JSON at position 3 (line 1 column 4)"),
-        ("\"\\u12g4\"", "Bad Unicode escape in JSON at position 5 (line 1 column 6)"),
-        ("\"\\u12", "Bad Unicode escape in JSON at position 5 (line 1 column 6)"),
+        (
+            "{\"a\":1",
+            "Expected ',' or '}' after property value in JSON at position 6 (line 1 column 7)",
+        ),
+        (
+            "{\"a\":1,}",
+            "Expected double-quoted property name in JSON at position 7 (line 1 column 8)",
+        ),
+        (
+            "{\"a\":1, ",
+            "Expected double-quoted property name in JSON at position 8 (line 1 column 9)",
+        ),
+        (
+            "{a:1}",
+            "Expected property name or '}' in JSON at position 1 (line 1 column 2)",
+        ),
+        (
+            "\"abc",
+            "Unterminated string in JSON at position 4 (line 1 column 5)",
+        ),
+        (
+            "[\"\\\"]",
+            "Unterminated string in JSON at position 5 (line 1 column 6)",
+        ),
+        (
+            "\"a\\qb\"",
+            "Bad escaped character in JSON at position 3 (line 1 column 4)",
+        ),
+        (
+            "\"\\u12g4\"",
+            "Bad Unicode escape in JSON at position 5 (line 1 column 6)",
+        ),
+        (
+            "\"\\u12",
+            "Bad Unicode escape in JSON at position 5 (line 1 column 6)",
+        ),
         ("\"\\", "Unexpected end of JSON input"),
-        ("\"tab\there\"", "Bad control character in string literal in JSON at position 4 (line 1 column 5)"),
-        ("-", "No number after minus sign in JSON at position 1 (line 1 column 2)"),
-        ("-Infinity", "No number after minus sign in JSON at position 1 (line 1 column 2)"),
-        ("1e+", "Exponent part is missing a number in JSON at position 3 (line 1 column 4)"),
-        ("1.e5", "Unterminated fractional number in JSON at position 2 (line 1 column 3)"),
-        ("[01]", "Unexpected number in JSON at position 2 (line 1 column 3)"),
-        ("-01", "Unexpected number in JSON at position 2 (line 1 column 3)"),
+        (
+            "\"tab\there\"",
+            "Bad control character in string literal in JSON at position 4 (line 1 column 5)",
+        ),
+        (
+            "-",
+            "No number after minus sign in JSON at position 1 (line 1 column 2)",
+        ),
+        (
+            "-Infinity",
+            "No number after minus sign in JSON at position 1 (line 1 column 2)",
+        ),
+        (
+            "1e+",
+            "Exponent part is missing a number in JSON at position 3 (line 1 column 4)",
+        ),
+        (
+            "1.e5",
+            "Unterminated fractional number in JSON at position 2 (line 1 column 3)",
+        ),
+        (
+            "[01]",
+            "Unexpected number in JSON at position 2 (line 1 column 3)",
+        ),
+        (
+            "-01",
+            "Unexpected number in JSON at position 2 (line 1 column 3)",
+        ),
         ("tru", "Unexpected end of JSON input"),
-        ("truex", "Unexpected non-whitespace character after JSON at position 4 (line 1 column 5)"),
-        ("{\"a\":tru}", "Unexpected token '}', \"{\"a\":tru}\" is not valid JSON"),
+        (
+            "truex",
+            "Unexpected non-whitespace character after JSON at position 4 (line 1 column 5)",
+        ),
+        (
+            "{\"a\":tru}",
+            "Unexpected token '}', \"{\"a\":tru}\" is not valid JSON",
+        ),
         ("nan", "Unexpected token 'a', \"nan\" is not valid JSON"),
         ("NaN", "\"NaN\" is not valid JSON"),
         ("undefined", "\"undefined\" is not valid JSON"),
         ("[object Object]", "\"[object Object]\" is not valid JSON"),
-        ("{\"a\":1}\n{\"b\":2}", "Unexpected non-whitespace character after JSON at position 8 (line 2 column 1)"),
-        ("1\r\n2", "Unexpected non-whitespace character after JSON at position 3 (line 2 column 1)"),
-        ("1\r2", "Unexpected non-whitespace character after JSON at position 2 (line 2 column 1)"),
-        ("x2345678901234567890", "Unexpected token 'x', \"x2345678901234567890\" is not valid JSON"),
-        ("x23456789012345678901", "Unexpected token 'x', \"x234567890\"... is not valid JSON"),
+        (
+            "{\"a\":1}\n{\"b\":2}",
+            "Unexpected non-whitespace character after JSON at position 8 (line 2 column 1)",
+        ),
+        (
+            "1\r\n2",
+            "Unexpected non-whitespace character after JSON at position 3 (line 2 column 1)",
+        ),
+        (
+            "1\r2",
+            "Unexpected non-whitespace character after JSON at position 2 (line 2 column 1)",
+        ),
+        (
+            "x2345678901234567890",
+            "Unexpected token 'x', \"x2345678901234567890\" is not valid JSON",
+        ),
+        (
+            "x23456789012345678901",
+            "Unexpected token 'x', \"x234567890\"... is not valid JSON",
+        ),
         (
             "[1,2,3,4,5,6,7,8,9,10,11,12,13,x,15,16,17,18,19,20,21]",
             "Unexpected token 'x', ...\",11,12,13,x,15,16,17\"... is not valid JSON",
@@ -326,11 +463,26 @@ mod tests {
             "[\"\u{1F600}\", x, \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]",
             "Unexpected token 'x', \"[\"\u{1F600}\", x, \"aaaaaa\"... is not valid JSON",
         ),
-        ("\u{a0}", "Unexpected token '\u{a0}', \"\u{a0}\" is not valid JSON"),
-        ("[1,2]]", "Unexpected non-whitespace character after JSON at position 5 (line 1 column 6)"),
-        ("[t0rue]", "Unexpected number in JSON at position 2 (line 1 column 3)"),
-        ("nu-ll", "Unexpected number in JSON at position 2 (line 1 column 3)"),
-        ("tr\"ue", "Unexpected string in JSON at position 2 (line 1 column 3)"),
+        (
+            "\u{a0}",
+            "Unexpected token '\u{a0}', \"\u{a0}\" is not valid JSON",
+        ),
+        (
+            "[1,2]]",
+            "Unexpected non-whitespace character after JSON at position 5 (line 1 column 6)",
+        ),
+        (
+            "[t0rue]",
+            "Unexpected number in JSON at position 2 (line 1 column 3)",
+        ),
+        (
+            "nu-ll",
+            "Unexpected number in JSON at position 2 (line 1 column 3)",
+        ),
+        (
+            "tr\"ue",
+            "Unexpected string in JSON at position 2 (line 1 column 3)",
+        ),
     ];
 
     #[test]
@@ -342,7 +494,14 @@ mod tests {
 
     #[test]
     fn valid_json_has_no_message() {
-        for text in ["-0", "1E+5", "[]", "{}", " {\"a\": [1, 2.5e-3, true, null, \"\\u00e9\"]} ", "\"\\ud800\""] {
+        for text in [
+            "-0",
+            "1E+5",
+            "[]",
+            "{}",
+            " {\"a\": [1, 2.5e-3, true, null, \"\\u00e9\"]} ",
+            "\"\\ud800\"",
+        ] {
             assert_eq!(v8_parse_error(text), None, "{text:?}");
         }
     }

@@ -24,14 +24,20 @@ pub fn json_items(text: String) -> Result<Items, String> {
     }
     let as_node = |e: serde_json::Error| v8_parse_error(trimmed).unwrap_or_else(|| e.to_string());
     if !trimmed.starts_with('[') {
-        return Ok(Items::List(vec![Value::from_json(trimmed).map_err(as_node)?]));
+        return Ok(Items::List(vec![
+            Value::from_json(trimmed).map_err(as_node)?,
+        ]));
     }
     // Validate the whole document first so a syntax error anywhere fails
     // before any item flows, exactly like JSON.parse.
     serde_json::from_str::<IgnoredAny>(trimmed).map_err(as_node)?;
     let start = text.len() - text.trim_start_matches(is_js_space).len();
     let end = start + trimmed.len();
-    Ok(Items::Lazy(Box::new(ArrayElements { text, pos: start + 1, end: end - 1 })))
+    Ok(Items::Lazy(Box::new(ArrayElements {
+        text,
+        pos: start + 1,
+        end: end - 1,
+    })))
 }
 
 /// Iterates the elements of a validated JSON array held in `text[pos..end]`,
@@ -47,13 +53,15 @@ impl Iterator for ArrayElements {
 
     fn next(&mut self) -> Option<Self::Item> {
         let bytes = self.text.as_bytes();
-        while self.pos < self.end && matches!(bytes[self.pos], b' ' | b'\t' | b'\n' | b'\r' | b',') {
+        while self.pos < self.end && matches!(bytes[self.pos], b' ' | b'\t' | b'\n' | b'\r' | b',')
+        {
             self.pos += 1;
         }
         if self.pos >= self.end {
             return None;
         }
-        let mut stream = serde_json::Deserializer::from_str(&self.text[self.pos..self.end]).into_iter::<Value>();
+        let mut stream =
+            serde_json::Deserializer::from_str(&self.text[self.pos..self.end]).into_iter::<Value>();
         let item = stream.next()?;
         self.pos += stream.byte_offset();
         Some(item.map_err(|e| crate::error::Error::runtime(e.to_string())))
@@ -105,7 +113,16 @@ impl ChunkedArray {
     }
 
     fn with_read_size(source: Box<dyn Read + Send>, read_size: u64) -> Self {
-        ChunkedArray { source, read_size, buf: Vec::new(), valid: 0, pos: 0, phase: Phase::Start, ended: false, broken: false }
+        ChunkedArray {
+            source,
+            read_size,
+            buf: Vec::new(),
+            valid: 0,
+            pos: 0,
+            phase: Phase::Start,
+            ended: false,
+            broken: false,
+        }
     }
 
     /// Whether the input turned out not to be a strict JSON array.
@@ -119,7 +136,10 @@ impl ChunkedArray {
         if self.ended {
             return false;
         }
-        match (&mut self.source).take(self.read_size).read_to_end(&mut self.buf) {
+        match (&mut self.source)
+            .take(self.read_size)
+            .read_to_end(&mut self.buf)
+        {
             Ok(n) if n > 0 => {
                 match std::str::from_utf8(&self.buf[self.valid..]) {
                     Ok(_) => self.valid = self.buf.len(),
@@ -215,7 +235,8 @@ impl ChunkedArray {
                 // SAFETY: `buf[..valid]` is UTF-8 and `pos` is at a
                 // character boundary: it only moves past ASCII tokens and
                 // whole values.
-                let text = unsafe { std::str::from_utf8_unchecked(&self.buf[self.pos..self.valid]) };
+                let text =
+                    unsafe { std::str::from_utf8_unchecked(&self.buf[self.pos..self.valid]) };
                 let mut de = serde_json::Deserializer::from_str(text);
                 let parsed = seed.clone().deserialize(&mut de);
                 (parsed, de.into_iter::<IgnoredAny>().byte_offset())
@@ -267,11 +288,26 @@ mod tests {
 
     #[test]
     fn spreads_arrays_lazily_and_wraps_scalars() {
-        let items = json_items(" [1, \"a,]\", {\"k\":[2,3]}, [] ] \n".into()).unwrap().collect().unwrap();
+        let items = json_items(" [1, \"a,]\", {\"k\":[2,3]}, [] ] \n".into())
+            .unwrap()
+            .collect()
+            .unwrap();
         assert_eq!(Value::Array(items).to_json(), r#"[1,"a,]",{"k":[2,3]},[]]"#);
-        assert_eq!(json_items("42".into()).unwrap().collect().unwrap(), vec![Value::from(42.0)]);
-        assert_eq!(json_items("  ".into()).unwrap().collect().unwrap(), vec![Value::Null]);
-        assert!(json_items("[]".into()).unwrap().collect().unwrap().is_empty());
+        assert_eq!(
+            json_items("42".into()).unwrap().collect().unwrap(),
+            vec![Value::from(42.0)]
+        );
+        assert_eq!(
+            json_items("  ".into()).unwrap().collect().unwrap(),
+            vec![Value::Null]
+        );
+        assert!(
+            json_items("[]".into())
+                .unwrap()
+                .collect()
+                .unwrap()
+                .is_empty()
+        );
         assert!(json_items("[1,".into()).is_err());
         assert!(json_items("not-json".into()).is_err());
     }
@@ -279,7 +315,8 @@ mod tests {
     /// Feeds `text` to a [`ChunkedArray`] `size` bytes at a time and reads
     /// it all: the elements, or `None` when it gave up.
     fn chunked(text: &[u8], size: u64) -> Option<Vec<Value>> {
-        let mut array = ChunkedArray::with_read_size(Box::new(std::io::Cursor::new(text.to_vec())), size);
+        let mut array =
+            ChunkedArray::with_read_size(Box::new(std::io::Cursor::new(text.to_vec())), size);
         let mut items = Vec::new();
         while let Some(v) = array.next_element::<Value>() {
             items.push(v);
@@ -302,7 +339,11 @@ mod tests {
         for doc in docs {
             let whole = json_items(doc.to_string()).unwrap().collect().unwrap();
             for size in 1..=9 {
-                assert_eq!(chunked(doc.as_bytes(), size).as_ref(), Some(&whole), "{doc:?} in {size}-byte chunks");
+                assert_eq!(
+                    chunked(doc.as_bytes(), size).as_ref(),
+                    Some(&whole),
+                    "{doc:?} in {size}-byte chunks"
+                );
             }
         }
     }
@@ -311,11 +352,27 @@ mod tests {
     fn chunked_arrays_give_up_on_anything_but_a_strict_array() {
         // Invalid JSON, other top-level values, and what only JavaScript's
         // wider trim accepts all go back to the ordinary path.
-        for doc in
-            ["[1,", "[1,]", "[1 2]", "[1] x", "[1][2]", "{\"a\":1}", "42", "", "\u{feff}[1]", "[1]\u{a0}", "[01]", "[\"\\x\"]", "[\"é"]
-        {
+        for doc in [
+            "[1,",
+            "[1,]",
+            "[1 2]",
+            "[1] x",
+            "[1][2]",
+            "{\"a\":1}",
+            "42",
+            "",
+            "\u{feff}[1]",
+            "[1]\u{a0}",
+            "[01]",
+            "[\"\\x\"]",
+            "[\"é",
+        ] {
             for size in [1, 2, 64] {
-                assert_eq!(chunked(doc.as_bytes(), size), None, "{doc:?} in {size}-byte chunks");
+                assert_eq!(
+                    chunked(doc.as_bytes(), size),
+                    None,
+                    "{doc:?} in {size}-byte chunks"
+                );
             }
         }
         // Bytes that are not UTF-8 are decoded lossily on the whole-text path.

@@ -42,7 +42,10 @@ pub fn array_index(key: &str) -> Option<u32> {
     if !key.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    key.parse::<u64>().ok().filter(|n| *n < u32::MAX as u64).map(|n| n as u32)
+    key.parse::<u64>()
+        .ok()
+        .filter(|n| *n < u32::MAX as u64)
+        .map(|n| n as u32)
 }
 
 /// Interned keys: the last few seen (records repeat their keys, so this
@@ -93,7 +96,10 @@ impl Object {
 
     /// An empty object with room for `n` keys.
     pub fn with_capacity(n: usize) -> Self {
-        Object { entries: Vec::with_capacity(n), index: None }
+        Object {
+            entries: Vec::with_capacity(n),
+            index: None,
+        }
     }
 
     fn position(&self, key: &str) -> Option<usize> {
@@ -105,7 +111,12 @@ impl Object {
 
     fn reindex(&mut self) {
         if self.entries.len() >= INDEX_AT {
-            let map = self.entries.iter().enumerate().map(|(i, (k, _))| (k.clone(), i)).collect();
+            let map = self
+                .entries
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| (k.clone(), i))
+                .collect();
             self.index = Some(Box::new(map));
         } else {
             self.index = None;
@@ -144,8 +155,11 @@ impl Object {
                 }
             }
             Some(idx) => {
-                let pos =
-                    self.entries.iter().position(|(k, _)| array_index(k).is_none_or(|other| other > idx)).unwrap_or(self.entries.len());
+                let pos = self
+                    .entries
+                    .iter()
+                    .position(|(k, _)| array_index(k).is_none_or(|other| other > idx))
+                    .unwrap_or(self.entries.len());
                 self.entries.insert(pos, (key, value));
                 self.reindex();
             }
@@ -154,7 +168,9 @@ impl Object {
 
     /// The value at `key` (`None` when missing or undefined).
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.position(key).map(|i| &self.entries[i].1).filter(|v| !matches!(v, Value::Undefined))
+        self.position(key)
+            .map(|i| &self.entries[i].1)
+            .filter(|v| !matches!(v, Value::Undefined))
     }
 
     /// Removes `key`, keeping the order of the others.
@@ -240,23 +256,45 @@ impl ObjectBuilder {
     /// (as many as the depth's shape has when `n` is 0).
     pub fn new(depth: usize, n: usize) -> Self {
         let shape = SHAPES.with(|shapes| shapes.borrow().get(depth).cloned());
-        let n = if n > 0 { n } else { shape.as_ref().map_or(0, |s| s.len()) };
-        ObjectBuilder { depth, shape, obj: Object::with_capacity(n), on_shape: true }
+        let n = if n > 0 {
+            n
+        } else {
+            shape.as_ref().map_or(0, |s| s.len())
+        };
+        ObjectBuilder {
+            depth,
+            shape,
+            obj: Object::with_capacity(n),
+            on_shape: true,
+        }
     }
 
     /// The shared key for `s`, the next key of this object.
     pub fn key(&self, s: &str) -> BuiltKey {
         if self.on_shape
-            && let Some(key) = self.shape.as_ref().and_then(|shape| shape.get(self.obj.entries.len())).filter(|k| ***k == *s)
+            && let Some(key) = self
+                .shape
+                .as_ref()
+                .and_then(|shape| shape.get(self.obj.entries.len()))
+                .filter(|k| ***k == *s)
         {
-            return BuiltKey { key: key.clone(), on_shape: true };
+            return BuiltKey {
+                key: key.clone(),
+                on_shape: true,
+            };
         }
-        BuiltKey { key: intern(s), on_shape: false }
+        BuiltKey {
+            key: intern(s),
+            on_shape: false,
+        }
     }
 
     /// A key that is not a string (YAML), as JavaScript names it.
     pub fn other_key(&self, s: &str) -> BuiltKey {
-        BuiltKey { key: intern(s), on_shape: false }
+        BuiltKey {
+            key: intern(s),
+            on_shape: false,
+        }
     }
 
     /// Sets `key` to `value` as [`Object::insert_key`] does.
@@ -273,7 +311,10 @@ impl ObjectBuilder {
     /// when it can be one.
     pub fn finish(self) -> Object {
         let obj = self.obj;
-        if !self.on_shape && obj.entries.len() < INDEX_AT && obj.keys().all(|k| array_index(k).is_none()) {
+        if !self.on_shape
+            && obj.entries.len() < INDEX_AT
+            && obj.keys().all(|k| array_index(k).is_none())
+        {
             SHAPES.with(|shapes| {
                 let mut shapes = shapes.borrow_mut();
                 if shapes.len() <= self.depth {
@@ -288,7 +329,8 @@ impl ObjectBuilder {
 
 impl IntoIterator for Object {
     type Item = (String, Value);
-    type IntoIter = std::iter::Map<std::vec::IntoIter<(Key, Value)>, fn((Key, Value)) -> (String, Value)>;
+    type IntoIter =
+        std::iter::Map<std::vec::IntoIter<(Key, Value)>, fn((Key, Value)) -> (String, Value)>;
     fn into_iter(self) -> Self::IntoIter {
         self.entries.into_iter().map(|(k, v)| (k.to_string(), v))
     }

@@ -19,7 +19,11 @@ pub struct Args {
 impl Args {
     /// The value of `--key` (the last one wins, as with object assignment).
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.flags.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.flags
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
     }
 
     /// The value of `--key` when it is a string.
@@ -37,7 +41,15 @@ impl Args {
     /// words (no command reads it).
     pub fn to_value(&self) -> Value {
         let mut obj = Object::new();
-        obj.insert("_", Value::Array(self.positional.iter().map(|s| Value::from(s.as_str())).collect()));
+        obj.insert(
+            "_",
+            Value::Array(
+                self.positional
+                    .iter()
+                    .map(|s| Value::from(s.as_str()))
+                    .collect(),
+            ),
+        );
         for (k, v) in self.flags.iter().filter(|(k, _)| k != "_") {
             obj.insert(k, v.clone());
         }
@@ -97,13 +109,21 @@ impl StageRecord {
 
 impl From<&Stage> for StageRecord {
     fn from(s: &Stage) -> Self {
-        StageRecord { name: s.name.clone(), args: s.args.to_value(), raw: s.raw.clone() }
+        StageRecord {
+            name: s.name.clone(),
+            args: s.args.to_value(),
+            raw: s.raw.clone(),
+        }
     }
 }
 
 impl From<&StageRecord> for Stage {
     fn from(r: &StageRecord) -> Self {
-        Stage { name: r.name.clone(), args: Args::from_value(&r.args), raw: r.raw.clone() }
+        Stage {
+            name: r.name.clone(),
+            args: Args::from_value(&r.args),
+            raw: r.raw.clone(),
+        }
     }
 }
 
@@ -143,7 +163,10 @@ fn split_stages(text: &str) -> Result<Vec<String>> {
         return Err(Error::parse("Unclosed quote"));
     }
     parts.push(cur);
-    let mut parts: Vec<String> = parts.into_iter().map(|p| p.trim_matches(crate::value::is_js_space).to_string()).collect();
+    let mut parts: Vec<String> = parts
+        .into_iter()
+        .map(|p| p.trim_matches(crate::value::is_js_space).to_string())
+        .collect();
     if parts.last().is_some_and(String::is_empty) {
         parts.pop();
     }
@@ -220,8 +243,12 @@ pub fn parse_args(words: &[String], boolean_flags: &[&str]) -> Args {
         if let Some(flag) = w.strip_prefix("--") {
             if let Some((k, v)) = flag.split_once('=') {
                 args.flags.push((k.to_string(), Value::from(v)));
-            } else if let Some(next) = words.get(i + 1).filter(|n| !n.starts_with("--") && !boolean_flags.contains(&flag)) {
-                args.flags.push((flag.to_string(), Value::from(next.as_str())));
+            } else if let Some(next) = words
+                .get(i + 1)
+                .filter(|n| !n.starts_with("--") && !boolean_flags.contains(&flag))
+            {
+                args.flags
+                    .push((flag.to_string(), Value::from(next.as_str())));
                 i += 1;
             } else {
                 args.flags.push((flag.to_string(), Value::Bool(true)));
@@ -249,7 +276,11 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<Stage>> {
             };
             // exec's JSON switch must not swallow the executable (2026.9.13).
             let boolean_flags: &[&str] = if name == "exec" { &["json"] } else { &[] };
-            Ok(Stage { name: name.clone(), args: parse_args(rest, boolean_flags), raw })
+            Ok(Stage {
+                name: name.clone(),
+                args: parse_args(rest, boolean_flags),
+                raw,
+            })
         })
         .collect()
 }
@@ -265,7 +296,10 @@ mod tests {
     #[test]
     fn quoting_rules() {
         assert_eq!(words(r#"echo 'it\'s a\b'"#), vec!["echo", r"it's a\b"]);
-        assert_eq!(words(r#"echo "say \"hi\" \\ \$HOME \`x\` \n""#), vec!["echo", r#"say "hi" \ $HOME `x` \n"#]);
+        assert_eq!(
+            words(r#"echo "say \"hi\" \\ \$HOME \`x\` \n""#),
+            vec!["echo", r#"say "hi" \ $HOME `x` \n"#]
+        );
         assert_eq!(words(r#"ab'cd'"ef""#), vec!["abcdef"]);
         assert_eq!(words("a ''"), vec!["a", ""]);
     }
@@ -301,8 +335,14 @@ mod tests {
     #[test]
     fn empty_segments() {
         assert_eq!(parse_pipeline("  ").unwrap_err().message, "Empty pipeline");
-        assert_eq!(parse_pipeline("a | | b").unwrap_err().message, "Empty command stage");
+        assert_eq!(
+            parse_pipeline("a | | b").unwrap_err().message,
+            "Empty command stage"
+        );
         assert_eq!(parse_pipeline("exec echo a |").unwrap().len(), 1);
-        assert_eq!(parse_pipeline("exec 'oops").unwrap_err().message, "Unclosed quote");
+        assert_eq!(
+            parse_pipeline("exec 'oops").unwrap_err().message,
+            "Unclosed quote"
+        );
     }
 }

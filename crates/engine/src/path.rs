@@ -11,9 +11,14 @@ pub fn js_get<'a>(value: &'a Value, key: &str) -> Option<Cow<'a, Value>> {
         Value::Object(o) => o.get(key).map(Cow::Borrowed),
         Value::Array(a) if key == "length" => Some(Cow::Owned(Value::from(a.len()))),
         Value::Array(_) => value.get_key(key).map(Cow::Borrowed),
-        Value::String(s) if key == "length" => Some(Cow::Owned(Value::from(s.encode_utf16().count()))),
+        Value::String(s) if key == "length" => {
+            Some(Cow::Owned(Value::from(s.encode_utf16().count())))
+        }
         Value::String(s) => {
-            let idx: usize = key.parse().ok().filter(|_| !key.starts_with('+') && (key == "0" || !key.starts_with('0')))?;
+            let idx: usize = key
+                .parse()
+                .ok()
+                .filter(|_| !key.starts_with('+') && (key == "0" || !key.starts_with('0')))?;
             let unit = *s.encode_utf16().collect::<Vec<u16>>().get(idx)?;
             Some(Cow::Owned(Value::String(String::from_utf16_lossy(&[unit]))))
         }
@@ -60,9 +65,18 @@ mod tests {
     #[test]
     fn paths_follow_js_indexing() {
         let v = Value::from_json(r#"{"a":{"b":[10,20]},"s":"héllo"}"#).unwrap();
-        assert_eq!(get_by_path(&v, "a.b.1").unwrap().into_owned(), Value::from(20.0));
-        assert_eq!(get_by_path(&v, "a.b.length").unwrap().into_owned(), Value::from(2.0));
-        assert_eq!(get_by_path(&v, "s.1").unwrap().into_owned(), Value::from("é"));
+        assert_eq!(
+            get_by_path(&v, "a.b.1").unwrap().into_owned(),
+            Value::from(20.0)
+        );
+        assert_eq!(
+            get_by_path(&v, "a.b.length").unwrap().into_owned(),
+            Value::from(2.0)
+        );
+        assert_eq!(
+            get_by_path(&v, "s.1").unwrap().into_owned(),
+            Value::from("é")
+        );
         assert!(get_object_path(&v, "s.length").is_none());
         assert_eq!(get_by_path(&v, "").unwrap().into_owned(), v);
         assert!(get_by_path(&v, "a.zz.q").is_none());

@@ -43,7 +43,10 @@ pub struct Pause {
 /// A fresh 8-hex-digit approval id.
 fn new_approval_id() -> String {
     let bytes = uuid::Uuid::new_v4();
-    bytes.as_bytes()[..4].iter().map(|b| format!("{b:02x}")).collect()
+    bytes.as_bytes()[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 impl Pause {
@@ -133,18 +136,34 @@ pub fn pending(run: Option<Run>) -> Option<Run> {
 }
 
 fn stale_running(run: &Run) -> bool {
-    run.status == RunStatus::Running && run.claim_id.as_deref().and_then(ProcessOwner::parse).is_none_or(|o| !o.is_alive())
+    run.status == RunStatus::Running
+        && run
+            .claim_id
+            .as_deref()
+            .and_then(ProcessOwner::parse)
+            .is_none_or(|o| !o.is_alive())
 }
 
 /// Claims a run for execution, exactly once. `not_found` is the message
 /// when it is gone or was used.
-pub async fn claim(ctx: &Ctx, state_key: &str, decision: Decision, not_found: &str) -> Result<Claimed> {
+pub async fn claim(
+    ctx: &Ctx,
+    state_key: &str,
+    decision: Decision,
+    not_found: &str,
+) -> Result<Claimed> {
     let owner = current_owner();
-    match ctx.state.store().await?.claim(state_key, &owner, &decision).await? {
+    match ctx
+        .state
+        .store()
+        .await?
+        .claim(state_key, &owner, &decision)
+        .await?
+    {
         Claim::Claimed(run) => Ok(Claimed { run, owner }),
-        Claim::Taken(run) if run.status == RunStatus::Running => {
-            Err(Error::runtime(format!("{not_found}: it is already being resumed by another process")))
-        }
+        Claim::Taken(run) if run.status == RunStatus::Running => Err(Error::runtime(format!(
+            "{not_found}: it is already being resumed by another process"
+        ))),
         Claim::Taken(_) | Claim::Missing => Err(Error::runtime(not_found)),
     }
 }
@@ -154,24 +173,49 @@ pub async fn claim(ctx: &Ctx, state_key: &str, decision: Decision, not_found: &s
 pub fn decision_for(intent: &Intent, ctx: &Ctx) -> Decision {
     let (decided_by, decided_via) = match &ctx.decider {
         Some(d) => (d.by.clone(), d.via.clone()),
-        None => (ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY").map(|s| s.trim().to_string()), "cli".to_string()),
+        None => (
+            ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY")
+                .map(|s| s.trim().to_string()),
+            "cli".to_string(),
+        ),
     };
-    Decision { decision: intent.decision().to_string(), decided_by, decided_via }
+    Decision {
+        decision: intent.decision().to_string(),
+        decided_by,
+        decided_via,
+    }
 }
 
 impl Claimed {
     /// Ends the claimed run with `envelope`; a new pause in it is recorded
     /// in the same transaction.
-    pub async fn finish(self, ctx: &Ctx, envelope: Envelope, next: Option<NewRun>) -> Result<Envelope> {
+    pub async fn finish(
+        self,
+        ctx: &Ctx,
+        envelope: Envelope,
+        next: Option<NewRun>,
+    ) -> Result<Envelope> {
         let status = match &envelope {
             Envelope::Failure(_) => RunStatus::Failed,
-            Envelope::Success { status: crate::envelope::Status::Cancelled, .. } => RunStatus::Cancelled,
+            Envelope::Success {
+                status: crate::envelope::Status::Cancelled,
+                ..
+            } => RunStatus::Cancelled,
             Envelope::Success { .. } => RunStatus::Done,
         };
-        let finish = Finish { status, result_json: envelope.to_value().to_json(), next };
+        let finish = Finish {
+            status,
+            result_json: envelope.to_value().to_json(),
+            next,
+        };
         let store = ctx.state.store().await?;
-        if !store.finish(&self.run.state_key, &self.owner, &finish).await? {
-            return Err(Error::runtime("resume state was taken over by another process"));
+        if !store
+            .finish(&self.run.state_key, &self.owner, &finish)
+            .await?
+        {
+            return Err(Error::runtime(
+                "resume state was taken over by another process",
+            ));
         }
         Ok(envelope)
     }

@@ -41,12 +41,20 @@ fn pause_from(stages: &[Stage], result: PipelineResult) -> Result<PauseOrItems> 
         [Value::Object(o)] => o.clone(),
         _ => return Ok(PauseOrItems::Items(result.items)),
     };
-    let kind = request.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
+    let kind = request
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let records: Vec<Value> = stages
         .iter()
         .map(|s| {
             let r = StageRecord::from(s);
-            Value::Object(Object::from_iter([("name", Value::from(r.name)), ("args", r.args), ("raw", Value::from(r.raw))]))
+            Value::Object(Object::from_iter([
+                ("name", Value::from(r.name)),
+                ("args", r.args),
+                ("raw", Value::from(r.raw)),
+            ]))
         })
         .collect();
     let mut state = Object::new();
@@ -55,7 +63,13 @@ fn pause_from(stages: &[Stage], result: PipelineResult) -> Result<PauseOrItems> 
     match kind.as_str() {
         "approval_request" => {
             state.insert("resumeAtIndex", Value::from(idx + 1));
-            state.insert("items", request.get("items").cloned().unwrap_or(Value::Array(Vec::new())));
+            state.insert(
+                "items",
+                request
+                    .get("items")
+                    .cloned()
+                    .unwrap_or(Value::Array(Vec::new())),
+            );
             state.insert("haltType", Value::from("approval_request"));
             state.insert("prompt", prompt);
             state.insert("createdAt", Value::from(clawdis_store::now_iso()));
@@ -77,7 +91,13 @@ fn pause_from(stages: &[Stage], result: PipelineResult) -> Result<PauseOrItems> 
             state.insert("haltType", Value::from("input_request"));
             state.insert("prompt", prompt);
             state.insert("resumeMode", Value::from(mode));
-            state.insert("inputSchema", request.get("responseSchema").cloned().unwrap_or(Value::Null));
+            state.insert(
+                "inputSchema",
+                request
+                    .get("responseSchema")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            );
             state.insert("createdAt", Value::from(clawdis_store::now_iso()));
             let mut block = Object::new();
             for key in ["type", "prompt", "responseSchema", "defaults", "subject"] {
@@ -99,32 +119,60 @@ fn pause_from(stages: &[Stage], result: PipelineResult) -> Result<PauseOrItems> 
 
 /// Resumes the paused pipeline stored under `state_key`; `row` is its
 /// record as the caller read it.
-pub async fn resume(state_key: &str, row: Option<clawdis_store::Run>, intent: Intent, ctx: &Ctx) -> Envelope {
+pub async fn resume(
+    state_key: &str,
+    row: Option<clawdis_store::Run>,
+    intent: Intent,
+    ctx: &Ctx,
+) -> Envelope {
     match resume_inner(state_key, row, intent, ctx).await {
         Ok(env) => env,
         Err(e) => e.into(),
     }
 }
 
-async fn resume_inner(state_key: &str, row: Option<clawdis_store::Run>, intent: Intent, ctx: &Ctx) -> Result<Envelope> {
+async fn resume_inner(
+    state_key: &str,
+    row: Option<clawdis_store::Run>,
+    intent: Intent,
+    ctx: &Ctx,
+) -> Result<Envelope> {
     let Some(run) = pending(row) else {
-        return Err(Error::runtime(if intent == Intent::Cancel { "Resume state not found" } else { NOT_FOUND }));
+        return Err(Error::runtime(if intent == Intent::Cancel {
+            "Resume state not found"
+        } else {
+            NOT_FOUND
+        }));
     };
-    let state = Value::from_json(&run.state_json).map_err(|_| Error::runtime("Invalid pipeline resume state"))?;
-    let halt_type = state.get_key("haltType").and_then(Value::as_str).unwrap_or("approval_request");
+    let state = Value::from_json(&run.state_json)
+        .map_err(|_| Error::runtime("Invalid pipeline resume state"))?;
+    let halt_type = state
+        .get_key("haltType")
+        .and_then(Value::as_str)
+        .unwrap_or("approval_request");
     match (&intent, halt_type) {
         (Intent::Respond(_), "approval_request") => {
-            return Err(Error::parse("approval resumes require approved=true|false, not response"));
+            return Err(Error::parse(
+                "approval resumes require approved=true|false, not response",
+            ));
         }
-        (Intent::Approve(_), "input_request") => return Err(Error::parse("pipeline input resumes require response")),
+        (Intent::Approve(_), "input_request") => {
+            return Err(Error::parse("pipeline input resumes require response"));
+        }
         _ => {}
     }
     if let Intent::Respond(response) = &intent
-        && let Some(schema) = state.get_key("inputSchema").filter(|s| matches!(s, Value::Object(_)))
+        && let Some(schema) = state
+            .get_key("inputSchema")
+            .filter(|s| matches!(s, Value::Object(_)))
     {
-        let schema = Schema::compile(schema).map_err(|e| Error::runtime(format!("invalid input schema: {e}")))?;
+        let schema = Schema::compile(schema)
+            .map_err(|e| Error::runtime(format!("invalid input schema: {e}")))?;
         if let Err(e) = schema.validate(response) {
-            return Err(Error::parse(format!("pipeline input response failed schema validation at {}: {}", e.path, e.message)));
+            return Err(Error::parse(format!(
+                "pipeline input response failed schema validation at {}: {}",
+                e.path, e.message
+            )));
         }
     }
     let claimed = claim(ctx, state_key, decision_for(&intent, ctx), NOT_FOUND).await?;
@@ -134,7 +182,12 @@ async fn resume_inner(state_key: &str, row: Option<clawdis_store::Run>, intent: 
     continue_run(claimed, &state, intent, ctx).await
 }
 
-async fn continue_run(claimed: Claimed, state: &Value, intent: Intent, ctx: &Ctx) -> Result<Envelope> {
+async fn continue_run(
+    claimed: Claimed,
+    state: &Value,
+    intent: Intent,
+    ctx: &Ctx,
+) -> Result<Envelope> {
     let stages: Vec<Stage> = state
         .get_key("pipeline")
         .and_then(Value::as_array)
@@ -142,16 +195,31 @@ async fn continue_run(claimed: Claimed, state: &Value, intent: Intent, ctx: &Ctx
             records
                 .iter()
                 .map(|r| Stage {
-                    name: r.get_key("name").map(Value::to_js_string).unwrap_or_default(),
-                    args: crate::parser::Args::from_value(r.get_key("args").unwrap_or(&Value::Null)),
-                    raw: r.get_key("raw").map(Value::to_js_string).unwrap_or_default(),
+                    name: r
+                        .get_key("name")
+                        .map(Value::to_js_string)
+                        .unwrap_or_default(),
+                    args: crate::parser::Args::from_value(
+                        r.get_key("args").unwrap_or(&Value::Null),
+                    ),
+                    raw: r
+                        .get_key("raw")
+                        .map(Value::to_js_string)
+                        .unwrap_or_default(),
                 })
                 .collect()
         })
         .unwrap_or_default();
-    let at = state.get_key("resumeAtIndex").map_or(0.0, Value::to_number).max(0.0) as usize;
+    let at = state
+        .get_key("resumeAtIndex")
+        .map_or(0.0, Value::to_number)
+        .max(0.0) as usize;
     let remaining = &stages[at.min(stages.len())..];
-    let stored_items = state.get_key("items").and_then(Value::as_array).cloned().unwrap_or_default();
+    let stored_items = state
+        .get_key("items")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let same_stage = state.get_key("resumeMode").and_then(Value::as_str) == Some("same-stage");
     let mut run_ctx = ctx.clone();
     let input = match intent {

@@ -25,7 +25,8 @@ pub struct ProcOutput {
 impl ProcOutput {
     /// The exit code as Node prints it (`null` for a signal).
     pub fn code_text(&self) -> String {
-        self.code.map_or_else(|| "null".to_string(), |c| c.to_string())
+        self.code
+            .map_or_else(|| "null".to_string(), |c| c.to_string())
     }
 }
 
@@ -55,14 +56,20 @@ struct GroupGuard {
 
 impl GroupGuard {
     fn new(pgid: i32) -> Self {
-        live_groups().lock().unwrap_or_else(|e| e.into_inner()).insert(pgid);
+        live_groups()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(pgid);
         GroupGuard { pgid, done: false }
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        live_groups().lock().unwrap_or_else(|e| e.into_inner()).remove(&self.pgid);
+        live_groups()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.pgid);
         if !self.done {
             // SAFETY: killpg only sends a signal.
             unsafe {
@@ -86,7 +93,10 @@ pub struct ChildIo {
 impl ChildIo {
     /// Feeds `stdin` (if any) and collects stdout.
     pub fn stdin(stdin: Option<Vec<u8>>) -> Self {
-        ChildIo { stdin, stdout_to: None }
+        ChildIo {
+            stdin,
+            stdout_to: None,
+        }
     }
 }
 
@@ -141,8 +151,16 @@ pub fn spawn_error(program: &str, e: &std::io::Error) -> Option<String> {
 
 /// `/bin/sh -lc` (a login shell), or `$LOBSTER_SHELL` with matching flags.
 pub fn shell_command(line: &str, env: &Env) -> (String, Vec<String>) {
-    let shell = env.get("LOBSTER_SHELL").map(|s| s.trim()).filter(|s| !s.is_empty()).unwrap_or("/bin/sh");
-    let base = Path::new(shell).file_name().and_then(|n| n.to_str()).unwrap_or(shell).to_ascii_lowercase();
+    let shell = env
+        .get("LOBSTER_SHELL")
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("/bin/sh");
+    let base = Path::new(shell)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(shell)
+        .to_ascii_lowercase();
     let base = base.strip_suffix(".exe").unwrap_or(&base);
     let flags: &[&str] = match base {
         "pwsh" | "powershell" => &["-NoProfile", "-Command"],
@@ -158,15 +176,31 @@ pub fn shell_command(line: &str, env: &Env) -> (String, Vec<String>) {
 /// `io.stdin` (or closing stdin at once) and collecting stdout (or sending
 /// it to `io.stdout_to`) and stderr.
 #[tracing::instrument(level = "debug", skip(args, env, io))]
-pub async fn run_process(program: &str, args: &[String], env: &Env, cwd: &Path, io: ChildIo) -> std::io::Result<ProcOutput> {
+pub async fn run_process(
+    program: &str,
+    args: &[String],
+    env: &Env,
+    cwd: &Path,
+    io: ChildIo,
+) -> std::io::Result<ProcOutput> {
     let child = spawn(Path::new(program), None, args, env, cwd)?;
     let (status, stdout, stderr) = collect(child, io).await?;
-    Ok(ProcOutput { code: status.code(), stdout: utf8_lossy(stdout), stderr: utf8_lossy(stderr) })
+    Ok(ProcOutput {
+        code: status.code(),
+        stdout: utf8_lossy(stdout),
+        stderr: utf8_lossy(stderr),
+    })
 }
 
 /// Starts `program` (named `arg0` to itself when given) in its own process
 /// group, with piped stdio, `env` only and `cwd`.
-pub(crate) fn spawn(program: &Path, arg0: Option<&str>, args: &[String], env: &Env, cwd: &Path) -> std::io::Result<Child> {
+pub(crate) fn spawn(
+    program: &Path,
+    arg0: Option<&str>,
+    args: &[String],
+    env: &Env,
+    cwd: &Path,
+) -> std::io::Result<Child> {
     let mut cmd = Command::new(program);
     if let Some(arg0) = arg0 {
         cmd.arg0(arg0);
@@ -186,9 +220,15 @@ pub(crate) fn spawn(program: &Path, arg0: Option<&str>, args: &[String], env: &E
 /// Feeds a spawned child and waits for it, returning its status, stdout
 /// (empty when handed to `io.stdout_to`) and stderr. Dropping the future
 /// kills the child's process group.
-pub(crate) async fn collect(mut child: Child, io: ChildIo) -> std::io::Result<(ExitStatus, Vec<u8>, Vec<u8>)> {
+pub(crate) async fn collect(
+    mut child: Child,
+    io: ChildIo,
+) -> std::io::Result<(ExitStatus, Vec<u8>, Vec<u8>)> {
     let ChildIo { stdin, stdout_to } = io;
-    let mut guard = child.id().and_then(|id| i32::try_from(id).ok()).map(GroupGuard::new);
+    let mut guard = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .map(GroupGuard::new);
 
     let mut child_stdin = child.stdin.take();
     let mut child_stdout = child.stdout.take();

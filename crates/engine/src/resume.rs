@@ -33,9 +33,14 @@ pub async fn resume(args: ResumeArgs, ctx: &Ctx) -> Envelope {
 async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
     // A non-empty `--id` wins over `--token`, as in Lobster.
     let decoded = match (&args.token, &args.id) {
-        (Some(t), id) if !t.is_empty() && id.as_ref().is_none_or(|id| id.is_empty()) => token::decode(t)?,
+        (Some(t), id) if !t.is_empty() && id.as_ref().is_none_or(|id| id.is_empty()) => {
+            token::decode(t)?
+        }
         (_, Some(raw_id)) => {
-            let id: String = raw_id.chars().filter(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()).collect();
+            let id: String = raw_id
+                .chars()
+                .filter(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+                .collect();
             let run = ctx.state.store().await?.get_run_by_approval_id(&id).await?;
             // Like Lobster's approval index, an id dies with its run's
             // decision, except that an approved pipeline that finished
@@ -47,14 +52,21 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
                     && r.status == clawdis_store::RunStatus::Done
                     && r.next_state_key.is_none();
                 !id.is_empty()
-                    && (matches!(r.status, clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running)
-                        || decided_elsewhere(r)
+                    && (matches!(
+                        r.status,
+                        clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running
+                    ) || decided_elsewhere(r)
                         || approved_pipeline)
             });
             let Some(run) = run else {
-                return Err(Error::parse(format!("Approval ID \"{raw_id}\" not found or expired")));
+                return Err(Error::parse(format!(
+                    "Approval ID \"{raw_id}\" not found or expired"
+                )));
             };
-            Token::State { kind: run.kind, state_key: run.state_key }
+            Token::State {
+                kind: run.kind,
+                state_key: run.state_key,
+            }
         }
         _ => return Err(Error::parse("resume requires --token or --id")),
     };
@@ -76,9 +88,15 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
         None => None,
     };
     let envelope = match decoded {
-        Token::State { kind, state_key } if kind == KIND_PIPELINE => crate::pipeline_tool::resume(&state_key, row, args.intent, ctx).await,
-        Token::State { state_key, .. } => crate::workflow::resume::resume_stored(&state_key, row, login, args.intent, ctx).await,
-        Token::InlineWorkflow(payload) => crate::workflow::resume::resume_inline(payload, args.intent, ctx).await,
+        Token::State { kind, state_key } if kind == KIND_PIPELINE => {
+            crate::pipeline_tool::resume(&state_key, row, args.intent, ctx).await
+        }
+        Token::State { state_key, .. } => {
+            crate::workflow::resume::resume_stored(&state_key, row, login, args.intent, ctx).await
+        }
+        Token::InlineWorkflow(payload) => {
+            crate::workflow::resume::resume_inline(payload, args.intent, ctx).await
+        }
     };
     // Lost the claim to a decision made in the app a moment ago: report how
     // that one ends rather than "already being resumed".
@@ -111,15 +129,26 @@ async fn read_run(ctx: &Ctx, state_key: &str) -> Result<Read> {
     let store = ctx.state.store().await?;
     loop {
         let run = store.get_run(state_key).await?;
-        let Some(decided) = run.as_ref().filter(|r| decided_elsewhere(r)) else { return Ok(Read::Row(Box::new(run))) };
-        let owner_alive = decided.claim_id.as_deref().and_then(clawdis_store::ProcessOwner::parse).is_some_and(|o| o.is_alive());
+        let Some(decided) = run.as_ref().filter(|r| decided_elsewhere(r)) else {
+            return Ok(Read::Row(Box::new(run)));
+        };
+        let owner_alive = decided
+            .claim_id
+            .as_deref()
+            .and_then(clawdis_store::ProcessOwner::parse)
+            .is_some_and(|o| o.is_alive());
         match decided.status {
             clawdis_store::RunStatus::Running if owner_alive => {
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             }
-            clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running => return Ok(Read::Row(Box::new(run))),
+            clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running => {
+                return Ok(Read::Row(Box::new(run)));
+            }
             _ => {
-                let recorded = decided.result_json.as_deref().and_then(|json| Value::from_json(json).ok());
+                let recorded = decided
+                    .result_json
+                    .as_deref()
+                    .and_then(|json| Value::from_json(json).ok());
                 return Ok(match recorded.as_ref().and_then(Envelope::from_value) {
                     Some(envelope) => Read::Recorded(envelope),
                     None => Read::Row(Box::new(run)),

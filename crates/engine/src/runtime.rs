@@ -25,7 +25,10 @@ pub async fn run_pipeline(stages: &[Stage], input: Items, ctx: &Ctx) -> Result<P
     let mut stream = input;
     let mut rendered = false;
     let mut halted = None;
-    let later_ctx = Ctx { resume_response: None, ..ctx.clone() };
+    let later_ctx = Ctx {
+        resume_response: None,
+        ..ctx.clone()
+    };
     let mut idx = 0;
     while let Some(stage) = stages.get(idx) {
         if !commands::exists(&stage.name) {
@@ -41,13 +44,21 @@ pub async fn run_pipeline(stages: &[Stage], input: Items, ctx: &Ctx) -> Result<P
         }
         idx += taken;
     }
-    Ok(PipelineResult { items: stream.collect()?, rendered, halted })
+    Ok(PipelineResult {
+        items: stream.collect()?,
+        rendered,
+        halted,
+    })
 }
 
 /// `--dry-run` for a pipeline: checks every command exists and describes
 /// the stages (for stderr).
 pub fn dry_run_plan(stages: &[Stage]) -> Result<String> {
-    let mut lines = vec![format!("[DRY RUN] Pipeline ({} stage{}):", stages.len(), if stages.len() == 1 { "" } else { "s" })];
+    let mut lines = vec![format!(
+        "[DRY RUN] Pipeline ({} stage{}):",
+        stages.len(),
+        if stages.len() == 1 { "" } else { "s" }
+    )];
     for (idx, stage) in stages.iter().enumerate() {
         if !commands::exists(&stage.name) {
             return Err(Error::runtime(format!("Unknown command: {}", stage.name)));
@@ -59,7 +70,11 @@ pub fn dry_run_plan(stages: &[Stage]) -> Result<String> {
                 other => format!("{k}={}", other.to_json()),
             });
         }
-        let args = if parts.is_empty() { String::new() } else { format!("  args: {}", parts.join(", ")) };
+        let args = if parts.is_empty() {
+            String::new()
+        } else {
+            format!("  args: {}", parts.join(", "))
+        };
         lines.push(format!("  {}. {}{}", idx + 1, stage.name, args));
     }
     lines.push(String::new());

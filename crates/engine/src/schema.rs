@@ -21,7 +21,9 @@ pub struct SchemaError {
 impl Schema {
     /// Compiles a schema; `Err` when it is not a valid JSON Schema.
     pub fn compile(schema: &Value) -> Result<Schema, String> {
-        jsonschema::validator_for(&schema.to_serde()).map(Schema).map_err(|e| e.to_string())
+        jsonschema::validator_for(&schema.to_serde())
+            .map(Schema)
+            .map_err(|e| e.to_string())
     }
 
     /// Validates `value`, returning the first error.
@@ -31,8 +33,15 @@ impl Schema {
             return Ok(());
         };
         let pointer = err.instance_path().to_string();
-        let path = if pointer.is_empty() { "/".to_string() } else { pointer };
-        Err(SchemaError { path, message: ajv_message(err.kind()) })
+        let path = if pointer.is_empty() {
+            "/".to_string()
+        } else {
+            pointer
+        };
+        Err(SchemaError {
+            path,
+            message: ajv_message(err.kind()),
+        })
     }
 }
 
@@ -45,11 +54,19 @@ impl Schema {
             .iter_errors(&instance)
             .map(|err| {
                 let pointer = err.instance_path().to_string();
-                let path = if pointer.is_empty() { "/".to_string() } else { pointer };
+                let path = if pointer.is_empty() {
+                    "/".to_string()
+                } else {
+                    pointer
+                };
                 format!("{path} {}", ajv_message(err.kind()))
             })
             .collect();
-        if errors.is_empty() { Ok(()) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 }
 
@@ -58,14 +75,21 @@ fn ajv_message(kind: &ValidationErrorKind) -> String {
     use ValidationErrorKind as K;
     match kind {
         K::Required { property } => {
-            format!("must have required property '{}'", property.as_str().map_or_else(|| property.to_string(), str::to_string))
+            format!(
+                "must have required property '{}'",
+                property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), str::to_string)
+            )
         }
         K::Enum { .. } => "must be equal to one of the allowed values".into(),
         K::Constant { .. } => "must be equal to constant".into(),
         K::Type { kind } => {
             let names: Vec<String> = match kind {
                 jsonschema::error::TypeKind::Single(t) => vec![t.to_string()],
-                jsonschema::error::TypeKind::Multiple(ts) => ts.iter().map(|t| t.to_string()).collect(),
+                jsonschema::error::TypeKind::Multiple(ts) => {
+                    ts.iter().map(|t| t.to_string()).collect()
+                }
             };
             format!("must be {}", names.join(","))
         }
@@ -98,10 +122,24 @@ mod tests {
             &Value::from_json(r#"{"type":"object","properties":{"d":{"type":"string","enum":["a","b"]}},"required":["d"]}"#).unwrap(),
         )
         .unwrap();
-        assert!(schema.validate(&Value::from_json(r#"{"d":"a"}"#).unwrap()).is_ok());
-        let e = schema.validate(&Value::from_json(r#"{"d":"z"}"#).unwrap()).unwrap_err();
-        assert_eq!((e.path.as_str(), e.message.as_str()), ("/d", "must be equal to one of the allowed values"));
-        let e = schema.validate(&Value::from_json("{}").unwrap()).unwrap_err();
-        assert_eq!((e.path.as_str(), e.message.as_str()), ("/", "must have required property 'd'"));
+        assert!(
+            schema
+                .validate(&Value::from_json(r#"{"d":"a"}"#).unwrap())
+                .is_ok()
+        );
+        let e = schema
+            .validate(&Value::from_json(r#"{"d":"z"}"#).unwrap())
+            .unwrap_err();
+        assert_eq!(
+            (e.path.as_str(), e.message.as_str()),
+            ("/d", "must be equal to one of the allowed values")
+        );
+        let e = schema
+            .validate(&Value::from_json("{}").unwrap())
+            .unwrap_err();
+        assert_eq!(
+            (e.path.as_str(), e.message.as_str()),
+            ("/", "must have required property 'd'")
+        );
     }
 }

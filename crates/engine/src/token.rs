@@ -13,7 +13,9 @@ pub const KIND_PIPELINE: &str = "pipeline-resume";
 
 const LENIENT: GeneralPurpose = GeneralPurpose::new(
     &base64::alphabet::URL_SAFE,
-    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent).with_decode_allow_trailing_bits(true),
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
 );
 
 /// A decoded token.
@@ -32,7 +34,11 @@ pub enum Token {
 
 /// A fresh state key: `<workflow|pipeline>_resume_<uuid v4>`.
 pub fn new_state_key(kind: &str) -> String {
-    let prefix = if kind == KIND_PIPELINE { "pipeline" } else { "workflow" };
+    let prefix = if kind == KIND_PIPELINE {
+        "pipeline"
+    } else {
+        "workflow"
+    };
     format!("{prefix}_resume_{}", uuid::Uuid::new_v4())
 }
 
@@ -61,7 +67,9 @@ pub fn decode(token: &str) -> Result<Token> {
             _ => None,
         })
         .collect();
-    let bytes = LENIENT.decode(cleaned.trim_end_matches('=')).map_err(|_| invalid())?;
+    let bytes = LENIENT
+        .decode(cleaned.trim_end_matches('='))
+        .map_err(|_| invalid())?;
     let text = String::from_utf8(bytes).map_err(|_| invalid())?;
     let payload = Value::from_json(&text).map_err(|_| invalid())?;
     if matches!(payload, Value::Null) {
@@ -73,14 +81,28 @@ pub fn decode(token: &str) -> Result<Token> {
     if payload.get_key("v") != Some(&Value::from(1.0)) {
         return Err(Error::parse("Unsupported token version"));
     }
-    let kind = payload.get_key("kind").and_then(Value::as_str).ok_or_else(invalid)?;
+    let kind = payload
+        .get_key("kind")
+        .and_then(Value::as_str)
+        .ok_or_else(invalid)?;
     if kind != KIND_WORKFLOW && kind != KIND_PIPELINE {
         return Err(invalid());
     }
-    match payload.get_key("stateKey").and_then(Value::as_str).filter(|k| !k.is_empty()) {
-        Some(key) => Ok(Token::State { kind: kind.to_string(), state_key: key.to_string() }),
+    match payload
+        .get_key("stateKey")
+        .and_then(Value::as_str)
+        .filter(|k| !k.is_empty())
+    {
+        Some(key) => Ok(Token::State {
+            kind: kind.to_string(),
+            state_key: key.to_string(),
+        }),
         None if kind == KIND_WORKFLOW => {
-            let has = |k: &str| payload.get_key(k).is_some_and(|v| !matches!(v, Value::Null));
+            let has = |k: &str| {
+                payload
+                    .get_key(k)
+                    .is_some_and(|v| !matches!(v, Value::Null))
+            };
             if has("filePath") && has("resumeAtIndex") && has("steps") {
                 Ok(Token::InlineWorkflow(payload))
             } else {
@@ -100,11 +122,32 @@ mod tests {
         let key = new_state_key(KIND_PIPELINE);
         let t = encode(KIND_PIPELINE, &key);
         assert!(!t.contains('='));
-        assert_eq!(decode(&t).unwrap(), Token::State { kind: KIND_PIPELINE.into(), state_key: key });
+        assert_eq!(
+            decode(&t).unwrap(),
+            Token::State {
+                kind: KIND_PIPELINE.into(),
+                state_key: key
+            }
+        );
         assert_eq!(decode("not-a-token").unwrap_err().message, "Invalid token");
         let enc = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
-        assert_eq!(decode(&enc("[1,2]")).unwrap_err().message, "Unsupported protocol version");
-        assert_eq!(decode(&enc(r#"{"protocolVersion":1,"v":9}"#)).unwrap_err().message, "Unsupported token version");
-        assert_eq!(decode(&enc(r#"{"protocolVersion":1,"v":1,"kind":"workflow-file"}"#)).unwrap_err().message, "Invalid workflow token");
+        assert_eq!(
+            decode(&enc("[1,2]")).unwrap_err().message,
+            "Unsupported protocol version"
+        );
+        assert_eq!(
+            decode(&enc(r#"{"protocolVersion":1,"v":9}"#))
+                .unwrap_err()
+                .message,
+            "Unsupported token version"
+        );
+        assert_eq!(
+            decode(&enc(
+                r#"{"protocolVersion":1,"v":1,"kind":"workflow-file"}"#
+            ))
+            .unwrap_err()
+            .message,
+            "Invalid workflow token"
+        );
     }
 }

@@ -121,7 +121,9 @@ impl Value {
                 if key == "length" {
                     return None;
                 }
-                array_index(key).and_then(|i| a.get(i as usize)).filter(|v| !matches!(v, Value::Undefined))
+                array_index(key)
+                    .and_then(|i| a.get(i as usize))
+                    .filter(|v| !matches!(v, Value::Undefined))
             }
             _ => None,
         }
@@ -205,12 +207,17 @@ impl Value {
                 if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
                     serde_json::Value::from(*n as i64)
                 } else {
-                    serde_json::Number::from_f64(*n).map_or(serde_json::Value::Null, serde_json::Value::Number)
+                    serde_json::Number::from_f64(*n)
+                        .map_or(serde_json::Value::Null, serde_json::Value::Number)
                 }
             }
             Value::String(s) => serde_json::Value::String(s.clone()),
             Value::Array(a) => serde_json::Value::Array(a.iter().map(Value::to_serde).collect()),
-            Value::Object(o) => serde_json::Value::Object(o.defined().map(|(k, v)| (k.to_string(), v.to_serde())).collect()),
+            Value::Object(o) => serde_json::Value::Object(
+                o.defined()
+                    .map(|(k, v)| (k.to_string(), v.to_serde()))
+                    .collect(),
+            ),
         }
     }
 }
@@ -228,7 +235,11 @@ pub fn format_number(n: f64) -> String {
         return "NaN".into();
     }
     if n.is_infinite() {
-        return if n > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if n > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     if n == 0.0 {
         return "0".into();
@@ -264,7 +275,13 @@ pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
         '\u{9}' | '\u{a}' | '\u{b}' | '\u{c}' | '\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
     )
 }
 
@@ -286,7 +303,9 @@ pub fn string_to_number(s: &str) -> f64 {
         if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
             return f64::NAN;
         }
-        return digits.chars().fold(0.0, |acc, c| acc * f64::from(radix) + f64::from(c.to_digit(radix).unwrap_or(0)));
+        return digits.chars().fold(0.0, |acc, c| {
+            acc * f64::from(radix) + f64::from(c.to_digit(radix).unwrap_or(0))
+        });
     }
     let (sign, body) = match t.as_bytes()[0] {
         b'+' => (1.0, &t[1..]),
@@ -386,7 +405,9 @@ pub fn loose_eq(a: Option<&Value>, b: Option<&Value>) -> bool {
     }
     let (pa, pb) = (to_primitive(a), to_primitive(b));
     // Objects compared with null/undefined are never equal.
-    if (a_obj && matches!(pb, Prim::Null | Prim::Undefined)) || (b_obj && matches!(pa, Prim::Null | Prim::Undefined)) {
+    if (a_obj && matches!(pb, Prim::Null | Prim::Undefined))
+        || (b_obj && matches!(pa, Prim::Null | Prim::Undefined))
+    {
         return false;
     }
     prim_loose_eq(&pa, &pb)
@@ -442,8 +463,14 @@ pub fn loose_compare(a: Option<&Value>, op: RelOp, b: Option<&Value>) -> bool {
 /// Deep equality of two JSON values (numbers by value, objects by key set).
 pub fn deep_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| deep_equal(p, q)),
-        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w))),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| deep_equal(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
+        }
         (Value::Number(x), Value::Number(y)) => x == y || (x.is_nan() && y.is_nan()),
         _ => a == b,
     }
@@ -546,7 +573,10 @@ pub fn stable_stringify(v: &Value) -> String {
                 // Build without JS ordering so the sorted order is kept.
                 let mut sorted_obj = Object::with_capacity(keys.len());
                 for k in keys {
-                    sorted_obj.push_unordered(crate::object::intern(k), sorted(o.get(k).unwrap_or(&Value::Null)));
+                    sorted_obj.push_unordered(
+                        crate::object::intern(k),
+                        sorted(o.get(k).unwrap_or(&Value::Null)),
+                    );
                 }
                 Value::Object(sorted_obj)
             }
@@ -558,7 +588,11 @@ pub fn stable_stringify(v: &Value) -> String {
 
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
-        ValueSeed { depth: 0, keep: None }.deserialize(deserializer)
+        ValueSeed {
+            depth: 0,
+            keep: None,
+        }
+        .deserialize(deserializer)
     }
 }
 
@@ -619,14 +653,20 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(item) = seq.next_element_seed(ValueSeed { depth: self.depth + 1, keep: None })? {
+        while let Some(item) = seq.next_element_seed(ValueSeed {
+            depth: self.depth + 1,
+            keep: None,
+        })? {
             items.push(item);
         }
         Ok(Value::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut builder = ObjectBuilder::new(self.depth, map.size_hint().unwrap_or(0).min(4096));
-        let nested = ValueSeed { depth: self.depth + 1, keep: None };
+        let nested = ValueSeed {
+            depth: self.depth + 1,
+            keep: None,
+        };
         match self.keep {
             None => {
                 while let Some(key) = map.next_key_seed(KeySeed(&builder))? {
@@ -635,7 +675,10 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                 }
             }
             Some(keep) => {
-                while let Some(key) = map.next_key_seed(KeptKey { builder: &builder, keep })? {
+                while let Some(key) = map.next_key_seed(KeptKey {
+                    builder: &builder,
+                    keep,
+                })? {
                     match key {
                         Some(key) => {
                             let value = map.next_value_seed(nested)?;
@@ -726,7 +769,11 @@ impl<'de> DeserializeSeed<'de> for &Projection<'_> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        ValueSeed { depth: 0, keep: Some(self.keep) }.deserialize(deserializer)
+        ValueSeed {
+            depth: 0,
+            keep: Some(self.keep),
+        }
+        .deserialize(deserializer)
     }
 }
 
@@ -739,7 +786,10 @@ struct KeptKey<'a> {
 impl<'de> DeserializeSeed<'de> for KeptKey<'_> {
     type Value = Option<BuiltKey>;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<BuiltKey>, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Option<BuiltKey>, D::Error> {
         deserializer.deserialize_str(self)
     }
 }
@@ -750,7 +800,11 @@ impl<'de> Visitor<'de> for KeptKey<'_> {
         f.write_str("a string key")
     }
     fn visit_str<E>(self, v: &str) -> Result<Option<BuiltKey>, E> {
-        Ok(self.keep.iter().any(|k| k == v).then(|| self.builder.key(v)))
+        Ok(self
+            .keep
+            .iter()
+            .any(|k| k == v)
+            .then(|| self.builder.key(v)))
     }
 }
 
@@ -849,13 +903,23 @@ mod tests {
     #[test]
     fn projection_builds_only_the_kept_properties() {
         let keep = ["v".to_string(), "id".to_string()];
-        let read = |json: &str| (&Projection { keep: &keep }).deserialize(&mut serde_json::Deserializer::from_str(json));
+        let read = |json: &str| {
+            (&Projection { keep: &keep }).deserialize(&mut serde_json::Deserializer::from_str(json))
+        };
         let obj = read(r#"{"id":1,"tags":["a",{"x":[1]}],"v":2,"name":"n","v":3}"#).unwrap();
         assert_eq!(obj.to_json(), r#"{"id":1,"v":3}"#);
         for whole in [r#"[{"tags":1}]"#, "7", r#""s""#, "null"] {
-            assert_eq!(read(whole).unwrap(), Value::from_json(whole).unwrap(), "{whole}");
+            assert_eq!(
+                read(whole).unwrap(),
+                Value::from_json(whole).unwrap(),
+                "{whole}"
+            );
         }
-        for bad in [r#"{"tags":"\ud800"}"#, r#"{"tags":[1e400]}"#, r#"{"tags":[1,]}"#] {
+        for bad in [
+            r#"{"tags":"\ud800"}"#,
+            r#"{"tags":[1e400]}"#,
+            r#"{"tags":[1,]}"#,
+        ] {
             assert!(read(bad).is_err(), "{bad} is refused as Value refuses it");
             assert!(Value::from_json(bad).is_err(), "{bad}");
         }
@@ -868,7 +932,10 @@ mod tests {
     #[test]
     fn numbers_print_like_javascript() {
         let v = parse("[1.0, 2.50, 1e21, 1e-7, 123456789012345678901, 0.1, -0.0, 100]");
-        assert_eq!(v.to_json(), "[1,2.5,1e+21,1e-7,123456789012345680000,0.1,0,100]");
+        assert_eq!(
+            v.to_json(),
+            "[1,2.5,1e+21,1e-7,123456789012345680000,0.1,0,100]"
+        );
     }
 
     #[test]
@@ -883,7 +950,10 @@ mod tests {
 
     #[test]
     fn duplicate_keys_keep_first_position_last_value() {
-        assert_eq!(parse(r#"{"a":1,"b":2,"a":3}"#).to_json(), r#"{"a":3,"b":2}"#);
+        assert_eq!(
+            parse(r#"{"a":1,"b":2,"a":3}"#).to_json(),
+            r#"{"a":3,"b":2}"#
+        );
     }
 
     #[test]
@@ -908,20 +978,34 @@ mod tests {
         assert!(loose_eq(Some(&Value::Null), None));
         assert!(!loose_eq(Some(&Value::Null), Some(&Value::from(0.0))));
         assert!(loose_eq(Some(&Value::from(1.0)), Some(&Value::Bool(true))));
-        assert!(loose_compare(Some(&Value::Null), RelOp::Lt, Some(&Value::from(18.0))));
+        assert!(loose_compare(
+            Some(&Value::Null),
+            RelOp::Lt,
+            Some(&Value::from(18.0))
+        ));
         assert!(!loose_compare(None, RelOp::Lt, Some(&Value::from(18.0))));
         assert!(!loose_compare(None, RelOp::Ge, Some(&Value::from(18.0))));
-        assert!(loose_compare(Some(&Value::from("C")), RelOp::Lt, Some(&Value::from("a"))));
+        assert!(loose_compare(
+            Some(&Value::from("C")),
+            RelOp::Lt,
+            Some(&Value::from("a"))
+        ));
     }
 
     #[test]
     fn js_string_of_composites() {
-        assert_eq!(parse("[1,[2,null],{}]").to_js_string(), "1,2,,[object Object]");
+        assert_eq!(
+            parse("[1,[2,null],{}]").to_js_string(),
+            "1,2,,[object Object]"
+        );
     }
 
     #[test]
     fn pretty_matches_json_stringify() {
-        assert_eq!(parse(r#"{"a":[],"b":{},"c":[1]}"#).to_json_pretty(), "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1\n  ]\n}");
+        assert_eq!(
+            parse(r#"{"a":[],"b":{},"c":[1]}"#).to_json_pretty(),
+            "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1\n  ]\n}"
+        );
         assert_eq!(Value::from("\u{1}\"\n").to_json(), "\"\\u0001\\\"\\n\"");
     }
 }

@@ -30,15 +30,20 @@ pub(crate) fn err(text: &str) {
 
 fn init_tracing() {
     if let Ok(filter) = std::env::var("LOBSTER_LOG") {
-        let _ =
-            tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::new(filter)).with_writer(std::io::stderr).try_init();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
     }
 }
 
 /// Runs `work` on a single-threaded runtime, aborting on SIGINT/SIGTERM/
 /// SIGHUP/SIGQUIT with Lobster's exit codes.
 fn block_on<F: std::future::Future<Output = i32>>(work: F) -> i32 {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             err(&format!("Error: cannot start runtime: {e}\n"));
@@ -62,7 +67,10 @@ static STATE: std::sync::OnceLock<StateHandle> = std::sync::OnceLock::new();
 
 fn main() {
     init_tracing();
-    let argv: Vec<String> = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let argv: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let code = dispatch(argv);
     std::process::exit(code);
 }

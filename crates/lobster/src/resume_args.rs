@@ -63,17 +63,27 @@ pub fn parse_args(argv: &[String]) -> Result<ResumeArgs> {
     }
     let cancel = match cancel {
         None => false,
-        Some(v) => parse_bool(&v).ok_or_else(|| Error::parse("resume --cancel must be true or false"))?,
+        Some(v) => {
+            parse_bool(&v).ok_or_else(|| Error::parse("resume --cancel must be true or false"))?
+        }
     };
-    let intents = usize::from(approve.is_some()) + usize::from(response.is_some()) + usize::from(cancel);
+    let intents =
+        usize::from(approve.is_some()) + usize::from(response.is_some()) + usize::from(cancel);
     if intents > 1 {
-        return Err(Error::parse("resume accepts only one of --approve, --response-json, or --cancel"));
+        return Err(Error::parse(
+            "resume accepts only one of --approve, --response-json, or --cancel",
+        ));
     }
     if intents == 0 {
-        return Err(Error::parse("resume requires --approve yes|no, --response-json, or --cancel"));
+        return Err(Error::parse(
+            "resume requires --approve yes|no, --response-json, or --cancel",
+        ));
     }
     let intent = if let Some(raw) = response {
-        Intent::Respond(Value::from_json(&raw).map_err(|_| Error::parse("resume --response-json must be valid JSON"))?)
+        Intent::Respond(
+            Value::from_json(&raw)
+                .map_err(|_| Error::parse("resume --response-json must be valid JSON"))?,
+        )
     } else if let Some(decision) = approve {
         match decision.trim().to_ascii_lowercase().as_str() {
             "yes" | "y" => Intent::Approve(true),
@@ -96,19 +106,47 @@ mod tests {
 
     #[test]
     fn argument_errors_match_lobster() {
-        assert_eq!(args(&["--approve", "yes"]).unwrap_err().message, "resume requires --token or --id");
-        assert_eq!(args(&["--token", "t"]).unwrap_err().message, "resume requires --approve yes|no, --response-json, or --cancel");
-        assert_eq!(args(&["--token", "t", "--approve", "maybe"]).unwrap_err().message, "resume --approve must be yes or no");
         assert_eq!(
-            args(&["--token", "t", "--approve", "yes", "--cancel"]).unwrap_err().message,
+            args(&["--approve", "yes"]).unwrap_err().message,
+            "resume requires --token or --id"
+        );
+        assert_eq!(
+            args(&["--token", "t"]).unwrap_err().message,
+            "resume requires --approve yes|no, --response-json, or --cancel"
+        );
+        assert_eq!(
+            args(&["--token", "t", "--approve", "maybe"])
+                .unwrap_err()
+                .message,
+            "resume --approve must be yes or no"
+        );
+        assert_eq!(
+            args(&["--token", "t", "--approve", "yes", "--cancel"])
+                .unwrap_err()
+                .message,
             "resume accepts only one of --approve, --response-json, or --cancel"
         );
-        assert_eq!(args(&["--token", "t", "--response-json", "{bad"]).unwrap_err().message, "resume --response-json must be valid JSON");
-        assert_eq!(args(&["--token", "t", "--cancel", "perhaps"]).unwrap_err().message, "resume --cancel must be true or false");
+        assert_eq!(
+            args(&["--token", "t", "--response-json", "{bad"])
+                .unwrap_err()
+                .message,
+            "resume --response-json must be valid JSON"
+        );
+        assert_eq!(
+            args(&["--token", "t", "--cancel", "perhaps"])
+                .unwrap_err()
+                .message,
+            "resume --cancel must be true or false"
+        );
         assert_eq!(
             args(&["--token=t", "--cancel=false"]).unwrap_err().message,
             "resume requires --approve yes|no, --response-json, or --cancel"
         );
-        assert_eq!(args(&["--id", "ab12cd34", "--decision", "Y"]).unwrap().intent, Intent::Approve(true));
+        assert_eq!(
+            args(&["--id", "ab12cd34", "--decision", "Y"])
+                .unwrap()
+                .intent,
+            Intent::Approve(true)
+        );
     }
 }

@@ -21,7 +21,14 @@ struct RunArgs {
 }
 
 fn parse_run_args(argv: &[String]) -> RunArgs {
-    let mut a = RunArgs { mode: Mode::Human, rest: Vec::new(), file: None, args_json: None, dry_run: false, trailing_dry_run: false };
+    let mut a = RunArgs {
+        mode: Mode::Human,
+        rest: Vec::new(),
+        file: None,
+        args_json: None,
+        dry_run: false,
+        trailing_dry_run: false,
+    };
     let mut i = 0;
     while i < argv.len() {
         let tok = argv[i].as_str();
@@ -82,7 +89,9 @@ pub async fn run(argv: Vec<String>) -> i32 {
             let positional: Vec<&String> = a.rest.iter().filter(|t| *t != "--dry-run").collect();
             let single = positional.len() == 1 && (a.rest.len() == 1 || a.trailing_dry_run);
             match positional.first() {
-                Some(p) if single && !p.contains('|') => workflow::file::resolve_path(p, &ctx.cwd).ok(),
+                Some(p) if single && !p.contains('|') => {
+                    workflow::file::resolve_path(p, &ctx.cwd).ok()
+                }
                 _ => None,
             }
         }
@@ -167,7 +176,10 @@ pub async fn doctor(argv: Vec<String>) -> i32 {
             info.insert("protocolVersion", Value::from(1.0));
             info.insert("version", Value::from(env!("CARGO_PKG_VERSION")));
             if !argv.is_empty() {
-                info.insert("notes", Value::Array(argv.into_iter().map(Value::from).collect()));
+                info.insert(
+                    "notes",
+                    Value::Array(argv.into_iter().map(Value::from).collect()),
+                );
             }
             out(&Envelope::ok(vec![Value::Object(info)]).render());
             0

@@ -35,17 +35,35 @@ pub async fn run_file(path: &Path, args: Value, dry_run: bool, ctx: &Ctx) -> i32
             envelope.exit_code()
         }
         (Mode::Human, Envelope::Failure(e)) => report(Mode::Human, e),
-        (Mode::Human, Envelope::Success { status: Status::Ok, output, .. }) => {
+        (
+            Mode::Human,
+            Envelope::Success {
+                status: Status::Ok,
+                output,
+                ..
+            },
+        ) => {
             if !output.is_empty() {
                 out(&(Value::Array(output.clone()).to_json_pretty() + "\n"));
             }
             0
         }
-        (Mode::Human, Envelope::Success { status, requires_approval, requires_input, .. }) => {
+        (
+            Mode::Human,
+            Envelope::Success {
+                status,
+                requires_approval,
+                requires_input,
+                ..
+            },
+        ) => {
             let mut obj = Object::new();
             obj.insert("status", Value::from(status.as_str()));
             obj.insert("output", Value::Array(Vec::new()));
-            obj.insert("requiresApproval", requires_approval.clone().unwrap_or_default());
+            obj.insert(
+                "requiresApproval",
+                requires_approval.clone().unwrap_or_default(),
+            );
             obj.insert("requiresInput", requires_input.clone().unwrap_or_default());
             out(&(Value::Object(obj).to_json_pretty() + "\n"));
             0
@@ -65,7 +83,11 @@ pub async fn graph(argv: &[String], ctx: &Ctx) -> i32 {
     let mut i = 0;
     while i < argv.len() {
         let tok = argv[i].as_str();
-        let inline = |flag: &str| tok.strip_prefix(flag).and_then(|r| r.strip_prefix('=')).map(str::to_string);
+        let inline = |flag: &str| {
+            tok.strip_prefix(flag)
+                .and_then(|r| r.strip_prefix('='))
+                .map(str::to_string)
+        };
         match tok {
             "--file" | "--format" | "--args-json" => {
                 if let Some(v) = argv.get(i + 1) {
@@ -105,7 +127,10 @@ pub async fn graph(argv: &[String], ctx: &Ctx) -> i32 {
             Ok(_) => return usage("graph --args-json must be a JSON object"),
         },
     };
-    match workflow::file::resolve_path(&path, &ctx.cwd).map_err(Error::runtime).and_then(|p| workflow::file::load(&p)) {
+    match workflow::file::resolve_path(&path, &ctx.cwd)
+        .map_err(Error::runtime)
+        .and_then(|p| workflow::file::load(&p))
+    {
         Ok(wf) => {
             out(&workflow::graph::render(&wf, &args, format));
             0

@@ -52,20 +52,39 @@ pub struct Secrets {
 }
 
 fn check_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty() && !name.starts_with('.') && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok { Ok(()) } else { Err(SecretsError::Name(name.to_string())) }
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(SecretsError::Name(name.to_string()))
+    }
 }
 
 impl Secrets {
     /// The store for `home`: the keychain unless `CLAWDIS_KEYCHAIN=off`.
     pub fn new(home: &Path) -> Secrets {
-        let off = std::env::var(KEYCHAIN_ENV).is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "0" | "false" | "no"));
-        Secrets { home: home.to_path_buf(), keychain: !off }
+        let off = std::env::var(KEYCHAIN_ENV).is_ok_and(|v| {
+            matches!(
+                v.to_ascii_lowercase().as_str(),
+                "off" | "0" | "false" | "no"
+            )
+        });
+        Secrets {
+            home: home.to_path_buf(),
+            keychain: !off,
+        }
     }
 
     /// A store that only uses files (tests, and servers that opt out).
     pub fn files_only(home: &Path) -> Secrets {
-        Secrets { home: home.to_path_buf(), keychain: false }
+        Secrets {
+            home: home.to_path_buf(),
+            keychain: false,
+        }
     }
 
     /// The fallback file of a secret.
@@ -76,7 +95,10 @@ impl Secrets {
     /// The keychain account: the secret's name and the home it belongs to,
     /// so two homes (two profiles, tests) never share a secret.
     fn account(&self, name: &str) -> String {
-        let home = self.home.canonicalize().unwrap_or_else(|_| self.home.clone());
+        let home = self
+            .home
+            .canonicalize()
+            .unwrap_or_else(|_| self.home.clone());
         format!("{name}@{}", home.display())
     }
 
@@ -141,7 +163,11 @@ impl Secrets {
     }
 
     /// Reads a secret, creating it with `make` on first use.
-    pub fn get_or_create(&self, name: &str, make: impl FnOnce() -> String) -> Result<(String, Location)> {
+    pub fn get_or_create(
+        &self,
+        name: &str,
+        make: impl FnOnce() -> String,
+    ) -> Result<(String, Location)> {
         if let Some(found) = self.get(name)? {
             return Ok(found);
         }
@@ -210,7 +236,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(s.file("control-token")).unwrap().permissions().mode();
+            let mode = std::fs::metadata(s.file("control-token"))
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o077, 0, "{mode:o}");
         }
         s.delete("control-token").unwrap();
@@ -222,7 +251,10 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let s = Secrets::files_only(home.path());
         for bad in ["", "../x", "a/b", ".hidden", "a b"] {
-            assert!(matches!(s.set(bad, "v"), Err(SecretsError::Name(_))), "{bad:?}");
+            assert!(
+                matches!(s.set(bad, "v"), Err(SecretsError::Name(_))),
+                "{bad:?}"
+            );
         }
     }
 }

@@ -16,7 +16,8 @@ use crate::AppState;
 use crate::api::{ApiResult, Body, Query, flag, ok, profile};
 
 fn timeout(body: &Body) -> Option<Duration> {
-    body.uint("timeoutMs").map(|ms| Duration::from_millis(ms.clamp(1, 600_000)))
+    body.uint("timeoutMs")
+        .map(|ms| Duration::from_millis(ms.clamp(1, 600_000)))
 }
 
 /// `POST /act {kind, targetId?, ...}`.
@@ -41,20 +42,40 @@ pub async fn console(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiR
 /// `GET /errors?targetId&clear` → `{ok, targetId, url, errors}`.
 pub async fn errors(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
-    ok(logs::errors(&state.manager, q.get("targetId").map(String::as_str), flag(&q, "clear")).await?)
+    ok(logs::errors(
+        &state.manager,
+        q.get("targetId").map(String::as_str),
+        flag(&q, "clear"),
+    )
+    .await?)
 }
 
 /// `GET /requests?targetId&filter&clear` → `{ok, targetId, url, requests}`.
 pub async fn requests(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
-    let filter = q.get("filter").map(String::as_str).filter(|f| !f.is_empty());
-    ok(logs::requests(&state.manager, q.get("targetId").map(String::as_str), filter, flag(&q, "clear")).await?)
+    let filter = q
+        .get("filter")
+        .map(String::as_str)
+        .filter(|f| !f.is_empty());
+    ok(logs::requests(
+        &state.manager,
+        q.get("targetId").map(String::as_str),
+        filter,
+        flag(&q, "clear"),
+    )
+    .await?)
 }
 
 /// `POST /response/body {url, targetId?, timeoutMs?, maxChars?}` → `{ok, targetId, url, response}`.
-pub async fn response_body(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+pub async fn response_body(
+    State(state): State<Arc<AppState>>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
     profile(&q, Some(&body))?;
-    let pattern = body.str("url").ok_or_else(|| BrowserError::invalid("url is required"))?;
+    let pattern = body
+        .str("url")
+        .ok_or_else(|| BrowserError::invalid("url is required"))?;
     let wait = timeout(&body).unwrap_or(hooks::DOWNLOAD_TIMEOUT);
     let max = body.uint("maxChars").map(|n| n as usize);
     ok(logs::response_body(&state.manager, body.str("targetId"), pattern, wait, max).await?)
@@ -67,15 +88,38 @@ pub async fn dialog(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bo
         Some(Value::Bool(b)) => *b,
         _ => return Err(BrowserError::invalid("accept is required").into()),
     };
-    let reply = DialogReply { accept, prompt_text: body.0.get("promptText").and_then(Value::as_str).map(str::to_string) };
-    ok(hooks::dialog(&state.manager, body.str("targetId"), reply, body.str("dialogId"), timeout(&body)).await?)
+    let reply = DialogReply {
+        accept,
+        prompt_text: body
+            .0
+            .get("promptText")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    };
+    ok(hooks::dialog(
+        &state.manager,
+        body.str("targetId"),
+        reply,
+        body.str("dialogId"),
+        timeout(&body),
+    )
+    .await?)
 }
 
 /// `POST /hooks/file-chooser {paths, ref? | inputRef? | element?, targetId?, timeoutMs?}`.
-pub async fn file_chooser(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+pub async fn file_chooser(
+    State(state): State<Arc<AppState>>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
     profile(&q, Some(&body))?;
     let paths: Vec<String> = match body.0.get("paths") {
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).filter(|p| !p.trim().is_empty()).map(str::to_string).collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|p| !p.trim().is_empty())
+            .map(str::to_string)
+            .collect(),
         Some(Value::String(p)) if !p.trim().is_empty() => vec![p.clone()],
         _ => Vec::new(),
     };
@@ -83,38 +127,80 @@ pub async fn file_chooser(State(state): State<Arc<AppState>>, Q(q): Q<Query>, bo
         return Err(BrowserError::invalid("paths are required").into());
     }
     let trigger = body.str("ref");
-    let input = body.str("inputRef").map(|r| Locator::Ref(r.into())).or_else(|| body.str("element").map(|s| Locator::Selector(s.into())));
+    let input = body
+        .str("inputRef")
+        .map(|r| Locator::Ref(r.into()))
+        .or_else(|| body.str("element").map(|s| Locator::Selector(s.into())));
     let via = match (trigger, input) {
-        (Some(_), Some(_)) => return Err(BrowserError::invalid("ref cannot be combined with inputRef/element").into()),
+        (Some(_), Some(_)) => {
+            return Err(
+                BrowserError::invalid("ref cannot be combined with inputRef/element").into(),
+            );
+        }
         (Some(r), None) => Upload::Trigger(Locator::Ref(r.into())),
         (None, Some(at)) => Upload::Input(at),
         (None, None) => Upload::Next,
     };
-    ok(hooks::upload(&state.manager, body.str("targetId"), &paths, via, timeout(&body)).await?)
+    ok(hooks::upload(
+        &state.manager,
+        body.str("targetId"),
+        &paths,
+        via,
+        timeout(&body),
+    )
+    .await?)
 }
 
 /// `POST /download {ref, path?, targetId?, timeoutMs?}`.
 pub async fn download(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
-    let trigger = body.str("ref").ok_or_else(|| BrowserError::invalid("ref is required"))?;
-    ok(hooks::download(&state.manager, body.str("targetId"), Some(Locator::Ref(trigger.into())), body.str("path"), timeout(&body)).await?)
+    let trigger = body
+        .str("ref")
+        .ok_or_else(|| BrowserError::invalid("ref is required"))?;
+    ok(hooks::download(
+        &state.manager,
+        body.str("targetId"),
+        Some(Locator::Ref(trigger.into())),
+        body.str("path"),
+        timeout(&body),
+    )
+    .await?)
 }
 
 /// `POST /wait/download {path?, targetId?, timeoutMs?}`: saves the next download.
-pub async fn wait_download(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+pub async fn wait_download(
+    State(state): State<Arc<AppState>>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
     profile(&q, Some(&body))?;
-    ok(hooks::download(&state.manager, body.str("targetId"), None, body.str("path"), timeout(&body)).await?)
+    ok(hooks::download(
+        &state.manager,
+        body.str("targetId"),
+        None,
+        body.str("path"),
+        timeout(&body),
+    )
+    .await?)
 }
 
 /// `POST /highlight {ref, targetId?}`: outlines the element for two seconds.
-pub async fn highlight(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+pub async fn highlight(
+    State(state): State<Arc<AppState>>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
     profile(&q, Some(&body))?;
-    let reference = body.str("ref").ok_or_else(|| BrowserError::invalid("ref is required"))?;
+    let reference = body
+        .str("ref")
+        .ok_or_else(|| BrowserError::invalid("ref is required"))?;
     let m = &state.manager;
     let (target_id, page) = m.page_ready(body.str("targetId")).await?;
     let color = m.settings().accent_color;
     element::highlight(m, &target_id, &page, reference, &color).await?;
-    ok(serde_json::json!({ "ok": true, "targetId": target_id, "url": m.target_url(&target_id).await.unwrap_or_default() }))
+    ok(
+        serde_json::json!({ "ok": true, "targetId": target_id, "url": m.target_url(&target_id).await.unwrap_or_default() }),
+    )
 }
 
 /// `POST /permissions/grant {permissions: [...], origin?}`.
@@ -124,7 +210,12 @@ pub async fn grant(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
         .0
         .get("permissions")
         .and_then(Value::as_array)
-        .map(|p| p.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|p| {
+            p.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     if permissions.is_empty() {
         return Err(BrowserError::invalid("permissions are required").into());

@@ -25,7 +25,8 @@ impl From<BrowserError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let status =
+            StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         if status.is_server_error() {
             tracing::warn!(error = %self.0, "request failed");
         }
@@ -54,14 +55,20 @@ impl<S: Send + Sync> FromRequest<S> for Body {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| ApiError(BrowserError::invalid(e.to_string())))?;
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ApiError(BrowserError::invalid(e.to_string())))?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(Body::default());
         }
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(map)) => Ok(Body(map)),
-            Ok(_) => Err(ApiError(BrowserError::invalid("request body must be a JSON object"))),
-            Err(e) => Err(ApiError(BrowserError::invalid(format!("request body is not valid JSON: {e}")))),
+            Ok(_) => Err(ApiError(BrowserError::invalid(
+                "request body must be a JSON object",
+            ))),
+            Err(e) => Err(ApiError(BrowserError::invalid(format!(
+                "request body is not valid JSON: {e}"
+            )))),
         }
     }
 }
@@ -69,7 +76,10 @@ impl<S: Send + Sync> FromRequest<S> for Body {
 impl Body {
     /// A string field (empty strings count as missing).
     pub fn str(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+        self.0
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
     }
 
     /// A boolean field; `"true"` strings are accepted.
@@ -84,7 +94,9 @@ impl Body {
     /// A non-negative integer field.
     pub fn uint(&self, key: &str) -> Option<u64> {
         let v = self.0.get(key)?;
-        v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)).or_else(|| v.as_str()?.parse().ok())
+        v.as_u64()
+            .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+            .or_else(|| v.as_str()?.parse().ok())
     }
 }
 
@@ -93,21 +105,27 @@ pub type Query = HashMap<String, String>;
 
 /// A query flag: `1`, `true`, `yes` or present with no value.
 pub fn flag(q: &Query, key: &str) -> bool {
-    q.get(key).is_some_and(|v| matches!(v.as_str(), "" | "1" | "true" | "yes"))
+    q.get(key)
+        .is_some_and(|v| matches!(v.as_str(), "" | "1" | "true" | "yes"))
 }
 
 /// A numeric query parameter; junk is a 400.
 pub fn number(q: &Query, key: &str) -> Result<Option<usize>, ApiError> {
     match q.get(key).map(|v| v.trim()).filter(|v| !v.is_empty()) {
         None => Ok(None),
-        Some(v) => {
-            v.parse::<usize>().map(Some).map_err(|_| ApiError(BrowserError::invalid(format!("{key} must be a non-negative integer"))))
-        }
+        Some(v) => v.parse::<usize>().map(Some).map_err(|_| {
+            ApiError(BrowserError::invalid(format!(
+                "{key} must be a non-negative integer"
+            )))
+        }),
     }
 }
 
 /// Checks `?profile=` (query wins over the body's `profile`).
 pub fn profile(q: &Query, body: Option<&Body>) -> Result<(), ApiError> {
-    let name = q.get("profile").map(String::as_str).or_else(|| body.and_then(|b| b.str("profile")));
+    let name = q
+        .get("profile")
+        .map(String::as_str)
+        .or_else(|| body.and_then(|b| b.str("profile")));
     Manager::check_profile(name).map_err(ApiError)
 }

@@ -37,7 +37,11 @@ pub async fn list(State(state): State<Arc<AppState>>) -> ApiResult {
 /// `POST /approvals/{id}` with `{decision: approve|deny|cancel|respond,
 /// response?, by?}`: resumes the run in this process, exactly once; answers
 /// with the resume's tool envelope.
-pub async fn decide(State(state): State<Arc<AppState>>, Path(id): Path<String>, body: Body) -> ApiResult {
+pub async fn decide(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
     let choice = match (body.str("decision"), body.0.get("response")) {
         (Some("approve"), _) => Choice::Approve,
         (Some("deny"), _) => Choice::Deny,
@@ -47,10 +51,15 @@ pub async fn decide(State(state): State<Arc<AppState>>, Path(id): Path<String>, 
             return Err(BrowserError::invalid("decision respond needs a response").into());
         }
         _ => {
-            return Err(BrowserError::invalid("decision must be approve, deny, cancel or respond").into());
+            return Err(
+                BrowserError::invalid("decision must be approve, deny, cancel or respond").into(),
+            );
         }
     };
-    let decider = Decider { by: body.str("by").map(str::to_string), via: "http".into() };
+    let decider = Decider {
+        by: body.str("by").map(str::to_string),
+        via: "http".into(),
+    };
     let approvals = state.approvals().await?;
     let result = approvals.decide(&id, choice, decider).await?;
     ok(json!({ "ok": true, "result": result }))
@@ -69,7 +78,10 @@ pub async fn events(State(state): State<Arc<AppState>>) -> Result<impl IntoRespo
                         clawdis_approvals::Event::Paused { .. } => "paused",
                         clawdis_approvals::Event::Changed { .. } => "changed",
                     };
-                    let sse = SseEvent::default().event(name).json_data(&event).unwrap_or_default();
+                    let sse = SseEvent::default()
+                        .event(name)
+                        .json_data(&event)
+                        .unwrap_or_default();
                     return Some((Ok::<_, Infallible>(sse), rx));
                 }
                 Err(RecvError::Lagged(_)) => continue,

@@ -25,7 +25,9 @@ pub async fn doctor(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiRe
     let healthy = checks.iter().all(|c| c.status != "fail");
     let mut status = serde_json::to_value(state.manager.status()).unwrap_or_else(|_| json!({}));
     status["ports"] = json!({ "control": state.control_port, "cdp": status["cdpPort"] });
-    ok(json!({ "ok": healthy, "profile": clawdis_browser::manager::PROFILE, "status": status, "checks": checks }))
+    ok(
+        json!({ "ok": healthy, "profile": clawdis_browser::manager::PROFILE, "status": status, "checks": checks }),
+    )
 }
 
 /// Starts the browser (`?headless=true` for a one-shot headless launch).
@@ -48,7 +50,13 @@ pub async fn stop(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body
 /// The one managed profile.
 pub async fn profiles(State(state): State<Arc<AppState>>) -> ApiResult {
     let s = state.manager.status();
-    let tabs = state.manager.tabs().await.ok().flatten().map_or(0, |t| t.len());
+    let tabs = state
+        .manager
+        .tabs()
+        .await
+        .ok()
+        .flatten()
+        .map_or(0, |t| t.len());
     ok(json!({ "profiles": [{
         "name": s.profile,
         "transport": s.transport,
@@ -64,7 +72,11 @@ pub async fn profiles(State(state): State<Arc<AppState>>) -> ApiResult {
 }
 
 /// `POST /reset-profile` → `{ok, profile, moved, from, to?}`.
-pub async fn reset_profile(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+pub async fn reset_profile(
+    State(state): State<Arc<AppState>>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
     profile(&q, Some(&body))?;
     let (moved, from, to) = state.manager.reset_profile().await?;
     let mut v = json!({ "ok": true, "profile": clawdis_browser::manager::PROFILE, "moved": moved, "from": from.display().to_string() });

@@ -23,19 +23,33 @@ async fn url_of(page: &Page) -> String {
 /// `{url, targetId?, timeoutMs?}`.
 pub async fn navigate(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
-    let url = body.str("url").ok_or_else(|| BrowserError::invalid("url is required"))?;
-    let timeout = body.uint("timeoutMs").map_or(NAVIGATE_TIMEOUT, |ms| Duration::from_millis(ms.clamp(100, 120_000)));
-    let (target_id, url) = state.manager.navigate(body.str("targetId"), url, timeout).await?;
+    let url = body
+        .str("url")
+        .ok_or_else(|| BrowserError::invalid("url is required"))?;
+    let timeout = body.uint("timeoutMs").map_or(NAVIGATE_TIMEOUT, |ms| {
+        Duration::from_millis(ms.clamp(100, 120_000))
+    });
+    let (target_id, url) = state
+        .manager
+        .navigate(body.str("targetId"), url, timeout)
+        .await?;
     ok(json!({ "ok": true, "targetId": target_id, "url": url }))
 }
 
 /// `GET /snapshot?format=ai|aria|domSnapshot&...`.
 pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
-    let format = q.get("format").map(String::as_str).filter(|f| !f.is_empty()).unwrap_or("ai");
+    let format = q
+        .get("format")
+        .map(String::as_str)
+        .filter(|f| !f.is_empty())
+        .unwrap_or("ai");
     let efficient = q.get("mode").is_some_and(|m| m == "efficient");
     if !matches!(format, "ai" | "aria" | "domSnapshot") {
-        return Err(BrowserError::invalid(format!("format must be ai, aria or domSnapshot, not {format}")).into());
+        return Err(BrowserError::invalid(format!(
+            "format must be ai, aria or domSnapshot, not {format}"
+        ))
+        .into());
     }
     if format != "ai" && (flag(&q, "labels") || efficient) {
         return Err(BrowserError::invalid("labels/mode=efficient require format=ai").into());
@@ -50,7 +64,9 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
         compact: flag(&q, "compact"),
         depth: number(&q, "depth")?,
         // `frame` (a selector for an <iframe>) scopes like `selector`: the scope follows into frames.
-        selector: ["selector", "frame"].iter().find_map(|k| q.get(*k).cloned().filter(|s| !s.trim().is_empty())),
+        selector: ["selector", "frame"]
+            .iter()
+            .find_map(|k| q.get(*k).cloned().filter(|s| !s.trim().is_empty())),
         urls: flag(&q, "urls"),
     };
     if efficient {
@@ -62,18 +78,24 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
     match format {
         "domSnapshot" => {
             let nodes = snapshot::dom_snapshot(&page, &opts).await?;
-            ok(json!({ "ok": true, "format": format, "targetId": target_id, "url": url_of(&page).await, "nodes": nodes }))
+            ok(
+                json!({ "ok": true, "format": format, "targetId": target_id, "url": url_of(&page).await, "nodes": nodes }),
+            )
         }
         "aria" => {
             let capture = snapshot::capture(&page, opts.selector.as_deref()).await?;
             let nodes = m.with_refs(&target_id, |t| capture.aria(t, &opts));
-            ok(json!({ "ok": true, "format": format, "targetId": target_id, "url": capture.url, "nodes": nodes }))
+            ok(
+                json!({ "ok": true, "format": format, "targetId": target_id, "url": capture.url, "nodes": nodes }),
+            )
         }
         _ => {
             let events = m.events(&target_id, &page).await?;
-            let capture = snapshot::capture_rendered(&page, &events, opts.selector.as_deref()).await?;
+            let capture =
+                snapshot::capture_rendered(&page, &events, opts.selector.as_deref()).await?;
             let snap = m.with_refs(&target_id, |t| capture.ai(t, &opts));
-            let mut v = json!({ "ok": true, "format": "ai", "targetId": target_id, "url": capture.url });
+            let mut v =
+                json!({ "ok": true, "format": "ai", "targetId": target_id, "url": capture.url });
             let Value::Object(extra) = serde_json::to_value(snap).unwrap_or_default() else {
                 unreachable!("struct serialises to an object")
             };
@@ -86,12 +108,18 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
 }
 
 /// `{targetId?, fullPage?, ref?, element?, type?}` → `{ok, path, targetId, url}`.
-pub async fn screenshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+pub async fn screenshot(
+    State(state): State<Arc<AppState>>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
     profile(&q, Some(&body))?;
     let full_page = body.bool("fullPage").unwrap_or(false);
     let (reference, element) = (body.str("ref"), body.str("element"));
     if full_page && (reference.is_some() || element.is_some()) {
-        return Err(BrowserError::invalid("fullPage is not supported for element screenshots").into());
+        return Err(
+            BrowserError::invalid("fullPage is not supported for element screenshots").into(),
+        );
     }
     let kind = ImageType::parse(body.str("type"))?;
     let m = &state.manager;
@@ -110,7 +138,9 @@ pub async fn screenshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body
         ShotArea::Viewport
     };
     let path = inspect::screenshot(&page, m.home(), area, kind).await?;
-    ok(json!({ "ok": true, "path": path.display().to_string(), "targetId": target_id, "url": url_of(&page).await }))
+    ok(
+        json!({ "ok": true, "path": path.display().to_string(), "targetId": target_id, "url": url_of(&page).await }),
+    )
 }
 
 /// `{targetId?}` → `{ok, path, targetId, url}`.
@@ -118,18 +148,24 @@ pub async fn pdf(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
     profile(&q, Some(&body))?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     let path = inspect::pdf(&page, state.manager.home()).await?;
-    ok(json!({ "ok": true, "path": path.display().to_string(), "targetId": target_id, "url": url_of(&page).await }))
+    ok(
+        json!({ "ok": true, "path": path.display().to_string(), "targetId": target_id, "url": url_of(&page).await }),
+    )
 }
 
 /// The spec's `{js, targetId?, await?}` → `{ok, targetId, url, result}`.
 pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     if !state.manager.settings().evaluate_enabled {
-        return Err(
-            BrowserError::Forbidden { message: "evaluate is disabled in settings".into(), code: Some("ACT_EVALUATE_DISABLED") }.into()
-        );
+        return Err(BrowserError::Forbidden {
+            message: "evaluate is disabled in settings".into(),
+            code: Some("ACT_EVALUATE_DISABLED"),
+        }
+        .into());
     }
-    let js = body.str("js").ok_or_else(|| BrowserError::invalid("js is required"))?;
+    let js = body
+        .str("js")
+        .ok_or_else(|| BrowserError::invalid("js is required"))?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     let result = inspect::eval(&page, js, body.bool("await").unwrap_or(false)).await?;
     ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "result": result }))
@@ -138,7 +174,9 @@ pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body
 /// The spec's `{selector, limit?, targetId?}` → `{ok, targetId, url, matches}`.
 pub async fn query(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
-    let selector = body.str("selector").ok_or_else(|| BrowserError::invalid("selector is required"))?;
+    let selector = body
+        .str("selector")
+        .ok_or_else(|| BrowserError::invalid("selector is required"))?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     let matches = inspect::query(&page, selector, body.uint("limit").map(|n| n as usize)).await?;
     ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "matches": matches }))
@@ -149,7 +187,13 @@ pub async fn dom(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
     profile(&q, Some(&body))?;
     let format = body.str("format").unwrap_or("html");
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
-    let (content, truncated) = inspect::dom(&page, format, body.str("selector"), body.uint("maxChars").map(|n| n as usize)).await?;
+    let (content, truncated) = inspect::dom(
+        &page,
+        format,
+        body.str("selector"),
+        body.uint("maxChars").map(|n| n as usize),
+    )
+    .await?;
     let mut v = json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "format": format, "truncated": truncated });
     v[format] = json!(content);
     ok(v)
@@ -158,8 +202,19 @@ pub async fn dom(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
 /// OpenClaw's `GET /text?targetId&selector&maxChars`.
 pub async fn text(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
-    let (target_id, page) = state.manager.page_ready(q.get("targetId").map(String::as_str)).await?;
-    let (text, truncated) =
-        inspect::text(&page, q.get("selector").map(String::as_str).filter(|s| !s.is_empty()), number(&q, "maxChars")?).await?;
-    ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "text": text, "truncated": truncated }))
+    let (target_id, page) = state
+        .manager
+        .page_ready(q.get("targetId").map(String::as_str))
+        .await?;
+    let (text, truncated) = inspect::text(
+        &page,
+        q.get("selector")
+            .map(String::as_str)
+            .filter(|s| !s.is_empty()),
+        number(&q, "maxChars")?,
+    )
+    .await?;
+    ok(
+        json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "text": text, "truncated": truncated }),
+    )
 }

@@ -70,7 +70,11 @@ impl AppState {
     /// New state for `config`.
     pub fn new(config: ServerConfig) -> Arc<AppState> {
         Arc::new(AppState {
-            manager: Arc::new(Manager::new(config.home, config.settings, config.no_browser)),
+            manager: Arc::new(Manager::new(
+                config.home,
+                config.settings,
+                config.no_browser,
+            )),
             token: config.token,
             control_port: config.control_port,
             state_dir: config.state_dir,
@@ -106,14 +110,25 @@ impl AppState {
 
 /// OpenClaw routes this server does not implement (yet): they answer 501
 /// so clients can tell "unsupported here" from a wrong path (404).
-const OPENCLAW_UNIMPLEMENTED: &[&str] = &["/profiles/create", "/profiles/{name}", "/trace/start", "/trace/stop"];
+const OPENCLAW_UNIMPLEMENTED: &[&str] = &[
+    "/profiles/create",
+    "/profiles/{name}",
+    "/trace/start",
+    "/trace/stop",
+];
 
 async fn not_implemented(method: Method, uri: Uri) -> Response {
-    json_error(StatusCode::NOT_IMPLEMENTED, format!("not implemented: {method} {}", uri.path()))
+    json_error(
+        StatusCode::NOT_IMPLEMENTED,
+        format!("not implemented: {method} {}", uri.path()),
+    )
 }
 
 async fn unknown_route(method: Method, uri: Uri) -> Response {
-    json_error(StatusCode::NOT_FOUND, format!("unknown route: {method} {}", uri.path()))
+    json_error(
+        StatusCode::NOT_FOUND,
+        format!("unknown route: {method} {}", uri.path()),
+    )
 }
 
 /// The control API router.
@@ -161,9 +176,14 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/approvals/events", get(approvals::events))
         .route("/approvals/{id}", post(approvals::decide))
         .fallback(unknown_route);
-    let router = OPENCLAW_UNIMPLEMENTED.iter().fold(router, |r, path| r.route(path, any(not_implemented)));
+    let router = OPENCLAW_UNIMPLEMENTED
+        .iter()
+        .fold(router, |r, path| r.route(path, any(not_implemented)));
     router
-        .layer(middleware::from_fn_with_state(state.clone(), security::guard))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            security::guard,
+        ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
@@ -192,7 +212,9 @@ pub async fn serve_on(
         shutdown.await;
         closing.closing.send_replace(true);
     };
-    axum::serve(listener, router(state.clone())).with_graceful_shutdown(shutdown).await?;
+    axum::serve(listener, router(state.clone()))
+        .with_graceful_shutdown(shutdown)
+        .await?;
     if let Err(e) = state.manager.stop().await {
         tracing::warn!(error = %e, "stopping the browser on shutdown");
     }

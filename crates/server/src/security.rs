@@ -14,13 +14,19 @@ use clawdis_browser::settings::is_loopback_host;
 use crate::{AppState, MAX_BODY_BYTES, json_error};
 
 fn host_of_url(value: &str) -> Option<String> {
-    url::Url::parse(value).ok().and_then(|u| u.host_str().map(str::to_string))
+    url::Url::parse(value)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
 }
 
 /// `Host: name[:port]` → name.
 fn host_header(headers: &HeaderMap) -> Option<String> {
     let raw = headers.get(header::HOST)?.to_str().ok()?;
-    if raw.starts_with('[') { raw.split(']').next().map(|h| format!("{h}]")) } else { raw.split(':').next().map(str::to_string) }
+    if raw.starts_with('[') {
+        raw.split(']').next().map(|h| format!("{h}]"))
+    } else {
+        raw.split(':').next().map(str::to_string)
+    }
 }
 
 fn cross_site(headers: &HeaderMap) -> bool {
@@ -39,15 +45,23 @@ fn cross_site(headers: &HeaderMap) -> bool {
 /// `Authorization: Bearer <token>`, `x-openclaw-password: <token>`, or
 /// HTTP Basic with the token as the password.
 fn presented(headers: &HeaderMap) -> Option<String> {
-    let text = |name| headers.get(name).and_then(|v: &header::HeaderValue| v.to_str().ok());
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &header::HeaderValue| v.to_str().ok())
+    };
     if let Some(auth) = text(header::AUTHORIZATION.as_str()) {
         if let Some(bearer) = auth.strip_prefix("Bearer ") {
             return Some(bearer.trim().to_string());
         }
         if let Some(basic) = auth.strip_prefix("Basic ") {
-            let decoded = base64::engine::general_purpose::STANDARD.decode(basic.trim()).ok()?;
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(basic.trim())
+                .ok()?;
             let pair = String::from_utf8(decoded).ok()?;
-            return pair.split_once(':').map(|(_, password)| password.to_string());
+            return pair
+                .split_once(':')
+                .map(|(_, password)| password.to_string());
         }
     }
     text("x-openclaw-password").map(|p| p.trim().to_string())
@@ -70,7 +84,10 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
     if !token_ok(headers, &state.token) {
         return (StatusCode::UNAUTHORIZED, "Unauthorized").into_response();
     }
-    let writes = matches!(*request.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
+    let writes = matches!(
+        *request.method(),
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    );
     if writes && cross_site(headers) {
         return json_error(StatusCode::FORBIDDEN, "cross-site requests are refused");
     }
@@ -79,7 +96,10 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
     }
     // Bodies: at most 1 MiB (refused from Content-Length before reading), and JSON when present.
     let too_large = format!("request body exceeds {MAX_BODY_BYTES} bytes");
-    let announced = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let announced = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
     if announced.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return json_error(StatusCode::PAYLOAD_TOO_LARGE, too_large);
     }
@@ -90,8 +110,11 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
             return json_error(StatusCode::PAYLOAD_TOO_LARGE, too_large);
         }
     };
-    if !bytes.iter().all(u8::is_ascii_whitespace) && serde_json::from_slice::<serde_json::Value>(&bytes).is_err() {
+    if !bytes.iter().all(u8::is_ascii_whitespace)
+        && serde_json::from_slice::<serde_json::Value>(&bytes).is_err()
+    {
         return json_error(StatusCode::BAD_REQUEST, "request body is not valid JSON");
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }

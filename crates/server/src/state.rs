@@ -14,21 +14,36 @@ use crate::api::{ApiResult, Body, Query, ok, profile};
 /// `GET /cookies?targetId` → `{ok, targetId, cookies}`.
 pub async fn cookies(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
-    let (target_id, page) = state.manager.page_ready(q.get("targetId").map(String::as_str)).await?;
+    let (target_id, page) = state
+        .manager
+        .page_ready(q.get("targetId").map(String::as_str))
+        .await?;
     ok(json!({ "ok": true, "targetId": target_id, "cookies": storage::cookies(&page).await? }))
 }
 
 /// `POST /cookies/set {cookie: {name, value, url?, domain?, ...}}`.
-pub async fn set_cookie(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+pub async fn set_cookie(
+    State(state): State<Arc<AppState>>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
     profile(&q, Some(&body))?;
-    let cookie = body.0.get("cookie").and_then(Value::as_object).ok_or_else(|| BrowserError::invalid("cookie is required"))?;
+    let cookie = body
+        .0
+        .get("cookie")
+        .and_then(Value::as_object)
+        .ok_or_else(|| BrowserError::invalid("cookie is required"))?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     storage::set_cookie(&page, cookie).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
 
 /// `POST /cookies/clear`.
-pub async fn clear_cookies(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
+pub async fn clear_cookies(
+    State(state): State<Arc<AppState>>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
     profile(&q, Some(&body))?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     storage::clear_cookies(&page).await?;
@@ -36,19 +51,33 @@ pub async fn clear_cookies(State(state): State<Arc<AppState>>, Q(q): Q<Query>, b
 }
 
 /// `GET /storage/{local|session}?key&targetId` → `{ok, targetId, kind, values}`.
-pub async fn read(State(state): State<Arc<AppState>>, Path(kind): Path<String>, Q(q): Q<Query>) -> ApiResult {
+pub async fn read(
+    State(state): State<Arc<AppState>>,
+    Path(kind): Path<String>,
+    Q(q): Q<Query>,
+) -> ApiResult {
     profile(&q, None)?;
     let k = Kind::parse(&kind)?;
-    let (target_id, page) = state.manager.page_ready(q.get("targetId").map(String::as_str)).await?;
+    let (target_id, page) = state
+        .manager
+        .page_ready(q.get("targetId").map(String::as_str))
+        .await?;
     let values = storage::read(&page, k, q.get("key").map(String::as_str)).await?;
     ok(json!({ "ok": true, "targetId": target_id, "kind": kind, "values": values }))
 }
 
 /// `POST /storage/{local|session}/set {key, value}`.
-pub async fn write(State(state): State<Arc<AppState>>, Path(kind): Path<String>, Q(q): Q<Query>, body: Body) -> ApiResult {
+pub async fn write(
+    State(state): State<Arc<AppState>>,
+    Path(kind): Path<String>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
     profile(&q, Some(&body))?;
     let k = Kind::parse(&kind)?;
-    let key = body.str("key").ok_or_else(|| BrowserError::invalid("key is required"))?;
+    let key = body
+        .str("key")
+        .ok_or_else(|| BrowserError::invalid("key is required"))?;
     let value = match body.0.get("value") {
         Some(Value::String(s)) => s.clone(),
         Some(v) if !v.is_null() => v.to_string(),
@@ -60,7 +89,12 @@ pub async fn write(State(state): State<Arc<AppState>>, Path(kind): Path<String>,
 }
 
 /// `POST /storage/{local|session}/clear`.
-pub async fn clear(State(state): State<Arc<AppState>>, Path(kind): Path<String>, Q(q): Q<Query>, body: Body) -> ApiResult {
+pub async fn clear(
+    State(state): State<Arc<AppState>>,
+    Path(kind): Path<String>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
     profile(&q, Some(&body))?;
     let k = Kind::parse(&kind)?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
@@ -69,7 +103,12 @@ pub async fn clear(State(state): State<Arc<AppState>>, Path(kind): Path<String>,
 }
 
 /// `POST /set/{offline|headers|geolocation|media|timezone|locale}`.
-pub async fn set(State(state): State<Arc<AppState>>, Path(setting): Path<String>, Q(q): Q<Query>, body: Body) -> ApiResult {
+pub async fn set(
+    State(state): State<Arc<AppState>>,
+    Path(setting): Path<String>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
     profile(&q, Some(&body))?;
     emulation::check(&setting)?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;

@@ -21,21 +21,32 @@ pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResu
 /// Opens `{url, newTab?}` (default a new tab); answers the tab itself.
 pub async fn open(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
-    let url = body.str("url").ok_or_else(|| BrowserError::invalid("url is required"))?;
-    let tab = state.manager.open(url, body.bool("newTab").unwrap_or(true)).await?;
+    let url = body
+        .str("url")
+        .ok_or_else(|| BrowserError::invalid("url is required"))?;
+    let tab = state
+        .manager
+        .open(url, body.bool("newTab").unwrap_or(true))
+        .await?;
     ok(serde_json::to_value(tab).unwrap_or_default())
 }
 
 /// Focuses `{targetId}` (id or unique prefix).
 pub async fn focus(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
-    let wanted = body.str("targetId").ok_or_else(|| BrowserError::invalid("targetId is required"))?;
+    let wanted = body
+        .str("targetId")
+        .ok_or_else(|| BrowserError::invalid("targetId is required"))?;
     let target_id = state.manager.focus(wanted).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
 
 /// Closes a tab; `?targetIdMode=raw` demands an exact id.
-pub async fn close(State(state): State<Arc<AppState>>, Q(q): Q<Query>, Path(id): Path<String>) -> ApiResult {
+pub async fn close(
+    State(state): State<Arc<AppState>>,
+    Q(q): Q<Query>,
+    Path(id): Path<String>,
+) -> ApiResult {
     profile(&q, None)?;
     let exact = q.get("targetIdMode").is_some_and(|m| m == "raw");
     let target_id = state.manager.close(&id, exact).await?;
@@ -48,12 +59,17 @@ pub async fn action(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bo
     let m = &state.manager;
     let action = body.str("action").unwrap_or("list");
     let by_index = || async {
-        let tabs = m.tabs().await?.ok_or_else(|| BrowserError::Conflict("browser not running".into()))?;
+        let tabs = m
+            .tabs()
+            .await?
+            .ok_or_else(|| BrowserError::Conflict("browser not running".into()))?;
         let index = match body.uint("index") {
             Some(i) => i as usize,
             None => tabs.iter().position(|t| t.is_active).unwrap_or(0),
         };
-        tabs.get(index).map(|t| t.target_id.clone()).ok_or_else(|| BrowserError::Missing(format!("no tab at index {index}")))
+        tabs.get(index)
+            .map(|t| t.target_id.clone())
+            .ok_or_else(|| BrowserError::Missing(format!("no tab at index {index}")))
     };
     match action {
         "list" => {
@@ -61,7 +77,9 @@ pub async fn action(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bo
             ok(json!({ "ok": true, "tabs": tabs }))
         }
         "new" => {
-            let tab = m.open(body.str("url").unwrap_or("about:blank"), true).await?;
+            let tab = m
+                .open(body.str("url").unwrap_or("about:blank"), true)
+                .await?;
             ok(json!({ "ok": true, "tab": tab }))
         }
         "close" => {

@@ -10,8 +10,13 @@ pub const TOKEN_SECRET: &str = "control-token";
 
 /// Reads the control token, creating it on first use.
 pub fn control_token(home: &Path) -> Result<String, SecretsError> {
-    let (token, location) =
-        Secrets::new(home).get_or_create(TOKEN_SECRET, || format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple()))?;
+    let (token, location) = Secrets::new(home).get_or_create(TOKEN_SECRET, || {
+        format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        )
+    })?;
     tracing::debug!(?location, "control token");
     Ok(token)
 }

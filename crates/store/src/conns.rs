@@ -36,9 +36,9 @@ impl Conns {
     pub(crate) async fn get(&self) -> Result<Lent<'_>, sqlx::Error> {
         match self {
             Conns::Pool(pool) => Ok(Lent::Pooled(pool.acquire().await?)),
-            Conns::One(one) => {
-                MutexGuard::try_map(one.lock().await, Option::as_mut).map(Lent::Held).map_err(|_closed| sqlx::Error::PoolClosed)
-            }
+            Conns::One(one) => MutexGuard::try_map(one.lock().await, Option::as_mut)
+                .map(Lent::Held)
+                .map_err(|_closed| sqlx::Error::PoolClosed),
         }
     }
 
@@ -46,11 +46,17 @@ impl Conns {
     /// is `Send` only for a pool's borrow), so a held connection's store
     /// migrates through a pool of its own, opened for this (a new or an
     /// older database) and closed after.
-    pub(crate) async fn migrate(&self, options: &SqliteConnectOptions) -> Result<(), sqlx::migrate::MigrateError> {
+    pub(crate) async fn migrate(
+        &self,
+        options: &SqliteConnectOptions,
+    ) -> Result<(), sqlx::migrate::MigrateError> {
         match self {
             Conns::Pool(pool) => crate::open::MIGRATOR.run(pool).await,
             Conns::One(_) => {
-                let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .connect_with(options.clone())
+                    .await?;
                 let migrated = crate::open::MIGRATOR.run(&pool).await;
                 pool.close().await;
                 migrated

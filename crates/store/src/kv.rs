@@ -8,7 +8,10 @@ use crate::{Result, Store, now_iso};
 impl Store {
     /// Reads a key/value entry (`state.get`).
     pub async fn kv_get(&self, key: &str) -> Result<Option<String>> {
-        let row = sqlx::query("SELECT value_json FROM kv WHERE key = ?").bind(key).fetch_optional(&mut *self.conns.get().await?).await?;
+        let row = sqlx::query("SELECT value_json FROM kv WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&mut *self.conns.get().await?)
+            .await?;
         Ok(row.map(|r| r.get::<String, _>(0)))
     }
 

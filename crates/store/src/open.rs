@@ -27,7 +27,9 @@ const WAL_KEEP_BYTES: u64 = 64 * 4120;
 /// are in the log either way, and [`Store::close`] checkpoints once the log
 /// has grown past [`WAL_KEEP_BYTES`]. Reading the log back is SQLite's own
 /// recovery (the path a `kill -9` takes), so nothing committed is lost.
-pub(crate) async fn keep_log_on_close(conn: &mut sqlx::SqliteConnection) -> std::result::Result<(), sqlx::Error> {
+pub(crate) async fn keep_log_on_close(
+    conn: &mut sqlx::SqliteConnection,
+) -> std::result::Result<(), sqlx::Error> {
     let mut handle = conn.lock_handle().await?;
     // SAFETY: the handle is a live connection, locked for this call;
     // SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE takes an int and an optional int out-pointer.
@@ -49,15 +51,23 @@ pub(crate) async fn keep_log_on_close(conn: &mut sqlx::SqliteConnection) -> std:
 /// their checksums): one query, where the migrator would make three. On
 /// anything else the migrator runs and reports.
 async fn migrated(conn: &mut SqliteConnection) -> bool {
-    let Ok(rows) = sqlx::query("SELECT version, checksum, success FROM _sqlx_migrations ORDER BY version").fetch_all(conn).await else {
+    let Ok(rows) =
+        sqlx::query("SELECT version, checksum, success FROM _sqlx_migrations ORDER BY version")
+            .fetch_all(conn)
+            .await
+    else {
         return false;
     };
-    let expected: Vec<_> = MIGRATOR.iter().filter(|m| !m.migration_type.is_down_migration()).collect();
+    let expected: Vec<_> = MIGRATOR
+        .iter()
+        .filter(|m| !m.migration_type.is_down_migration())
+        .collect();
     rows.len() == expected.len()
-        && rows
-            .iter()
-            .zip(expected)
-            .all(|(row, m)| row.get::<i64, _>(0) == m.version && row.get::<Vec<u8>, _>(1) == *m.checksum && row.get::<bool, _>(2))
+        && rows.iter().zip(expected).all(|(row, m)| {
+            row.get::<i64, _>(0) == m.version
+                && row.get::<Vec<u8>, _>(1) == *m.checksum
+                && row.get::<bool, _>(2)
+        })
 }
 
 /// The SQLite store.
@@ -119,7 +129,10 @@ impl Store {
         if !migrated(&mut *conns.get().await?).await {
             conns.migrate(&options).await?;
         }
-        Ok(Store { conns, path: path.to_path_buf() })
+        Ok(Store {
+            conns,
+            path: path.to_path_buf(),
+        })
     }
 
     /// The database file.
@@ -151,8 +164,12 @@ impl Store {
             && let Ok(mut conn) = self.conns.get().await
         {
             let checkpoint = async {
-                sqlx::query("PRAGMA busy_timeout = 100").execute(&mut *conn).await?;
-                sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *conn).await
+                sqlx::query("PRAGMA busy_timeout = 100")
+                    .execute(&mut *conn)
+                    .await?;
+                sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                    .execute(&mut *conn)
+                    .await
             };
             if let Err(e) = checkpoint.await {
                 tracing::debug!(error = %e, "write-ahead log not checkpointed");
@@ -162,7 +179,9 @@ impl Store {
 
     /// Runs SQLite's `PRAGMA integrity_check`; `Ok(true)` when the file is sound.
     pub async fn integrity_check(&self) -> Result<bool> {
-        let row = sqlx::query("PRAGMA integrity_check").fetch_one(&mut *self.conns.get().await?).await?;
+        let row = sqlx::query("PRAGMA integrity_check")
+            .fetch_one(&mut *self.conns.get().await?)
+            .await?;
         Ok(row.get::<String, _>(0) == "ok")
     }
 }
@@ -176,7 +195,10 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
         use std::os::unix::fs::DirBuilderExt;
         builder.mode(0o700);
     }
-    builder.create(dir).map_err(|source| StoreError::Dir { path: dir.to_path_buf(), source })
+    builder.create(dir).map_err(|source| StoreError::Dir {
+        path: dir.to_path_buf(),
+        source,
+    })
 }
 
 /// Creates the database file with mode 0600 before SQLite does (SQLite would
@@ -208,21 +230,38 @@ mod tests {
         store.insert_run(&test_run("k1", "0000000e")).await.unwrap();
         store.close().await;
         let kept = std::fs::metadata(&wal).unwrap().len();
-        assert!(kept > 0 && kept <= WAL_KEEP_BYTES, "a short log stays for the next process ({kept} bytes)");
+        assert!(
+            kept > 0 && kept <= WAL_KEEP_BYTES,
+            "a short log stays for the next process ({kept} bytes)"
+        );
 
         let store = Store::open_dir_with(dir.path(), 1).await.unwrap();
-        assert_eq!(store.get_run("k1").await.unwrap().unwrap().status, RunStatus::Pending, "read back from the log");
+        assert_eq!(
+            store.get_run("k1").await.unwrap().unwrap().status,
+            RunStatus::Pending,
+            "read back from the log"
+        );
         let big = "x".repeat(4000);
         for i in 0..80 {
-            store.kv_set(&format!("key{i}"), &format!("\"{big}\"")).await.unwrap();
+            store
+                .kv_set(&format!("key{i}"), &format!("\"{big}\""))
+                .await
+                .unwrap();
         }
         assert!(std::fs::metadata(&wal).unwrap().len() > WAL_KEEP_BYTES);
         store.close().await;
-        assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0, "a long log is checkpointed and truncated");
+        assert_eq!(
+            std::fs::metadata(&wal).unwrap().len(),
+            0,
+            "a long log is checkpointed and truncated"
+        );
 
         let store = Store::open_dir(dir.path()).await.unwrap();
         assert!(store.integrity_check().await.unwrap());
-        assert_eq!(store.kv_get("key79").await.unwrap().map(|v| v.len()), Some(4002));
+        assert_eq!(
+            store.kv_get("key79").await.unwrap().map(|v| v.len()),
+            Some(4002)
+        );
         assert!(store.get_run("k1").await.unwrap().is_some());
     }
 
@@ -231,13 +270,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_dir_with(dir.path(), 1).await.unwrap();
         store.close().await;
-        let store = Store::open_dir_with(dir.path(), 1).await.expect("an up-to-date database opens");
+        let store = Store::open_dir_with(dir.path(), 1)
+            .await
+            .expect("an up-to-date database opens");
         sqlx::query("UPDATE _sqlx_migrations SET checksum = x'00' WHERE version = (SELECT MIN(version) FROM _sqlx_migrations)")
             .execute(&mut *store.conns.get().await.unwrap())
             .await
             .unwrap();
         store.close().await;
-        let e = Store::open_dir_with(dir.path(), 1).await.expect_err("a changed migration");
+        let e = Store::open_dir_with(dir.path(), 1)
+            .await
+            .expect_err("a changed migration");
         assert!(matches!(e, StoreError::Migrate(_)), "{e}");
     }
 }

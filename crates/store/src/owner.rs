@@ -22,7 +22,10 @@ impl ProcessOwner {
     /// Parses the `pid:start` form.
     pub fn parse(s: &str) -> Option<ProcessOwner> {
         let (pid, start) = s.split_once(':')?;
-        Some(ProcessOwner { pid: pid.parse().ok()?, start: start.parse().ok()? })
+        Some(ProcessOwner {
+            pid: pid.parse().ok()?,
+            start: start.parse().ok()?,
+        })
     }
 
     /// Whether this process is still running.
@@ -31,7 +34,8 @@ impl ProcessOwner {
             return false;
         };
         // SAFETY: kill with signal 0 only checks for existence and permission.
-        let exists = unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        let exists = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
         if !exists {
             return false;
         }
@@ -45,7 +49,10 @@ impl ProcessOwner {
 /// The identity of this process.
 pub fn current_owner() -> ProcessOwner {
     let pid = std::process::id();
-    ProcessOwner { pid, start: start_time(pid).unwrap_or(0) }
+    ProcessOwner {
+        pid,
+        start: start_time(pid).unwrap_or(0),
+    }
 }
 
 /// Process start time from `/proc/<pid>/stat` (field 22), Linux only.
@@ -66,7 +73,13 @@ mod tests {
         assert!(me.is_alive());
         assert_eq!(ProcessOwner::parse(&me.to_string()), Some(me));
         if me.start != 0 {
-            assert!(!ProcessOwner { start: me.start + 1, ..me }.is_alive());
+            assert!(
+                !ProcessOwner {
+                    start: me.start + 1,
+                    ..me
+                }
+                .is_alive()
+            );
         }
     }
 }

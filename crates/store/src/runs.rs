@@ -155,32 +155,44 @@ impl Store {
     /// Records a paused run. Fails if the approval id is already used.
     pub async fn insert_run(&self, run: &NewRun) -> Result<()> {
         // One statement is its own transaction.
-        insert_query(run).execute(&mut *self.conns.get().await?).await?;
+        insert_query(run)
+            .execute(&mut *self.conns.get().await?)
+            .await?;
         Ok(())
     }
 
     /// Whether an approval id is taken.
     pub async fn approval_id_exists(&self, approval_id: &str) -> Result<bool> {
-        let row =
-            sqlx::query("SELECT 1 FROM runs WHERE approval_id = ?").bind(approval_id).fetch_optional(&mut *self.conns.get().await?).await?;
+        let row = sqlx::query("SELECT 1 FROM runs WHERE approval_id = ?")
+            .bind(approval_id)
+            .fetch_optional(&mut *self.conns.get().await?)
+            .await?;
         Ok(row.is_some())
     }
 
     /// Looks a run up by state key.
     pub async fn get_run(&self, state_key: &str) -> Result<Option<Run>> {
-        let row = sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs WHERE state_key = ?"))
-            .bind(state_key)
-            .fetch_optional(&mut *self.conns.get().await?)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE state_key = ?"
+        ))
+        .bind(state_key)
+        .fetch_optional(&mut *self.conns.get().await?)
+        .await?;
         Ok(row.map(|r| run_from_row(&r)))
     }
 
     /// Looks a run up by its short approval id.
     pub async fn get_run_by_approval_id(&self, approval_id: &str) -> Result<Option<Run>> {
-        let row = sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs WHERE approval_id = ?"))
-            .bind(approval_id)
-            .fetch_optional(&mut *self.conns.get().await?)
-            .await?;
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE approval_id = ?"
+        ))
+        .bind(approval_id)
+        .fetch_optional(&mut *self.conns.get().await?)
+        .await?;
         Ok(row.map(|r| run_from_row(&r)))
     }
 
@@ -188,17 +200,25 @@ impl Store {
     pub async fn list_runs(&self, status: Option<RunStatus>, limit: i64) -> Result<Vec<Run>> {
         let rows = match status {
             Some(s) => {
-                sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs WHERE status = ? ORDER BY created_at DESC LIMIT ?"))
-                    .bind(s.as_str())
-                    .bind(limit)
-                    .fetch_all(&mut *self.conns.get().await?)
-                    .await?
+                sqlx::query(concat!(
+                    "SELECT ",
+                    run_columns!(),
+                    " FROM runs WHERE status = ? ORDER BY created_at DESC LIMIT ?"
+                ))
+                .bind(s.as_str())
+                .bind(limit)
+                .fetch_all(&mut *self.conns.get().await?)
+                .await?
             }
             None => {
-                sqlx::query(concat!("SELECT ", run_columns!(), " FROM runs ORDER BY created_at DESC LIMIT ?"))
-                    .bind(limit)
-                    .fetch_all(&mut *self.conns.get().await?)
-                    .await?
+                sqlx::query(concat!(
+                    "SELECT ",
+                    run_columns!(),
+                    " FROM runs ORDER BY created_at DESC LIMIT ?"
+                ))
+                .bind(limit)
+                .fetch_all(&mut *self.conns.get().await?)
+                .await?
             }
         };
         Ok(rows.iter().map(run_from_row).collect())
@@ -209,13 +229,25 @@ impl Store {
     /// A run left `running` by a process that no longer exists (killed while
     /// resuming) is claimable again, so a crash never loses a paused run.
     #[tracing::instrument(level = "debug", skip(self, decision))]
-    pub async fn claim(&self, state_key: &str, owner: &ProcessOwner, decision: &Decision) -> Result<Claim> {
+    pub async fn claim(
+        &self,
+        state_key: &str,
+        owner: &ProcessOwner,
+        decision: &Decision,
+    ) -> Result<Claim> {
         // A pending run, the usual case, is claimed in one statement.
-        let pending =
-            claim_update(concat!(claim_set!(), "WHERE state_key = ? AND status = 'pending' RETURNING ", run_columns!()), owner, decision)
-                .bind(state_key)
-                .fetch_optional(&mut *self.conns.get().await?)
-                .await?;
+        let pending = claim_update(
+            concat!(
+                claim_set!(),
+                "WHERE state_key = ? AND status = 'pending' RETURNING ",
+                run_columns!()
+            ),
+            owner,
+            decision,
+        )
+        .bind(state_key)
+        .fetch_optional(&mut *self.conns.get().await?)
+        .await?;
         if let Some(row) = pending {
             return Ok(Claim::Claimed(run_from_row(&row)));
         }
@@ -223,7 +255,9 @@ impl Store {
             return Ok(Claim::Missing);
         };
         let stale_claim = match (run.status, &run.claim_id) {
-            (RunStatus::Running, Some(claim)) => !ProcessOwner::parse(claim).is_some_and(|o| o.is_alive()),
+            (RunStatus::Running, Some(claim)) => {
+                !ProcessOwner::parse(claim).is_some_and(|o| o.is_alive())
+            }
             _ => false,
         };
         if run.status != RunStatus::Pending && !stale_claim {
@@ -232,7 +266,11 @@ impl Store {
         // Compare-and-set on what was read: a dead owner's claim, or a run
         // another process has just released.
         let claimed = claim_update(
-            concat!(claim_set!(), "WHERE state_key = ? AND status = ? AND IFNULL(claim_id, '') = ? RETURNING ", run_columns!()),
+            concat!(
+                claim_set!(),
+                "WHERE state_key = ? AND status = ? AND IFNULL(claim_id, '') = ? RETURNING ",
+                run_columns!()
+            ),
             owner,
             decision,
         )
@@ -243,12 +281,20 @@ impl Store {
         .await?;
         match claimed {
             Some(row) => Ok(Claim::Claimed(run_from_row(&row))),
-            None => Ok(self.get_run(state_key).await?.map_or(Claim::Missing, Claim::Taken)),
+            None => Ok(self
+                .get_run(state_key)
+                .await?
+                .map_or(Claim::Missing, Claim::Taken)),
         }
     }
 
     /// Ends a claimed run and, in the same transaction, records the next gate.
-    pub async fn finish(&self, state_key: &str, owner: &ProcessOwner, finish: &Finish) -> Result<bool> {
+    pub async fn finish(
+        &self,
+        state_key: &str,
+        owner: &ProcessOwner,
+        finish: &Finish,
+    ) -> Result<bool> {
         let update = sqlx::query(
             "UPDATE runs SET status = ?, result_json = ?, next_state_key = ?
              WHERE state_key = ? AND status = 'running' AND claim_id = ?",
@@ -260,7 +306,11 @@ impl Store {
         .bind(owner.to_string());
         let Some(next) = &finish.next else {
             // One statement is its own transaction.
-            return Ok(update.execute(&mut *self.conns.get().await?).await?.rows_affected() == 1);
+            return Ok(update
+                .execute(&mut *self.conns.get().await?)
+                .await?
+                .rows_affected()
+                == 1);
         };
         let mut conn = self.conns.get().await?;
         let mut tx = conn.begin().await?;
@@ -316,7 +366,9 @@ fn claim_update<'q>(
 }
 
 /// The statement recording `run` as pending.
-fn insert_query(run: &NewRun) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+fn insert_query(
+    run: &NewRun,
+) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
     sqlx::query(
         "INSERT INTO runs (state_key, kind, approval_id, gate, status, workflow_name, request_json, state_json, created_at, cwd)
          VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
@@ -353,7 +405,11 @@ mod tests {
     use crate::current_owner;
 
     fn decision() -> Decision {
-        Decision { decision: "approve".into(), decided_by: None, decided_via: "cli".into() }
+        Decision {
+            decision: "approve".into(),
+            decided_by: None,
+            decided_via: "cli".into(),
+        }
     }
 
     #[tokio::test]
@@ -362,14 +418,38 @@ mod tests {
         let store = Store::open_dir(dir.path()).await.unwrap();
         store.insert_run(&test_run("k1", "0000000a")).await.unwrap();
         let me = current_owner();
-        assert!(matches!(store.claim("k1", &me, &decision()).await.unwrap(), Claim::Claimed(_)));
+        assert!(matches!(
+            store.claim("k1", &me, &decision()).await.unwrap(),
+            Claim::Claimed(_)
+        ));
         // The same live owner cannot claim twice.
-        assert!(matches!(store.claim("k1", &me, &decision()).await.unwrap(), Claim::Taken(_)));
-        let finish = Finish { status: RunStatus::Done, result_json: "{}".into(), next: Some(test_run("k2", "0000000b")) };
+        assert!(matches!(
+            store.claim("k1", &me, &decision()).await.unwrap(),
+            Claim::Taken(_)
+        ));
+        let finish = Finish {
+            status: RunStatus::Done,
+            result_json: "{}".into(),
+            next: Some(test_run("k2", "0000000b")),
+        };
         assert!(store.finish("k1", &me, &finish).await.unwrap());
-        assert_eq!(store.get_run("k1").await.unwrap().unwrap().status, RunStatus::Done);
-        assert_eq!(store.get_run_by_approval_id("0000000b").await.unwrap().unwrap().state_key, "k2");
-        assert!(matches!(store.claim("nope", &me, &decision()).await.unwrap(), Claim::Missing));
+        assert_eq!(
+            store.get_run("k1").await.unwrap().unwrap().status,
+            RunStatus::Done
+        );
+        assert_eq!(
+            store
+                .get_run_by_approval_id("0000000b")
+                .await
+                .unwrap()
+                .unwrap()
+                .state_key,
+            "k2"
+        );
+        assert!(matches!(
+            store.claim("nope", &me, &decision()).await.unwrap(),
+            Claim::Missing
+        ));
     }
 
     #[tokio::test]
@@ -377,10 +457,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_dir(dir.path()).await.unwrap();
         store.insert_run(&test_run("k1", "0000000c")).await.unwrap();
-        let dead = ProcessOwner { pid: i32::MAX as u32 - 7, start: 1 };
-        assert!(matches!(store.claim("k1", &dead, &decision()).await.unwrap(), Claim::Claimed(_)));
+        let dead = ProcessOwner {
+            pid: i32::MAX as u32 - 7,
+            start: 1,
+        };
+        assert!(matches!(
+            store.claim("k1", &dead, &decision()).await.unwrap(),
+            Claim::Claimed(_)
+        ));
         let me = current_owner();
-        assert!(matches!(store.claim("k1", &me, &decision()).await.unwrap(), Claim::Claimed(_)));
+        assert!(matches!(
+            store.claim("k1", &me, &decision()).await.unwrap(),
+            Claim::Claimed(_)
+        ));
     }
 
     #[tokio::test]

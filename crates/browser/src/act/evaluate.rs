@@ -14,8 +14,9 @@ use crate::{BrowserError, Result};
 /// page, passing the element when `backend` is given, and returns its
 /// (awaited) value.
 pub async fn evaluate(page: &Page, func: &str, backend: Option<i64>) -> Result<Value> {
-    let as_value =
-        format!("async function(el) {{ const __v = ({func}\n); return typeof __v === 'function' ? await __v(el) : await __v; }}");
+    let as_value = format!(
+        "async function(el) {{ const __v = ({func}\n); return typeof __v === 'function' ? await __v(el) : await __v; }}"
+    );
     let as_body = format!("async function(el) {{ {func}\n }}");
     let value_error = compile(page, &format!("({as_value})")).await?;
     let declaration = if value_error.is_null() {
@@ -23,7 +24,10 @@ pub async fn evaluate(page: &Page, func: &str, backend: Option<i64>) -> Result<V
     } else if compile(page, &format!("({as_body})")).await?.is_null() {
         as_body
     } else {
-        return Err(bad(format!("evaluate: {}", exception_message(&value_error))));
+        return Err(bad(format!(
+            "evaluate: {}",
+            exception_message(&value_error)
+        )));
     };
     let result = match backend {
         Some(backend) => {
@@ -40,6 +44,11 @@ pub async fn evaluate(page: &Page, func: &str, backend: Option<i64>) -> Result<V
 
 /// `Runtime.compileScript`'s exception details (`Null` when it compiles).
 async fn compile(page: &Page, source: &str) -> Result<Value> {
-    let r = page_call(page, "Runtime.compileScript", json!({ "expression": source, "sourceURL": "", "persistScript": false })).await?;
+    let r = page_call(
+        page,
+        "Runtime.compileScript",
+        json!({ "expression": source, "sourceURL": "", "persistScript": false }),
+    )
+    .await?;
     Ok(r.get("exceptionDetails").cloned().unwrap_or(Value::Null))
 }

@@ -153,7 +153,9 @@ pub async fn act(manager: &Manager, body: &Map<String, Value>) -> Result<Value> 
         for nested in actions.iter().filter_map(|a| a.target.as_deref()) {
             if manager.resolve(nested).await.ok().as_deref() != Some(target_id.as_str()) {
                 return Err(BrowserError::Forbidden {
-                    message: format!("batch action targetId {nested} does not match the batch's tab {target_id}"),
+                    message: format!(
+                        "batch action targetId {nested} does not match the batch's tab {target_id}"
+                    ),
                     code: Some("ACT_TARGET_ID_MISMATCH"),
                 });
             }
@@ -164,10 +166,18 @@ pub async fn act(manager: &Manager, body: &Map<String, Value>) -> Result<Value> 
         return Ok(json!({ "ok": true, "targetId": target_id }));
     }
     let events = manager.events(&target_id, &page).await?;
-    let run = Runner { manager, target_id: &target_id, page: &page, events: &events };
+    let run = Runner {
+        manager,
+        target_id: &target_id,
+        page: &page,
+        events: &events,
+    };
     let mut response = json!({ "ok": true, "targetId": target_id });
     let blocked = match &action.kind {
-        Kind::Batch { actions, stop_on_error } => {
+        Kind::Batch {
+            actions,
+            stop_on_error,
+        } => {
             let mut results = Vec::new();
             let mut blocked = false;
             for a in actions {
@@ -263,14 +273,30 @@ impl Runner<'_> {
         let timeout = action.timeout.unwrap_or(ACTION_TIMEOUT);
         let page = self.page;
         match &action.kind {
-            Kind::Click { at, double, button, modifiers, delay } => {
+            Kind::Click {
+                at,
+                double,
+                button,
+                modifiers,
+                delay,
+            } => {
                 let p = self.reachable_point(at, timeout).await?;
                 input::click(page, p, *button, *double, *modifiers, *delay).await?;
             }
-            Kind::ClickCoords { x, y, double, button } => {
+            Kind::ClickCoords {
+                x,
+                y,
+                double,
+                button,
+            } => {
                 input::click(page, (*x, *y), *button, *double, 0, Duration::ZERO).await?;
             }
-            Kind::Type { at, text, submit, slowly } => {
+            Kind::Type {
+                at,
+                text,
+                submit,
+                slowly,
+            } => {
                 let backend = self.find(at, timeout).await?;
                 self.set_text(backend, text, *slowly).await?;
                 if *submit {
@@ -293,7 +319,9 @@ impl Runner<'_> {
             }
             Kind::Select(at, values) => {
                 let backend = self.find(at, timeout).await?;
-                return element::call_on(page, backend, SELECT, &[json!(values)]).await.map(Some);
+                return element::call_on(page, backend, SELECT, &[json!(values)])
+                    .await
+                    .map(Some);
             }
             Kind::Fill(fields) => {
                 for field in fields {
@@ -310,7 +338,10 @@ impl Runner<'_> {
             }
             Kind::Wait(spec) => {
                 let timeout = action.timeout.unwrap_or(WAIT_TIMEOUT);
-                wait::wait(page, spec, timeout, || self.manager.target_url(self.target_id)).await?;
+                wait::wait(page, spec, timeout, || {
+                    self.manager.target_url(self.target_id)
+                })
+                .await?;
             }
             Kind::Evaluate { func, at } => {
                 let backend = match at {
@@ -349,9 +380,18 @@ impl Runner<'_> {
         let backend = self.find(&field.at, timeout).await?;
         let tag = element::call_on(self.page, backend, DESCRIBE, &[]).await?;
         let tag = tag.as_str().unwrap_or_default();
-        if matches!(field.kind.as_str(), "checkbox" | "radio") || matches!(tag, "checkbox" | "radio") {
+        if matches!(field.kind.as_str(), "checkbox" | "radio")
+            || matches!(tag, "checkbox" | "radio")
+        {
             let want = truthy(&field.value);
-            let checked = || element::call_on(self.page, backend, "function() { return !!this.checked; }", &[]);
+            let checked = || {
+                element::call_on(
+                    self.page,
+                    backend,
+                    "function() { return !!this.checked; }",
+                    &[],
+                )
+            };
             if checked().await?.as_bool() != Some(want) {
                 let p = element::point(self.page, backend, timeout).await?;
                 input::click(self.page, p, Button::Left, false, 0, Duration::ZERO).await?;
@@ -378,7 +418,10 @@ impl Runner<'_> {
 fn truthy(v: &Value) -> bool {
     match v {
         Value::Bool(b) => *b,
-        Value::String(s) => matches!(s.to_ascii_lowercase().as_str(), "true" | "on" | "yes" | "1" | "checked"),
+        Value::String(s) => matches!(
+            s.to_ascii_lowercase().as_str(),
+            "true" | "on" | "yes" | "1" | "checked"
+        ),
         Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
         _ => false,
     }

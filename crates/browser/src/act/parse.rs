@@ -18,7 +18,10 @@ struct Fields<'a>(&'a Map<String, Value>);
 
 impl Fields<'_> {
     fn str(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+        self.0
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
     }
 
     /// A string field that may be empty (text to type).
@@ -70,11 +73,15 @@ impl Fields<'_> {
     }
 
     fn locator(&self, ref_key: &str, selector_key: &str) -> Option<Locator> {
-        self.reference(ref_key).map(Locator::Ref).or_else(|| self.str(selector_key).map(|s| Locator::Selector(s.to_string())))
+        self.reference(ref_key).map(Locator::Ref).or_else(|| {
+            self.str(selector_key)
+                .map(|s| Locator::Selector(s.to_string()))
+        })
     }
 
     fn required(&self, kind: &str) -> Result<Locator> {
-        self.locator("ref", "selector").ok_or_else(|| bad(format!("{kind} requires ref or selector")))
+        self.locator("ref", "selector")
+            .ok_or_else(|| bad(format!("{kind} requires ref or selector")))
     }
 
     fn strings(&self, key: &str) -> Result<Option<Vec<String>>> {
@@ -114,7 +121,16 @@ const KINDS: [&str; 14] = [
 ];
 
 /// Kinds that accept a CSS `selector` as well as a ref.
-const SELECTOR_KINDS: [&str; 8] = ["batch", "click", "drag", "hover", "scrollIntoView", "select", "type", "wait"];
+const SELECTOR_KINDS: [&str; 8] = [
+    "batch",
+    "click",
+    "drag",
+    "hover",
+    "scrollIntoView",
+    "select",
+    "type",
+    "wait",
+];
 
 /// Parses and validates an `/act` body (or one batch entry).
 pub fn parse(body: &Map<String, Value>, nested: bool) -> Result<Action> {
@@ -125,7 +141,9 @@ pub fn parse(body: &Map<String, Value>, nested: bool) -> Result<Action> {
         Some(Value::String(k)) if KINDS.contains(&k.as_str()) => k.as_str(),
         _ => return Err(kind_required()),
     };
-    let uses_selector = ["selector", "startSelector", "endSelector"].iter().any(|k| f.str(k).is_some());
+    let uses_selector = ["selector", "startSelector", "endSelector"]
+        .iter()
+        .any(|k| f.str(k).is_some());
     if uses_selector && !SELECTOR_KINDS.contains(&kind) {
         return Err(BrowserError::invalid_code(
             "ACT_SELECTOR_UNSUPPORTED",
@@ -141,8 +159,10 @@ pub fn parse(body: &Map<String, Value>, nested: bool) -> Result<Action> {
             delay: f.millis("delayMs")?.unwrap_or_default(),
         },
         "clickCoords" => Kind::ClickCoords {
-            x: f.number("x")?.ok_or_else(|| bad("clickCoords requires x and y"))?,
-            y: f.number("y")?.ok_or_else(|| bad("clickCoords requires x and y"))?,
+            x: f.number("x")?
+                .ok_or_else(|| bad("clickCoords requires x and y"))?,
+            y: f.number("y")?
+                .ok_or_else(|| bad("clickCoords requires x and y"))?,
             double: f.bool("doubleClick")?,
             button: Button::parse(f.str("button"))?,
         },
@@ -155,17 +175,25 @@ pub fn parse(body: &Map<String, Value>, nested: bool) -> Result<Action> {
         "press" => {
             let key = f.str("key").ok_or_else(|| bad("press requires key"))?;
             input::check_key(key)?;
-            Kind::Press { key: key.to_string(), delay: f.millis("delayMs")?.unwrap_or_default() }
+            Kind::Press {
+                key: key.to_string(),
+                delay: f.millis("delayMs")?.unwrap_or_default(),
+            }
         }
         "hover" => Kind::Hover(f.required("hover")?),
         "scrollIntoView" => Kind::ScrollIntoView(f.required("scrollIntoView")?),
         "drag" => Kind::Drag(
-            f.locator("startRef", "startSelector").ok_or_else(|| bad("drag requires startRef or startSelector"))?,
-            f.locator("endRef", "endSelector").ok_or_else(|| bad("drag requires endRef or endSelector"))?,
+            f.locator("startRef", "startSelector")
+                .ok_or_else(|| bad("drag requires startRef or startSelector"))?,
+            f.locator("endRef", "endSelector")
+                .ok_or_else(|| bad("drag requires endRef or endSelector"))?,
         ),
         "select" => {
-            let values =
-                f.strings("values")?.or(f.strings("value")?).filter(|v| !v.is_empty()).ok_or_else(|| bad("select requires values"))?;
+            let values = f
+                .strings("values")?
+                .or(f.strings("value")?)
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| bad("select requires values"))?;
             Kind::Select(f.required("select")?, values)
         }
         "fill" => Kind::Fill(fields(body.get("fields"))?),
@@ -181,9 +209,11 @@ pub fn parse(body: &Map<String, Value>, nested: bool) -> Result<Action> {
         "wait" => {
             let load_state = match f.str("loadState") {
                 None => None,
-                Some(s) => Some(
-                    LoadState::parse(s).ok_or_else(|| bad(format!("loadState must be load, domcontentloaded or networkidle, not {s}")))?,
-                ),
+                Some(s) => Some(LoadState::parse(s).ok_or_else(|| {
+                    bad(format!(
+                        "loadState must be load, domcontentloaded or networkidle, not {s}"
+                    ))
+                })?),
             };
             let spec = WaitSpec {
                 time: f.millis("timeMs")?,
@@ -195,12 +225,18 @@ pub fn parse(body: &Map<String, Value>, nested: bool) -> Result<Action> {
                 func: f.str("fn").map(str::to_string),
             };
             if spec.is_empty() {
-                return Err(bad("wait requires one of timeMs, text, textGone, selector, url, loadState or fn"));
+                return Err(bad(
+                    "wait requires one of timeMs, text, textGone, selector, url, loadState or fn",
+                ));
             }
             Kind::Wait(spec)
         }
         "evaluate" => Kind::Evaluate {
-            func: f.str("fn").or(f.str("function")).ok_or_else(|| bad("evaluate requires fn"))?.to_string(),
+            func: f
+                .str("fn")
+                .or(f.str("function"))
+                .ok_or_else(|| bad("evaluate requires fn"))?
+                .to_string(),
             at: f.reference("ref").map(Locator::Ref),
         },
         "close" if nested => {
@@ -221,7 +257,9 @@ pub fn parse(body: &Map<String, Value>, nested: bool) -> Result<Action> {
                 .iter()
                 .enumerate()
                 .map(|(i, item)| {
-                    let obj = item.as_object().ok_or_else(|| bad(format!("actions[{i}] must be an object")))?;
+                    let obj = item
+                        .as_object()
+                        .ok_or_else(|| bad(format!("actions[{i}] must be an object")))?;
                     parse(obj, true).map_err(|e| prefix(e, i))
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -229,11 +267,18 @@ pub fn parse(body: &Map<String, Value>, nested: bool) -> Result<Action> {
                 None | Some(Value::Null) => true,
                 _ => f.bool("stopOnError")?,
             };
-            Kind::Batch { actions, stop_on_error }
+            Kind::Batch {
+                actions,
+                stop_on_error,
+            }
         }
         _ => return Err(kind_required()),
     };
-    Ok(Action { kind, target: f.str("targetId").map(str::to_string), timeout: f.millis("timeoutMs")? })
+    Ok(Action {
+        kind,
+        target: f.str("targetId").map(str::to_string),
+        timeout: f.millis("timeoutMs")?,
+    })
 }
 
 fn kind_required() -> BrowserError {
@@ -242,21 +287,32 @@ fn kind_required() -> BrowserError {
 
 fn prefix(e: BrowserError, i: usize) -> BrowserError {
     match e {
-        BrowserError::Invalid { message, code } => BrowserError::Invalid { message: format!("actions[{i}]: {message}"), code },
+        BrowserError::Invalid { message, code } => BrowserError::Invalid {
+            message: format!("actions[{i}]: {message}"),
+            code,
+        },
         other => other,
     }
 }
 
 fn fields(v: Option<&Value>) -> Result<Vec<Field>> {
-    let items = v.and_then(Value::as_array).filter(|a| !a.is_empty()).ok_or_else(|| bad("fill requires a non-empty fields list"))?;
+    let items = v
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| bad("fill requires a non-empty fields list"))?;
     items
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            let obj = item.as_object().ok_or_else(|| bad(format!("fields[{i}] must be an object")))?;
+            let obj = item
+                .as_object()
+                .ok_or_else(|| bad(format!("fields[{i}] must be an object")))?;
             let f = Fields(obj);
             Ok(Field {
-                at: f.reference("ref").map(Locator::Ref).ok_or_else(|| bad(format!("fields[{i}] requires ref")))?,
+                at: f
+                    .reference("ref")
+                    .map(Locator::Ref)
+                    .ok_or_else(|| bad(format!("fields[{i}] requires ref")))?,
                 kind: f.str("type").unwrap_or("text").to_ascii_lowercase(),
                 value: obj.get("value").cloned().unwrap_or(Value::Null),
             })
@@ -292,25 +348,63 @@ mod tests {
     #[test]
     fn validation_codes() {
         assert_eq!(code(p(json!({}))), Some("ACT_KIND_REQUIRED"));
-        assert_eq!(code(p(json!({ "kind": "click" }))), Some("ACT_INVALID_REQUEST"));
-        assert_eq!(code(p(json!({ "kind": "wait" }))), Some("ACT_INVALID_REQUEST"));
+        assert_eq!(
+            code(p(json!({ "kind": "click" }))),
+            Some("ACT_INVALID_REQUEST")
+        );
+        assert_eq!(
+            code(p(json!({ "kind": "wait" }))),
+            Some("ACT_INVALID_REQUEST")
+        );
         // Any kind OpenClaw does not know, as its server answers it (issue
         // #20: an unknown kind used to be ACT_INVALID_REQUEST).
-        for kind in [json!("fly"), json!(""), json!(" click"), json!("CLICK"), json!(7), json!(null), json!(["click"])] {
+        for kind in [
+            json!("fly"),
+            json!(""),
+            json!(" click"),
+            json!("CLICK"),
+            json!(7),
+            json!(null),
+            json!(["click"]),
+        ] {
             let err = p(json!({ "kind": kind, "selector": "#x" })).unwrap_err();
-            assert_eq!((err.code(), err.to_string().as_str()), (Some("ACT_KIND_REQUIRED"), "kind is required"), "{kind}");
+            assert_eq!(
+                (err.code(), err.to_string().as_str()),
+                (Some("ACT_KIND_REQUIRED"), "kind is required"),
+                "{kind}"
+            );
         }
-        assert_eq!(code(p(json!({ "kind": "press", "key": "a", "selector": "#x" }))), Some("ACT_SELECTOR_UNSUPPORTED"));
-        assert_eq!(code(p(json!({ "kind": "batch", "actions": [{ "kind": "batch", "actions": [] }] }))), Some("ACT_INVALID_REQUEST"));
-        assert_eq!(code(p(json!({ "kind": "batch", "actions": [{ "kind": "close" }] }))), Some("ACT_INVALID_REQUEST"));
-        assert_eq!(code(p(json!({ "kind": "press", "key": "Hyper+a" }))), Some("ACT_INVALID_REQUEST"));
+        assert_eq!(
+            code(p(json!({ "kind": "press", "key": "a", "selector": "#x" }))),
+            Some("ACT_SELECTOR_UNSUPPORTED")
+        );
+        assert_eq!(
+            code(p(
+                json!({ "kind": "batch", "actions": [{ "kind": "batch", "actions": [] }] })
+            )),
+            Some("ACT_INVALID_REQUEST")
+        );
+        assert_eq!(
+            code(p(
+                json!({ "kind": "batch", "actions": [{ "kind": "close" }] })
+            )),
+            Some("ACT_INVALID_REQUEST")
+        );
+        assert_eq!(
+            code(p(json!({ "kind": "press", "key": "Hyper+a" }))),
+            Some("ACT_INVALID_REQUEST")
+        );
     }
 
     #[test]
     fn openclaw_client_extras_are_accepted() {
-        let a = p(json!({ "kind": "click", "ref": "e3", "doubleClick": false, "timeoutMs": 60000 })).unwrap();
+        let a =
+            p(json!({ "kind": "click", "ref": "e3", "doubleClick": false, "timeoutMs": 60000 }))
+                .unwrap();
         assert_eq!(a.timeout, Some(Duration::from_secs(60)));
-        let a = p(json!({ "kind": "type", "ref": 4, "text": "", "submit": false, "slowly": false })).unwrap();
+        let a =
+            p(json!({ "kind": "type", "ref": 4, "text": "", "submit": false, "slowly": false }))
+                .unwrap();
         assert!(matches!(a.kind, Kind::Type { at: Locator::Ref(ref r), .. } if r == "4"));
         let a = p(json!({ "kind": "wait", "fn": "() => true" })).unwrap();
         assert!(a.evaluates());

@@ -46,24 +46,44 @@ fn arg_text(arg: &Value) -> String {
             .get("unserializableValue")
             .or_else(|| arg.get("description"))
             .and_then(Value::as_str)
-            .map_or_else(|| arg.get("type").and_then(Value::as_str).unwrap_or("undefined").to_string(), str::to_string),
+            .map_or_else(
+                || {
+                    arg.get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("undefined")
+                        .to_string()
+                },
+                str::to_string,
+            ),
     }
 }
 
 fn location(frame: Option<&Value>) -> Option<Value> {
     let f = frame?;
-    Some(json!({ "url": f.get("url")?, "lineNumber": f.get("lineNumber")?, "columnNumber": f.get("columnNumber")? }))
+    Some(
+        json!({ "url": f.get("url")?, "lineNumber": f.get("lineNumber")?, "columnNumber": f.get("columnNumber")? }),
+    )
 }
 
 impl ConsoleMessage {
     pub(super) fn from_console(e: &EventConsoleApiCalled) -> ConsoleMessage {
         let v = serde_json::to_value(e).unwrap_or_default();
-        let text =
-            v.get("args").and_then(Value::as_array).map(|args| args.iter().map(arg_text).collect::<Vec<_>>().join(" ")).unwrap_or_default();
+        let text = v
+            .get("args")
+            .and_then(Value::as_array)
+            .map(|args| args.iter().map(arg_text).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default();
         ConsoleMessage {
-            kind: v.get("type").and_then(Value::as_str).unwrap_or("log").to_string(),
+            kind: v
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("log")
+                .to_string(),
             text,
-            timestamp: v.get("timestamp").and_then(Value::as_f64).map_or_else(now_ms, |t| t as u64),
+            timestamp: v
+                .get("timestamp")
+                .and_then(Value::as_f64)
+                .map_or_else(now_ms, |t| t as u64),
             location: location(v.pointer("/stackTrace/callFrames/0")),
         }
     }
@@ -79,8 +99,12 @@ impl ConsoleMessage {
         ConsoleMessage {
             kind: "error".into(),
             text,
-            timestamp: v.get("timestamp").and_then(Value::as_f64).map_or_else(now_ms, |t| t as u64),
-            location: location(v.pointer("/stackTrace/callFrames/0")).or_else(|| location(Some(&v))),
+            timestamp: v
+                .get("timestamp")
+                .and_then(Value::as_f64)
+                .map_or_else(now_ms, |t| t as u64),
+            location: location(v.pointer("/stackTrace/callFrames/0"))
+                .or_else(|| location(Some(&v))),
         }
     }
 }
@@ -103,7 +127,12 @@ impl TabEvents {
     /// Buffered console messages at or above `min_level`, oldest first.
     pub fn console(&self, min_level: Option<&str>) -> Vec<ConsoleMessage> {
         let floor = min_level.map_or(0, severity);
-        self.state().console.iter().filter(|m| severity(&m.kind) >= floor).cloned().collect()
+        self.state()
+            .console
+            .iter()
+            .filter(|m| severity(&m.kind) >= floor)
+            .cloned()
+            .collect()
     }
 
     /// Uncaught page errors, oldest first; `clear` empties the buffer.

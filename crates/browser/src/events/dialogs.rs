@@ -83,7 +83,11 @@ impl TabEvents {
                 if let Err(e) = answer(page, &reply).await {
                     tracing::warn!(error = %e, "answering an armed dialog");
                 }
-                self.remember(DialogInfo { outcome: Some(outcome(reply.accept)), handled_by: Some("hook"), ..info });
+                self.remember(DialogInfo {
+                    outcome: Some(outcome(reply.accept)),
+                    handled_by: Some("hook"),
+                    ..info
+                });
             }
             None => {
                 self.opened.send_modify(|n| *n += 1);
@@ -95,7 +99,11 @@ impl TabEvents {
         let mut s = self.state();
         if let Some(info) = s.pending.take() {
             drop(s);
-            self.remember(DialogInfo { outcome: Some(outcome(accepted)), handled_by: Some("page"), ..info });
+            self.remember(DialogInfo {
+                outcome: Some(outcome(accepted)),
+                handled_by: Some("page"),
+                ..info
+            });
         }
     }
 
@@ -123,12 +131,21 @@ impl TabEvents {
 
     /// Answers the pending dialog now (checking `dialog_id` when given), or
     /// arms `reply` for the next one for `timeout`. True when answered now.
-    pub async fn reply(&self, page: &Page, reply: DialogReply, dialog_id: Option<&str>, timeout: Duration) -> Result<bool> {
+    pub async fn reply(
+        &self,
+        page: &Page,
+        reply: DialogReply,
+        dialog_id: Option<&str>,
+        timeout: Duration,
+    ) -> Result<bool> {
         // Taken before answering, so the close event that follows finds no
         // pending dialog to record a second time.
         let taken = {
             let mut s = self.state();
-            let matches = s.pending.as_ref().is_some_and(|p| dialog_id.is_none_or(|id| id == p.dialog_id));
+            let matches = s
+                .pending
+                .as_ref()
+                .is_some_and(|p| dialog_id.is_none_or(|id| id == p.dialog_id));
             if matches { s.pending.take() } else { None }
         };
         match taken {
@@ -137,10 +154,17 @@ impl TabEvents {
                     self.state().pending = Some(info);
                     return Err(e);
                 }
-                self.remember(DialogInfo { outcome: Some(outcome(reply.accept)), handled_by: Some("hook"), ..info });
+                self.remember(DialogInfo {
+                    outcome: Some(outcome(reply.accept)),
+                    handled_by: Some("hook"),
+                    ..info
+                });
                 Ok(true)
             }
-            _ if dialog_id.is_some() => Err(BrowserError::Missing(format!("no pending dialog {}", dialog_id.unwrap_or_default()))),
+            _ if dialog_id.is_some() => Err(BrowserError::Missing(format!(
+                "no pending dialog {}",
+                dialog_id.unwrap_or_default()
+            ))),
             _ => {
                 self.state().armed = Some((reply, Instant::now() + timeout));
                 Ok(false)
@@ -154,5 +178,7 @@ async fn answer(page: &Page, reply: &DialogReply) -> Result<()> {
     if let Some(text) = &reply.prompt_text {
         params["promptText"] = json!(text);
     }
-    page_call(page, "Page.handleJavaScriptDialog", params).await.map(drop)
+    page_call(page, "Page.handleJavaScriptDialog", params)
+        .await
+        .map(drop)
 }

@@ -17,9 +17,12 @@ use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
 };
-use chromiumoxide::cdp::browser_protocol::page::{EventFileChooserOpened, EventJavascriptDialogClosed, EventJavascriptDialogOpening};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventFileChooserOpened, EventJavascriptDialogClosed, EventJavascriptDialogOpening,
+};
 use chromiumoxide::cdp::js_protocol::runtime::{
-    EventConsoleApiCalled, EventExceptionThrown, EventExecutionContextCreated, EventExecutionContextDestroyed,
+    EventConsoleApiCalled, EventExceptionThrown, EventExecutionContextCreated,
+    EventExecutionContextDestroyed,
 };
 use futures::StreamExt;
 use serde_json::json;
@@ -76,7 +79,12 @@ impl TabEvents {
         let mut destroyed = page_events::<EventExecutionContextDestroyed>(&page).await?;
         // Every new document gets the snapshot walker's world as it is made,
         // so a snapshot finds it ready (its context arrives as an event).
-        page_call(&page, "Page.addScriptToEvaluateOnNewDocument", json!({ "source": "", "worldName": crate::snapshot::WORLD })).await?;
+        page_call(
+            &page,
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": "", "worldName": crate::snapshot::WORLD }),
+        )
+        .await?;
         let mut sent = page_events::<EventRequestWillBeSent>(&page).await?;
         let mut answered = page_events::<EventResponseReceived>(&page).await?;
         let mut failed = page_events::<EventLoadingFailed>(&page).await?;
@@ -173,11 +181,19 @@ impl TabEvents {
     }
 
     async fn on_chooser(&self, page: &Page, backend: Option<i64>) {
-        let files = self.state().chooser.take().filter(|(_, until)| Instant::now() < *until);
+        let files = self
+            .state()
+            .chooser
+            .take()
+            .filter(|(_, until)| Instant::now() < *until);
         let result = match (files, backend) {
-            (Some((files, _)), Some(backend)) => {
-                page_call(page, "DOM.setFileInputFiles", json!({ "files": files, "backendNodeId": backend })).await.map(drop)
-            }
+            (Some((files, _)), Some(backend)) => page_call(
+                page,
+                "DOM.setFileInputFiles",
+                json!({ "files": files, "backendNodeId": backend }),
+            )
+            .await
+            .map(drop),
             _ => Ok(()),
         };
         if let Err(e) = result {
@@ -193,7 +209,13 @@ impl TabEvents {
     /// dialog blocks the page.
     pub async fn settle(&self, page: &Page) {
         if self.pending().is_none() {
-            let _ = crate::cdp::page_call_with(page, "Runtime.evaluate", json!({ "expression": "0" }), Duration::from_secs(1)).await;
+            let _ = crate::cdp::page_call_with(
+                page,
+                "Runtime.evaluate",
+                json!({ "expression": "0" }),
+                Duration::from_secs(1),
+            )
+            .await;
         }
         let (done, wait) = tokio::sync::oneshot::channel();
         if self.barrier.send(done).is_ok() {
@@ -204,14 +226,29 @@ impl TabEvents {
     /// Drops armed files and stops intercepting file choosers.
     pub async fn disarm_chooser(&self, page: &Page) {
         self.state().chooser = None;
-        let _ = page_call(page, "Page.setInterceptFileChooserDialog", json!({ "enabled": false })).await;
+        let _ = page_call(
+            page,
+            "Page.setInterceptFileChooserDialog",
+            json!({ "enabled": false }),
+        )
+        .await;
     }
 
     /// Arms `files` for the next file chooser on this tab.
-    pub async fn arm_chooser(&self, page: &Page, files: Vec<String>, timeout: Duration) -> Result<watch::Receiver<u64>> {
+    pub async fn arm_chooser(
+        &self,
+        page: &Page,
+        files: Vec<String>,
+        timeout: Duration,
+    ) -> Result<watch::Receiver<u64>> {
         self.state().chooser = Some((files, Instant::now() + timeout));
         let done = self.chooser_done.subscribe();
-        page_call(page, "Page.setInterceptFileChooserDialog", json!({ "enabled": true })).await?;
+        page_call(
+            page,
+            "Page.setInterceptFileChooserDialog",
+            json!({ "enabled": true }),
+        )
+        .await?;
         Ok(done)
     }
 }

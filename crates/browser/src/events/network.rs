@@ -69,7 +69,12 @@ impl TabEvents {
     /// empties the buffer.
     pub fn requests(&self, filter: Option<&str>, clear: bool) -> Vec<RequestEntry> {
         let mut s = self.state();
-        let out = s.requests.iter().filter(|r| filter.is_none_or(|f| r.url.contains(f))).cloned().collect();
+        let out = s
+            .requests
+            .iter()
+            .filter(|r| filter.is_none_or(|f| r.url.contains(f)))
+            .cloned()
+            .collect();
         if clear {
             s.requests.clear();
         }
@@ -83,6 +88,11 @@ impl TabEvents {
 
     /// The newest request whose URL `matches` and whose body has arrived.
     pub fn finished_request(&self, matches: impl Fn(&str) -> bool) -> Option<RequestEntry> {
-        self.state().requests.iter().rev().find(|r| r.finished && matches(&r.url)).cloned()
+        self.state()
+            .requests
+            .iter()
+            .rev()
+            .find(|r| r.finished && matches(&r.url))
+            .cloned()
     }
 }

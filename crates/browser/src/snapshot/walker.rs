@@ -57,7 +57,12 @@ struct FrameWalk {
 /// Creates `frame`'s isolated world (or finds the one it has) and returns
 /// its execution context.
 async fn create_world(page: &Page, frame: &str) -> Result<i64> {
-    let world = page_call(page, "Page.createIsolatedWorld", json!({ "frameId": frame, "worldName": WORLD })).await?;
+    let world = page_call(
+        page,
+        "Page.createIsolatedWorld",
+        json!({ "frameId": frame, "worldName": WORLD }),
+    )
+    .await?;
     world
         .get("executionContextId")
         .and_then(Value::as_i64)
@@ -67,7 +72,12 @@ async fn create_world(page: &Page, frame: &str) -> Result<i64> {
 /// `Runtime.evaluate` in `frame`'s isolated world: the one the page
 /// reported when there is one, else (or when it has gone with a
 /// navigation) one made now.
-async fn evaluate_in_world(page: &Page, events: &TabEvents, frame: &str, mut params: Value) -> Result<Value> {
+async fn evaluate_in_world(
+    page: &Page,
+    events: &TabEvents,
+    frame: &str,
+    mut params: Value,
+) -> Result<Value> {
     if let Some(context) = events.world(frame) {
         params["contextId"] = json!(context);
         match page_call(page, "Runtime.evaluate", params.clone()).await {
@@ -81,17 +91,30 @@ async fn evaluate_in_world(page: &Page, events: &TabEvents, frame: &str, mut par
 
 /// Runs the walker in `frame`'s isolated world. `None` when `selector`
 /// matches nothing.
-async fn walk_frame(page: &Page, events: &TabEvents, frame: &str, selector: Option<&str>, prefix: &str) -> Result<Option<FrameWalk>> {
+async fn walk_frame(
+    page: &Page,
+    events: &TabEvents,
+    frame: &str,
+    selector: Option<&str>,
+    prefix: &str,
+) -> Result<Option<FrameWalk>> {
     let opts = json!({
         "selector": selector,
         "refRoles": INTERACTIVE_ROLES.iter().chain(REF_ROLES).collect::<Vec<_>>(),
     });
-    let result =
-        evaluate_in_world(page, events, frame, json!({ "expression": format!("({WALKER})({opts})"), "returnByValue": true })).await?;
+    let result = evaluate_in_world(
+        page,
+        events,
+        frame,
+        json!({ "expression": format!("({WALKER})({opts})"), "returnByValue": true }),
+    )
+    .await?;
     if let Some(details) = result.get("exceptionDetails") {
         let message = exception_message(details);
         return Err(match selector {
-            Some(s) if message.contains("SyntaxError") || message.contains("not a valid selector") => {
+            Some(s)
+                if message.contains("SyntaxError") || message.contains("not a valid selector") =>
+            {
                 BrowserError::invalid(format!("invalid selector: {s}"))
             }
             _ => BrowserError::Cdp(format!("snapshot walker failed: {message}")),
@@ -100,10 +123,18 @@ async fn walk_frame(page: &Page, events: &TabEvents, frame: &str, selector: Opti
     let Some(text) = result.pointer("/result/value").and_then(Value::as_str) else {
         return Ok(None);
     };
-    let walk: Walk = serde_json::from_str(text).map_err(|e| BrowserError::Cdp(format!("snapshot walker output: {e}")))?;
-    let page_ref = |id: u64| PageRef { frame: frame.to_string(), id };
+    let walk: Walk = serde_json::from_str(text)
+        .map_err(|e| BrowserError::Cdp(format!("snapshot walker output: {e}")))?;
+    let page_ref = |id: u64| PageRef {
+        frame: frame.to_string(),
+        id,
+    };
     let node_id = |i: usize| format!("{prefix}{i}");
-    let foreign = walk.foreign.iter().map(|&(node, el)| (node_id(node), page_ref(el))).collect();
+    let foreign = walk
+        .foreign
+        .iter()
+        .map(|&(node, el)| (node_id(node), page_ref(el)))
+        .collect();
     let nodes = walk
         .nodes
         .into_iter()
@@ -131,14 +162,20 @@ pub async fn resolve(page: &Page, events: &TabEvents, r: &PageRef) -> Result<Opt
         "(() => {{ const r = globalThis.__clawdRefs && globalThis.__clawdRefs.elements.get({}); const el = r && r.deref(); return el && el.isConnected ? el : null; }})()",
         r.id
     );
-    let Ok(found) = evaluate_in_world(page, events, &r.frame, json!({ "expression": expression })).await else {
+    let Ok(found) =
+        evaluate_in_world(page, events, &r.frame, json!({ "expression": expression })).await
+    else {
         return Ok(None);
     };
     let Some(object_id) = found.pointer("/result/objectId").and_then(Value::as_str) else {
         return Ok(None);
     };
     let described = page_call(page, "DOM.describeNode", json!({ "objectId": object_id })).await;
-    let release = page_call(page, "Runtime.releaseObject", json!({ "objectId": object_id }));
+    let release = page_call(
+        page,
+        "Runtime.releaseObject",
+        json!({ "objectId": object_id }),
+    );
     let _ = release.await;
     Ok(described?.get("node").cloned())
 }
@@ -150,11 +187,18 @@ pub async fn resolve(page: &Page, events: &TabEvents, r: &PageRef) -> Result<Opt
 pub async fn capture(page: &Page, events: &TabEvents, selector: Option<&str>) -> Result<Capture> {
     let main = page.target_id().inner().clone();
     let selector = selector.filter(|s| !s.trim().is_empty());
-    let (tree, walk) = tokio::try_join!(page_call(page, "Page.getFrameTree", json!({})), walk_frame(page, events, &main, selector, ""),)?;
+    let (tree, walk) = tokio::try_join!(
+        page_call(page, "Page.getFrameTree", json!({})),
+        walk_frame(page, events, &main, selector, ""),
+    )?;
     let Some(walk) = walk else {
-        return Err(BrowserError::Missing(format!("no element matches selector {}", selector.unwrap_or_default())));
+        return Err(BrowserError::Missing(format!(
+            "no element matches selector {}",
+            selector.unwrap_or_default()
+        )));
     };
-    let mut nodes: HashMap<String, AxNode> = walk.nodes.into_iter().map(|n| (n.id.clone(), n)).collect();
+    let mut nodes: HashMap<String, AxNode> =
+        walk.nodes.into_iter().map(|n| (n.id.clone(), n)).collect();
     let mut grafts: HashMap<String, Vec<String>> = HashMap::new();
     let mut foreign = walk.foreign;
     // A grafted frame may hold frames of its own; follow a few levels.
@@ -163,15 +207,25 @@ pub async fn capture(page: &Page, events: &TabEvents, selector: Option<&str>) ->
             break;
         }
         for (k, (node, owner)) in std::mem::take(&mut foreign).into_iter().enumerate() {
-            let Ok(Some(described)) = resolve(page, events, &owner).await else { continue };
-            let Some(frame) = described.get("frameId").and_then(Value::as_str) else { continue };
+            let Ok(Some(described)) = resolve(page, events, &owner).await else {
+                continue;
+            };
+            let Some(frame) = described.get("frameId").and_then(Value::as_str) else {
+                continue;
+            };
             let prefix = format!("f{round}.{k}:");
-            let Ok(Some(sub)) = walk_frame(page, events, frame, None, &prefix).await else { continue };
+            let Ok(Some(sub)) = walk_frame(page, events, frame, None, &prefix).await else {
+                continue;
+            };
             grafts.entry(node).or_default().push(format!("{prefix}0"));
             foreign.extend(sub.foreign);
             nodes.extend(sub.nodes.into_iter().map(|n| (n.id.clone(), n)));
         }
     }
-    let forest = Forest { nodes, root: Some("0".into()), grafts };
+    let forest = Forest {
+        nodes,
+        root: Some("0".into()),
+        grafts,
+    };
     Ok(Capture::new(&tree, forest, None))
 }

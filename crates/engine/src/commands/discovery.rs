@@ -32,16 +32,23 @@ pub fn workflows_list(input: Items) -> Result<Output> {
 
 pub async fn workflows_run(args: &Args, input: Items, ctx: &crate::context::Ctx) -> Result<Output> {
     input.drain()?;
-    let name = args.get("name").map(Value::to_js_string).or_else(|| args.positional.first().cloned());
+    let name = args
+        .get("name")
+        .map(Value::to_js_string)
+        .or_else(|| args.positional.first().cloned());
     let Some(name) = name.filter(|n| !n.is_empty()) else {
         return Err(Error::runtime("workflows.run requires --name"));
     };
-    if !workflows().iter().any(|w| w.get_key("name").and_then(Value::as_str) == Some(name.as_str())) {
+    if !workflows()
+        .iter()
+        .any(|w| w.get_key("name").and_then(Value::as_str) == Some(name.as_str()))
+    {
         return Err(Error::runtime(format!("Unknown workflow: {name}")));
     }
     let wf_args = match args.get("args-json").filter(|v| v.truthy()) {
         None => Value::Object(crate::value::Object::new()),
-        Some(raw) => Value::from_json(&raw.to_js_string()).map_err(|_| Error::runtime("workflows.run --args-json must be valid JSON"))?,
+        Some(raw) => Value::from_json(&raw.to_js_string())
+            .map_err(|_| Error::runtime("workflows.run --args-json must be valid JSON"))?,
     };
     let result = if name == "github.pr.monitor" {
         super::github::pr_monitor(&wf_args, ctx).await?

@@ -17,7 +17,10 @@ fn encode_stdin(items: &[Value], mode: &str) -> Result<String> {
     match mode {
         "json" => Ok(Value::Array(items.to_vec()).to_json()),
         // Joined as text, an `undefined` item is an empty line.
-        "jsonl" => Ok(items.iter().map(|i| i.stringify().unwrap_or_default() + "\n").collect()),
+        "jsonl" => Ok(items
+            .iter()
+            .map(|i| i.stringify().unwrap_or_default() + "\n")
+            .collect()),
         "raw" => Ok(items
             .iter()
             .map(|i| match i {
@@ -26,7 +29,9 @@ fn encode_stdin(items: &[Value], mode: &str) -> Result<String> {
             })
             .collect::<Vec<_>>()
             .join("\n")),
-        other => Err(Error::runtime(format!("exec --stdin must be raw, json, or jsonl (got {other})"))),
+        other => Err(Error::runtime(format!(
+            "exec --stdin must be raw, json, or jsonl (got {other})"
+        ))),
     }
 }
 
@@ -36,7 +41,8 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
     let cmd = &args.positional;
     let shell_flag = args.get("shell");
     let shell_line = shell_flag.and_then(Value::as_str);
-    let use_shell = shell_flag.is_some_and(Value::truthy) || (cmd.len() == 1 && cmd[0].chars().any(is_js_space));
+    let use_shell = shell_flag.is_some_and(Value::truthy)
+        || (cmd.len() == 1 && cmd[0].chars().any(is_js_space));
     let stdin_mode = args.string("stdin").map(str::to_lowercase);
     let json = args.truthy("json");
     // `--shell ''` names no command either (issue #20: ours panicked).
@@ -65,12 +71,21 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
     // `ran` is what a failure with nothing on stderr or stdout names, as
     // Lobster does: the shell line, or the program.
     let (program, ran, spawned) = if use_shell {
-        let line = shell_line.map(str::to_string).or_else(|| cmd.first().cloned()).unwrap_or_default();
+        let line = shell_line
+            .map(str::to_string)
+            .or_else(|| cmd.first().cloned())
+            .unwrap_or_default();
         let program = shell_command(&line, &ctx.env).0;
-        let spawned = LoginSession::default().run_shell(&line, &ctx.env, &ctx.cwd, io, ctx.state.dir()).await;
+        let spawned = LoginSession::default()
+            .run_shell(&line, &ctx.env, &ctx.cwd, io, ctx.state.dir())
+            .await;
         (program, line, spawned)
     } else {
-        (cmd[0].clone(), cmd[0].clone(), run_process(&cmd[0], &cmd[1..], &ctx.env, &ctx.cwd, io).await)
+        (
+            cmd[0].clone(),
+            cmd[0].clone(),
+            run_process(&cmd[0], &cmd[1..], &ctx.env, &ctx.cwd, io).await,
+        )
     };
     let mut out = match spawned {
         Ok(out) => out,
@@ -81,30 +96,51 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
                 format!("exec command not found: {program}")
             }));
         }
-        Err(e) => return Err(Error::runtime(spawn_error(&program, &e).unwrap_or_else(|| format!("exec could not start {program}: {e}")))),
+        Err(e) => {
+            return Err(Error::runtime(
+                spawn_error(&program, &e)
+                    .unwrap_or_else(|| format!("exec could not start {program}: {e}")),
+            ));
+        }
     };
     if let Some(ahead) = ahead {
         tracing::debug!(code = ?out.code, "command exited; waiting for the stages worked ahead");
-        let outcome = ahead.finish().await.ok_or_else(|| Error::runtime("exec --json output was lost"))?;
+        let outcome = ahead
+            .finish()
+            .await
+            .ok_or_else(|| Error::runtime("exec --json output was lost"))?;
         if let (Some(0), Some(items)) = (out.code, outcome.items) {
             return Ok(Output::items(items?));
         }
         out.stdout = utf8_lossy(outcome.bytes);
     }
     if out.code != Some(0) {
-        let detail = [out.stderr.trim_matches(is_js_space), out.stdout.trim_matches(is_js_space)]
-            .into_iter()
-            .find(|s| !s.is_empty())
-            .unwrap_or(&ran)
-            .to_string();
-        return Err(Error::runtime(format!("exec failed ({}): {detail}", out.code_text())));
+        let detail = [
+            out.stderr.trim_matches(is_js_space),
+            out.stdout.trim_matches(is_js_space),
+        ]
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .unwrap_or(&ran)
+        .to_string();
+        return Err(Error::runtime(format!(
+            "exec failed ({}): {detail}",
+            out.code_text()
+        )));
     }
 
     if json {
-        let items = json_items(out.stdout).map_err(|e| Error::runtime(format!("exec --json could not parse stdout as JSON: {e}")))?;
+        let items = json_items(out.stdout).map_err(|e| {
+            Error::runtime(format!("exec --json could not parse stdout as JSON: {e}"))
+        })?;
         return Ok(Output::items(super::run_pure(then, items)?));
     }
-    let lines: Vec<Value> =
-        out.stdout.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).filter(|l| !l.is_empty()).map(Value::from).collect();
+    let lines: Vec<Value> = out
+        .stdout
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .map(Value::from)
+        .collect();
     Ok(Output::items(super::run_pure(then, lines.into())?))
 }

@@ -88,7 +88,11 @@ pub fn to_fixed(x: f64, digits: usize) -> String {
         let bumped = string_to_number(head) + 10f64.powi(-(digits as i32));
         rounded = format!("{bumped:.digits$}");
     }
-    if x < 0.0 && string_to_number(&rounded) != 0.0 { format!("-{rounded}") } else { rounded }
+    if x < 0.0 && string_to_number(&rounded) != 0.0 {
+        format!("-{rounded}")
+    } else {
+        rounded
+    }
 }
 
 /// JavaScript `new Date(string)` for the formats people use: ISO 8601
@@ -101,7 +105,11 @@ fn parse_date(s: &str) -> Option<DateTime<Utc>> {
     if let Ok(d) = DateTime::parse_from_rfc2822(s) {
         return Some(d.with_timezone(&Utc));
     }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M%:z", "%Y-%m-%dT%H:%MZ"] {
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f%:z",
+        "%Y-%m-%dT%H:%M%:z",
+        "%Y-%m-%dT%H:%MZ",
+    ] {
         if let Ok(d) = DateTime::parse_from_str(s, fmt) {
             return Some(d.with_timezone(&Utc));
         }
@@ -127,7 +135,12 @@ fn parse_date(s: &str) -> Option<DateTime<Utc>> {
         }
     }
     // Local date-times, including the month-name forms V8 accepts.
-    let local = |n: NaiveDateTime| Local.from_local_datetime(&n).earliest().map(|d| d.with_timezone(&Utc));
+    let local = |n: NaiveDateTime| {
+        Local
+            .from_local_datetime(&n)
+            .earliest()
+            .map(|d| d.with_timezone(&Utc))
+    };
     for fmt in [
         "%Y-%m-%dT%H:%M:%S%.f",
         "%Y-%m-%dT%H:%M",
@@ -150,7 +163,15 @@ fn parse_date(s: &str) -> Option<DateTime<Utc>> {
             return local(n);
         }
     }
-    for fmt in ["%Y/%m/%d", "%b %d, %Y", "%b %d %Y", "%B %d, %Y", "%B %d %Y", "%d %b %Y", "%m/%d/%Y"] {
+    for fmt in [
+        "%Y/%m/%d",
+        "%b %d, %Y",
+        "%b %d %Y",
+        "%B %d, %Y",
+        "%B %d %Y",
+        "%d %b %Y",
+        "%m/%d/%Y",
+    ] {
         if let Ok(d) = NaiveDate::parse_from_str(s, fmt) {
             return d.and_hms_opt(0, 0, 0).and_then(local);
         }
@@ -166,11 +187,18 @@ pub fn iso_string(d: &DateTime<Utc>) -> String {
 fn date_filter(v: &Option<Value>, fmt: Option<&String>) -> Value {
     let date = match v {
         Some(Value::Number(n)) => ms_to_date(*n),
-        Some(Value::String(s)) if !s.trim().is_empty() && s.trim().bytes().all(|b| b.is_ascii_digit()) => ms_to_date(string_to_number(s)),
+        Some(Value::String(s))
+            if !s.trim().is_empty() && s.trim().bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            ms_to_date(string_to_number(s))
+        }
         other => parse_date(&str_or_empty(other).replace("undefined", "")),
     };
     let Some(d) = date else {
-        return Value::String(v.as_ref().map_or_else(|| "undefined".to_string(), Value::to_js_string));
+        return Value::String(
+            v.as_ref()
+                .map_or_else(|| "undefined".to_string(), Value::to_js_string),
+        );
     };
     let Some(fmt) = fmt.filter(|f| !f.is_empty()) else {
         return Value::String(iso_string(&d));
@@ -209,7 +237,9 @@ fn replace_all(s: &str, from: &str, to: &str) -> String {
 /// `String.prototype.split(sep)`.
 fn split(s: &str, sep: &str) -> Value {
     let parts: Vec<Value> = if sep.is_empty() {
-        s.encode_utf16().map(|u| Value::String(String::from_utf16_lossy(&[u]))).collect()
+        s.encode_utf16()
+            .map(|u| Value::String(String::from_utf16_lossy(&[u])))
+            .collect()
     } else {
         s.split(sep).map(Value::from).collect()
     };
@@ -221,7 +251,9 @@ fn apply_one(val: Option<Value>, name: &str, args: &[String]) -> Result<Option<V
     Ok(match name {
         "upper" => Some(Value::String(str_or_empty(&val).to_uppercase())),
         "lower" => Some(Value::String(str_or_empty(&val).to_lowercase())),
-        "trim" => Some(Value::String(str_or_empty(&val).trim_matches(is_js_space).to_string())),
+        "trim" => Some(Value::String(
+            str_or_empty(&val).trim_matches(is_js_space).to_string(),
+        )),
         "truncate" => {
             let s = str_or_empty(&val);
             let len = parse_int(arg(0)).filter(|n| *n != 0).unwrap_or(80);
@@ -233,10 +265,15 @@ fn apply_one(val: Option<Value>, name: &str, args: &[String]) -> Result<Option<V
                 Some(Value::String(s))
             }
         }
-        "replace" => {
-            Some(Value::String(replace_all(&str_or_empty(&val), arg(0).map_or("", String::as_str), arg(1).map_or("", String::as_str))))
-        }
-        "split" => Some(split(&str_or_empty(&val), arg(0).map_or(",", String::as_str))),
+        "replace" => Some(Value::String(replace_all(
+            &str_or_empty(&val),
+            arg(0).map_or("", String::as_str),
+            arg(1).map_or("", String::as_str),
+        ))),
+        "split" => Some(split(
+            &str_or_empty(&val),
+            arg(0).map_or(",", String::as_str),
+        )),
         "first" => match val {
             Some(Value::Array(a)) => a.into_iter().next(),
             other => other,
@@ -253,8 +290,16 @@ fn apply_one(val: Option<Value>, name: &str, args: &[String]) -> Result<Option<V
         "join" => match val {
             Some(Value::Array(a)) => {
                 let sep = arg(0).map_or(", ", String::as_str);
-                let parts: Vec<String> =
-                    a.iter().map(|v| if matches!(v, Value::Null) { String::new() } else { v.to_js_string() }).collect();
+                let parts: Vec<String> = a
+                    .iter()
+                    .map(|v| {
+                        if matches!(v, Value::Null) {
+                            String::new()
+                        } else {
+                            v.to_js_string()
+                        }
+                    })
+                    .collect();
                 Some(Value::String(parts.join(sep)))
             }
             other => Some(Value::String(str_or_empty(&other))),
@@ -274,9 +319,14 @@ fn apply_one(val: Option<Value>, name: &str, args: &[String]) -> Result<Option<V
                 // `Number#toFixed` throws outside 0..=100.
                 let dec = parse_int(arg(0)).unwrap_or(0);
                 if !(0..=100).contains(&dec) {
-                    return Err(Error::runtime("toFixed() digits argument must be between 0 and 100"));
+                    return Err(Error::runtime(
+                        "toFixed() digits argument must be between 0 and 100",
+                    ));
                 }
-                Some(Value::Number(string_to_number(&to_fixed(num, dec as usize))))
+                Some(Value::Number(string_to_number(&to_fixed(
+                    num,
+                    dec as usize,
+                ))))
             }
         }
         "date" => Some(date_filter(&val, arg(0))),
@@ -307,7 +357,10 @@ mod tests {
         let upper = apply_one(Some(Value::Null), "upper", &[]).unwrap();
         assert_eq!(upper, Some(Value::from("")));
         let err = apply_one(Some(Value::from(3.7)), "round", &["-1".to_string()]).unwrap_err();
-        assert_eq!(err.message, "toFixed() digits argument must be between 0 and 100");
+        assert_eq!(
+            err.message,
+            "toFixed() digits argument must be between 0 and 100"
+        );
         assert!(apply_one(Some(Value::from(3.7)), "round", &["101".to_string()]).is_err());
         assert_eq!(
             apply_one(Some(Value::from("x")), "round", &["-1".to_string()]).unwrap(),
@@ -329,9 +382,21 @@ mod tests {
     #[test]
     fn dates_parse_and_format() {
         let v = Some(Value::from("2024-02-03T04:05:06Z"));
-        assert_eq!(date_filter(&v, None), Value::from("2024-02-03T04:05:06.000Z"));
-        assert_eq!(date_filter(&v, Some(&"YYYY-MM-DD".to_string())), Value::from("2024-02-03"));
-        assert_eq!(date_filter(&Some(Value::from(0.0)), None), Value::from("1970-01-01T00:00:00.000Z"));
-        assert_eq!(date_filter(&Some(Value::from("nope")), None), Value::from("nope"));
+        assert_eq!(
+            date_filter(&v, None),
+            Value::from("2024-02-03T04:05:06.000Z")
+        );
+        assert_eq!(
+            date_filter(&v, Some(&"YYYY-MM-DD".to_string())),
+            Value::from("2024-02-03")
+        );
+        assert_eq!(
+            date_filter(&Some(Value::from(0.0)), None),
+            Value::from("1970-01-01T00:00:00.000Z")
+        );
+        assert_eq!(
+            date_filter(&Some(Value::from("nope")), None),
+            Value::from("nope")
+        );
     }
 }

@@ -21,13 +21,18 @@ pub struct HttpResponse {
 /// POSTs JSON with an optional bearer token.
 pub async fn post_json(url: String, token: Option<String>, body: String) -> Result<HttpResponse> {
     tokio::task::spawn_blocking(move || {
-        let agent: ureq::Agent =
-            ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(300))).build().into();
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(300)))
+            .build()
+            .into();
         let mut req = agent.post(&url).header("content-type", "application/json");
         if let Some(t) = &token {
             req = req.header("authorization", &format!("Bearer {t}"));
         }
-        let mut resp = req.send(body.as_bytes()).map_err(|e| Error::runtime(format!("fetch failed: {e}")))?;
+        let mut resp = req
+            .send(body.as_bytes())
+            .map_err(|e| Error::runtime(format!("fetch failed: {e}")))?;
         let status = resp.status();
         let body = resp
             .body_mut()
@@ -36,7 +41,11 @@ pub async fn post_json(url: String, token: Option<String>, body: String) -> Resu
             .lossy_utf8(true)
             .read_to_string()
             .map_err(|e| Error::runtime(format!("fetch failed: {e}")))?;
-        Ok(HttpResponse { status: status.as_u16(), reason: status.canonical_reason().unwrap_or_default().to_string(), body })
+        Ok(HttpResponse {
+            status: status.as_u16(),
+            reason: status.canonical_reason().unwrap_or_default().to_string(),
+            body,
+        })
     })
     .await
     .map_err(|e| Error::runtime(e.to_string()))?

@@ -13,47 +13,94 @@ const GOG_NOT_FOUND: &str = "gog not found on PATH (install: https://github.com/
 
 /// Runs `gog` (`$GOG_BIN`; a `.js`/`.mjs`/`.cjs`/`.ts` script runs under node).
 async fn run_gog(argv: Vec<String>, ctx: &Ctx) -> Result<ProcOutput> {
-    let bin = ctx.env.get("GOG_BIN").cloned().unwrap_or_else(|| "gog".into());
-    let is_script = [".mjs", ".cjs", ".js", ".ts"].iter().any(|e| bin.to_ascii_lowercase().ends_with(e));
-    let (program, argv) = if is_script { ("node".to_string(), [vec![bin], argv].concat()) } else { (bin, argv) };
+    let bin = ctx
+        .env
+        .get("GOG_BIN")
+        .cloned()
+        .unwrap_or_else(|| "gog".into());
+    let is_script = [".mjs", ".cjs", ".js", ".ts"]
+        .iter()
+        .any(|e| bin.to_ascii_lowercase().ends_with(e));
+    let (program, argv) = if is_script {
+        ("node".to_string(), [vec![bin], argv].concat())
+    } else {
+        (bin, argv)
+    };
     run_process(&program, &argv, &ctx.env, &ctx.cwd, ChildIo::default())
         .await
-        .map_err(|e| Error::runtime(if e.kind() == std::io::ErrorKind::NotFound { GOG_NOT_FOUND.to_string() } else { e.to_string() }))
+        .map_err(|e| {
+            Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
+                GOG_NOT_FOUND.to_string()
+            } else {
+                e.to_string()
+            })
+        })
 }
 
 fn head_400(s: &str) -> String {
-    s.encode_utf16().take(400).map(|u| String::from_utf16_lossy(&[u])).collect()
+    s.encode_utf16()
+        .take(400)
+        .map(|u| String::from_utf16_lossy(&[u]))
+        .collect()
 }
 
 pub async fn search(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
     input.drain()?;
-    let query = args.get("query").map_or_else(|| "newer_than:1d".to_string(), Value::to_js_string);
-    let max = args.get("max").or_else(|| args.get("limit")).map_or(20.0, Value::to_number);
-    let argv = vec!["gmail".into(), "search".into(), query, "--json".into(), "--max".into(), crate::value::format_number(max)];
+    let query = args
+        .get("query")
+        .map_or_else(|| "newer_than:1d".to_string(), Value::to_js_string);
+    let max = args
+        .get("max")
+        .or_else(|| args.get("limit"))
+        .map_or(20.0, Value::to_number);
+    let argv = vec![
+        "gmail".into(),
+        "search".into(),
+        query,
+        "--json".into(),
+        "--max".into(),
+        crate::value::format_number(max),
+    ];
     let out = run_gog(argv, ctx).await?;
     if out.code != Some(0) {
         let code = out.code.map_or_else(|| "?".to_string(), |c| c.to_string());
-        return Err(Error::runtime(format!("gog.gmail.search failed ({code}): {}", head_400(&out.stderr))));
+        return Err(Error::runtime(format!(
+            "gog.gmail.search failed ({code}): {}",
+            head_400(&out.stderr)
+        )));
     }
-    let parsed = Value::from_json(&out.stdout).map_err(|_| Error::runtime("gog.gmail.search expected JSON output"))?;
+    let parsed = Value::from_json(&out.stdout)
+        .map_err(|_| Error::runtime("gog.gmail.search expected JSON output"))?;
     let threads = |v: &Value| v.get_key("threads").and_then(Value::as_array).cloned();
     let items = match &parsed {
-        Value::Array(a) => a.iter().flat_map(|x| threads(x).unwrap_or_else(|| vec![x.clone()])).collect(),
+        Value::Array(a) => a
+            .iter()
+            .flat_map(|x| threads(x).unwrap_or_else(|| vec![x.clone()]))
+            .collect(),
         other => threads(other).unwrap_or_else(|| vec![other.clone()]),
     };
     Ok(Output::items(items))
 }
 
 pub async fn send(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
-    let dry_run = args.get("dryRun").or_else(|| args.get("dry-run")).is_some_and(Value::truthy);
+    let dry_run = args
+        .get("dryRun")
+        .or_else(|| args.get("dry-run"))
+        .is_some_and(Value::truthy);
     let mut results = Vec::new();
     for item in input.into_iter() {
         let item = item?;
         if !matches!(item, Value::Object(_) | Value::Array(_)) {
             return Err(Error::runtime("gog.gmail.send expects draft objects"));
         }
-        let field =
-            |k: &str| item.get_key(k).filter(|v| !matches!(v, Value::Null)).map(Value::to_js_string).unwrap_or_default().trim().to_string();
+        let field = |k: &str| {
+            item.get_key(k)
+                .filter(|v| !matches!(v, Value::Null))
+                .map(Value::to_js_string)
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
         let (to, subject, body) = (field("to"), field("subject"), field("body"));
         if to.is_empty() {
             return Err(Error::runtime("gog.gmail.send draft missing to"));
@@ -79,13 +126,20 @@ pub async fn send(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         let out = run_gog(argv, ctx).await?;
         if out.code != Some(0) {
             let code = out.code.map_or_else(|| "?".to_string(), |c| c.to_string());
-            return Err(Error::runtime(format!("gog.gmail.send failed ({code}): {}", head_400(&out.stderr))));
+            return Err(Error::runtime(format!(
+                "gog.gmail.send failed ({code}): {}",
+                head_400(&out.stderr)
+            )));
         }
         let parsed = if out.stdout.is_empty() {
             crate::jv!(r#"{"ok":true}"#)
         } else {
-            Value::from_json(&out.stdout)
-                .unwrap_or_else(|_| Value::Object(Object::from_iter([("ok", Value::Bool(true)), ("raw", Value::String(out.stdout))])))
+            Value::from_json(&out.stdout).unwrap_or_else(|_| {
+                Value::Object(Object::from_iter([
+                    ("ok", Value::Bool(true)),
+                    ("raw", Value::String(out.stdout)),
+                ]))
+            })
         };
         results.push(parsed);
     }
@@ -104,13 +158,26 @@ fn normalize_email(raw: &Value) -> Object {
     };
     let id = text(&["id", "messageId"]);
     let thread = text(&["threadId", "thread_id"]);
-    let labels = raw.get_key("labels").and_then(Value::as_array).map(|l| l.iter().map(|x| Value::String(x.to_js_string())).collect());
+    let labels = raw
+        .get_key("labels")
+        .and_then(Value::as_array)
+        .map(|l| l.iter().map(|x| Value::String(x.to_js_string())).collect());
     let mut o = Object::new();
     o.insert("id", Value::from(id.as_str()));
-    o.insert("threadId", Value::from(if thread.is_empty() { id.clone() } else { thread }));
+    o.insert(
+        "threadId",
+        Value::from(if thread.is_empty() {
+            id.clone()
+        } else {
+            thread
+        }),
+    );
     o.insert("from", Value::from(text(&["from", "sender"])));
     o.insert("subject", Value::from(text(&["subject"])));
-    o.insert("date", Value::from(text(&["date", "internalDate", "timestamp"])));
+    o.insert(
+        "date",
+        Value::from(text(&["date", "internalDate", "timestamp"])),
+    );
     o.insert("snippet", Value::from(text(&["snippet", "bodyPreview"])));
     o.insert("labels", Value::Array(labels.unwrap_or_default()));
     o
@@ -118,7 +185,9 @@ fn normalize_email(raw: &Value) -> Object {
 
 fn is_no_reply(from: &str) -> bool {
     let f = from.to_lowercase();
-    ["no-reply", "noreply", "do-not-reply", "donotreply"].iter().any(|p| f.contains(p))
+    ["no-reply", "noreply", "do-not-reply", "donotreply"]
+        .iter()
+        .any(|p| f.contains(p))
 }
 
 /// The address inside `Name <addr>`, or the first email-looking token.
@@ -131,7 +200,9 @@ fn email_address(from: &str) -> String {
     from.split(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == '"')
         .find(|t| {
             let (local, domain) = t.split_once('@').unwrap_or_default();
-            !local.is_empty() && domain.contains('.') && domain.rsplit('.').next().is_some_and(|tld| tld.len() >= 2)
+            !local.is_empty()
+                && domain.contains('.')
+                && domain.rsplit('.').next().is_some_and(|tld| tld.len() >= 2)
         })
         .unwrap_or_default()
         .to_string()
@@ -142,7 +213,11 @@ fn str_field<'a>(o: &'a Object, k: &str) -> &'a str {
 }
 
 fn ids(list: &[&Object]) -> Value {
-    Value::Array(list.iter().map(|e| Value::from(str_field(e, "id"))).collect())
+    Value::Array(
+        list.iter()
+            .map(|e| Value::from(str_field(e, "id")))
+            .collect(),
+    )
 }
 
 fn summary(reply: usize, action: usize, fyi: usize) -> String {
@@ -171,7 +246,11 @@ fn triage_prompt(emails: &[Object]) -> String {
 
 pub async fn triage(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
     let limit = args.get("limit").map_or(20.0, Value::to_number);
-    let emit = args.get("emit").map(Value::to_js_string).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let emit = args
+        .get("emit")
+        .map(Value::to_js_string)
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
     let drafts_mode = emit.as_deref() == Some("drafts");
     let mut emails: Vec<Object> = Vec::new();
     for item in input.into_iter() {
@@ -180,18 +259,27 @@ pub async fn triage(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
             break;
         }
     }
-    let has_provider = ["LOBSTER_LLM_PROVIDER", "LOBSTER_PI_LLM_ADAPTER_URL", "LOBSTER_LLM_ADAPTER_URL", "OPENCLAW_URL", "CLAWD_URL"]
-        .iter()
-        .any(|k| ctx.env_var(k).is_some());
+    let has_provider = [
+        "LOBSTER_LLM_PROVIDER",
+        "LOBSTER_PI_LLM_ADAPTER_URL",
+        "LOBSTER_LLM_ADAPTER_URL",
+        "OPENCLAW_URL",
+        "CLAWD_URL",
+    ]
+    .iter()
+    .any(|k| ctx.env_var(k).is_some());
     if !args.truthy("llm") || !has_provider {
         if drafts_mode {
             return Ok(Output::items(Vec::new()));
         }
-        let (mut reply, mut action, mut fyi): (Vec<&Object>, Vec<&Object>, Vec<&Object>) = (vec![], vec![], vec![]);
+        let (mut reply, mut action, mut fyi): (Vec<&Object>, Vec<&Object>, Vec<&Object>) =
+            (vec![], vec![], vec![]);
         for e in &emails {
             let subject = str_field(e, "subject").to_lowercase();
-            let unread =
-                e.get("labels").and_then(Value::as_array).is_some_and(|l| l.iter().any(|x| x.to_js_string().to_uppercase() == "UNREAD"));
+            let unread = e.get("labels").and_then(Value::as_array).is_some_and(|l| {
+                l.iter()
+                    .any(|x| x.to_js_string().to_uppercase() == "UNREAD")
+            });
             if subject.contains("action required") || subject.contains("urgent") {
                 action.push(e);
             } else if unread && !is_no_reply(str_field(e, "from")) {
@@ -201,12 +289,22 @@ pub async fn triage(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
             }
         }
         let mut report = Object::new();
-        report.insert("summary", Value::from(summary(reply.len(), action.len(), fyi.len())));
+        report.insert(
+            "summary",
+            Value::from(summary(reply.len(), action.len(), fyi.len())),
+        );
         report.insert(
             "buckets",
-            Value::Object(Object::from_iter([("needsReply", ids(&reply)), ("needsAction", ids(&action)), ("fyi", ids(&fyi))])),
+            Value::Object(Object::from_iter([
+                ("needsReply", ids(&reply)),
+                ("needsAction", ids(&action)),
+                ("fyi", ids(&fyi)),
+            ])),
         );
-        report.insert("emails", Value::Array(emails.iter().cloned().map(Value::Object).collect()));
+        report.insert(
+            "emails",
+            Value::Array(emails.iter().cloned().map(Value::Object).collect()),
+        );
         report.insert("mode", Value::from("deterministic"));
         return Ok(Output::items(vec![Value::Object(report)]));
     }
@@ -218,25 +316,57 @@ pub async fn triage(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         }
     };
     flag("token", args.get("token").cloned());
-    flag("model", args.get("model").map(Value::to_js_string).filter(|m| !m.trim().is_empty()).map(Value::String));
+    flag(
+        "model",
+        args.get("model")
+            .map(Value::to_js_string)
+            .filter(|m| !m.trim().is_empty())
+            .map(Value::String),
+    );
     flag("prompt", Some(Value::String(triage_prompt(&emails))));
     flag("output-schema", Some(Value::from(TRIAGE_SCHEMA)));
     flag("schema-version", Some(Value::from("email_triage.v1")));
     flag("temperature", args.get("temperature").cloned());
     flag("max-output-tokens", args.get("max-output-tokens").cloned());
-    flag("state-key", args.get("state-key").cloned().or_else(|| ctx.env_var("LOBSTER_RUN_STATE_KEY").map(Value::from)));
+    flag(
+        "state-key",
+        args.get("state-key")
+            .cloned()
+            .or_else(|| ctx.env_var("LOBSTER_RUN_STATE_KEY").map(Value::from)),
+    );
     let email_items: Vec<Value> = emails.iter().cloned().map(Value::Object).collect();
-    let out = super::llm::invoke("llm.invoke", &llm_args, Items::List(email_items), ctx).await?.items.collect()?;
-    let data = out.first().and_then(|i| i.get_key("output")).and_then(|o| o.get_key("data")).cloned().unwrap_or_default();
+    let out = super::llm::invoke("llm.invoke", &llm_args, Items::List(email_items), ctx)
+        .await?
+        .items
+        .collect()?;
+    let data = out
+        .first()
+        .and_then(|i| i.get_key("output"))
+        .and_then(|o| o.get_key("data"))
+        .cloned()
+        .unwrap_or_default();
     let mut decisions = Vec::new();
     let (mut reply, mut action, mut fyi) = (Vec::new(), Vec::new(), Vec::new());
     let mut drafts = Vec::new();
-    for d in data.get_key("decisions").and_then(Value::as_array).cloned().unwrap_or_default() {
-        let id = d.get_key("id").map(Value::to_js_string).unwrap_or_default().trim().to_string();
+    for d in data
+        .get_key("decisions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+    {
+        let id = d
+            .get_key("id")
+            .map(Value::to_js_string)
+            .unwrap_or_default()
+            .trim()
+            .to_string();
         if id.is_empty() {
             continue;
         }
-        let category = d.get_key("category").filter(|v| !matches!(v, Value::Null)).map_or_else(|| "fyi".to_string(), Value::to_js_string);
+        let category = d
+            .get_key("category")
+            .filter(|v| !matches!(v, Value::Null))
+            .map_or_else(|| "fyi".to_string(), Value::to_js_string);
         let mut dec = Object::new();
         dec.insert("id", Value::from(id.as_str()));
         dec.insert("category", Value::from(category.as_str()));
@@ -244,7 +374,10 @@ pub async fn triage(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
             dec.insert("rationale", Value::String(r.to_js_string()));
         }
         let reply_obj = d.get_key("reply").and_then(Value::as_object);
-        let body = reply_obj.and_then(|r| r.get("body")).filter(|v| !matches!(v, Value::Null)).map(Value::to_js_string);
+        let body = reply_obj
+            .and_then(|r| r.get("body"))
+            .filter(|v| !matches!(v, Value::Null))
+            .map(Value::to_js_string);
         if let Some(r) = reply_obj {
             let mut ro = Object::new();
             if let Some(s) = r.get("subject") {
@@ -264,8 +397,11 @@ pub async fn triage(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         {
             let to = email_address(str_field(email, "from"));
             if !to.is_empty() && !is_no_reply(str_field(email, "from")) {
-                let subject =
-                    reply_obj.and_then(|r| r.get("subject")).filter(|s| s.truthy()).map(Value::to_js_string).unwrap_or_else(|| {
+                let subject = reply_obj
+                    .and_then(|r| r.get("subject"))
+                    .filter(|s| s.truthy())
+                    .map(Value::to_js_string)
+                    .unwrap_or_else(|| {
                         let s = str_field(email, "subject").trim();
                         if s.is_empty() {
                             "Re:".into()
@@ -295,7 +431,10 @@ pub async fn triage(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         return Ok(Output::items(items));
     }
     let mut report = Object::new();
-    report.insert("summary", Value::from(summary(reply.len(), action.len(), fyi.len())));
+    report.insert(
+        "summary",
+        Value::from(summary(reply.len(), action.len(), fyi.len())),
+    );
     report.insert(
         "buckets",
         Value::Object(Object::from_iter([
@@ -304,7 +443,10 @@ pub async fn triage(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
             ("fyi", Value::Array(fyi)),
         ])),
     );
-    report.insert("emails", Value::Array(emails.into_iter().map(Value::Object).collect()));
+    report.insert(
+        "emails",
+        Value::Array(emails.into_iter().map(Value::Object).collect()),
+    );
     report.insert("decisions", Value::Array(decisions));
     report.insert(
         "drafts",

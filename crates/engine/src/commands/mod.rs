@@ -51,12 +51,18 @@ pub struct Output {
 impl Output {
     /// Plain items.
     pub fn items(items: impl Into<Items>) -> Output {
-        Output { items: items.into(), ..Output::default() }
+        Output {
+            items: items.into(),
+            ..Output::default()
+        }
     }
 
     /// A renderer's result: no items, `rendered` set.
     pub fn rendered() -> Output {
-        Output { rendered: true, ..Output::default() }
+        Output {
+            rendered: true,
+            ..Output::default()
+        }
     }
 }
 
@@ -102,10 +108,11 @@ pub fn exists(name: &str) -> bool {
 static CATALOG_JSON: &str = include_str!("catalog.json");
 
 fn catalog() -> &'static [Value] {
-    static CATALOG: std::sync::LazyLock<Vec<Value>> = std::sync::LazyLock::new(|| match Value::from_json(CATALOG_JSON) {
-        Ok(Value::Array(entries)) => entries,
-        _ => Vec::new(),
-    });
+    static CATALOG: std::sync::LazyLock<Vec<Value>> =
+        std::sync::LazyLock::new(|| match Value::from_json(CATALOG_JSON) {
+            Ok(Value::Array(entries)) => entries,
+            _ => Vec::new(),
+        });
     &CATALOG
 }
 
@@ -123,14 +130,24 @@ pub fn describe_all() -> Vec<Value> {
     catalog()
         .iter()
         .filter_map(Value::as_object)
-        .map(|c| Value::Object(c.iter().filter(|(k, _)| *k != "help").map(|(k, v)| (k, v.clone())).collect()))
+        .map(|c| {
+            Value::Object(
+                c.iter()
+                    .filter(|(k, _)| *k != "help")
+                    .map(|(k, v)| (k, v.clone()))
+                    .collect(),
+            )
+        })
         .collect()
 }
 
 /// Whether `name` is a pure item transform: no effects and no context, so
 /// it may run ahead on another thread while its input still arrives.
 pub fn is_pure(name: &str) -> bool {
-    matches!(name, "where" | "pick" | "head" | "sort" | "dedupe" | "groupBy" | "map")
+    matches!(
+        name,
+        "where" | "pick" | "head" | "sort" | "dedupe" | "groupBy" | "map"
+    )
 }
 
 /// Runs one pure stage (see [`is_pure`]).
@@ -151,7 +168,9 @@ fn run_pure_stage(stage: &Stage, input: Items) -> Result<Items> {
 
 /// Runs pure stages (see [`is_pure`]) one after another over `input`.
 pub fn run_pure(stages: &[Stage], input: Items) -> Result<Items> {
-    stages.iter().try_fold(input, |items, stage| run_pure_stage(stage, items))
+    stages
+        .iter()
+        .try_fold(input, |items, stage| run_pure_stage(stage, items))
 }
 
 /// Runs the first of `stages` and tells how many stages that took: an
@@ -164,7 +183,10 @@ pub async fn run_stages_from(stages: &[Stage], input: Items, ctx: &Ctx) -> Resul
     if stage.name == "exec" {
         let pure = stages[1..].iter().take_while(|s| is_pure(&s.name)).count();
         if pure > 0 {
-            return Ok((exec::run(&stage.args, input, ctx, &stages[1..=pure]).await?, 1 + pure));
+            return Ok((
+                exec::run(&stage.args, input, ctx, &stages[1..=pure]).await?,
+                1 + pure,
+            ));
         }
     }
     Ok((run_stage(stage, input, ctx).await?, 1))
@@ -187,7 +209,9 @@ pub async fn run_stage(stage: &Stage, input: Items, ctx: &Ctx) -> Result<Output>
         "commands.list" => discovery::commands_list(input),
         "workflows.list" => discovery::workflows_list(input),
         "workflows.run" => discovery::workflows_run(args, input, ctx).await,
-        "openclaw.invoke" | "clawd.invoke" => integrations::invoke(&stage.name, args, input, ctx).await,
+        "openclaw.invoke" | "clawd.invoke" => {
+            integrations::invoke(&stage.name, args, input, ctx).await
+        }
         "llm.invoke" | "llm_task.invoke" => llm::invoke(&stage.name, args, input, ctx).await,
         "openclaw.agent" => integrations::openclaw_agent(args, input, ctx).await,
         "gog.gmail.search" => mail::search(args, input, ctx).await,

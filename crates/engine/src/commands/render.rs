@@ -8,7 +8,8 @@ use crate::value::Value;
 
 pub fn json(input: Items, ctx: &Ctx) -> Result<Output> {
     let items = input.collect()?;
-    ctx.stdout.write(&(Value::Array(items).to_json_pretty() + "\n"));
+    ctx.stdout
+        .write(&(Value::Array(items).to_json_pretty() + "\n"));
     Ok(Output::rendered())
 }
 
@@ -56,17 +57,41 @@ pub fn table(input: Items, ctx: &Ctx) -> Result<Output> {
     }
     let mut rows: Vec<Vec<String>> = vec![cols.clone()];
     for item in &items {
-        rows.push(cols.iter().map(|c| cell(crate::path::js_get(item, c).as_deref())).collect());
+        rows.push(
+            cols.iter()
+                .map(|c| cell(crate::path::js_get(item, c).as_deref()))
+                .collect(),
+        );
     }
     for row in &mut rows {
         for c in row.iter_mut() {
             *c = c.replace('\n', " ");
         }
     }
-    let widths: Vec<usize> = (0..cols.len()).map(|i| rows.iter().map(|r| r[i].encode_utf16().count()).max().unwrap_or(0).max(3)).collect();
-    let render_row = |row: &Vec<String>| row.iter().enumerate().map(|(i, c)| pad_end(c, widths[i])).collect::<Vec<_>>().join("  ");
+    let widths: Vec<usize> = (0..cols.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].encode_utf16().count())
+                .max()
+                .unwrap_or(0)
+                .max(3)
+        })
+        .collect();
+    let render_row = |row: &Vec<String>| {
+        row.iter()
+            .enumerate()
+            .map(|(i, c)| pad_end(c, widths[i]))
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
     let mut text = render_row(&rows[0]) + "\n";
-    text.push_str(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+    text.push_str(
+        &widths
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .join("  "),
+    );
     text.push('\n');
     for row in &rows[1..] {
         text.push_str(&render_row(row));

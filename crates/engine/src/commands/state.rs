@@ -13,7 +13,11 @@ use crate::value::{Object, Value, stable_stringify};
 pub fn normalize_key(key: &str) -> Result<String> {
     let mut out = String::with_capacity(key.len());
     for c in key.to_lowercase().chars() {
-        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') { c } else { '_' };
+        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') {
+            c
+        } else {
+            '_'
+        };
         if c == '_' && out.ends_with('_') {
             continue;
         }
@@ -29,7 +33,11 @@ pub fn normalize_key(key: &str) -> Result<String> {
 
 /// One item is stored as itself; any other count as the array.
 fn single_or_array(mut items: Vec<Value>) -> Value {
-    if items.len() == 1 { items.pop().unwrap_or_default() } else { Value::Array(items) }
+    if items.len() == 1 {
+        items.pop().unwrap_or_default()
+    } else {
+        Value::Array(items)
+    }
 }
 
 /// Reads a stored value (`None` when absent).
@@ -37,7 +45,9 @@ pub async fn read_value(ctx: &Ctx, key: &str) -> Result<Option<Value>> {
     let store = ctx.state.store().await?;
     match store.kv_get(&normalize_key(key)?).await? {
         None => Ok(None),
-        Some(text) => Value::from_json(&text).map(Some).map_err(|e| Error::runtime(format!("state value for {key} is corrupt: {e}"))),
+        Some(text) => Value::from_json(&text)
+            .map(Some)
+            .map_err(|e| Error::runtime(format!("state value for {key} is corrupt: {e}"))),
     }
 }
 
@@ -67,13 +77,19 @@ pub async fn set(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
 }
 
 pub async fn diff_last(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
-    let key = args.get("key").map(Value::to_js_string).or_else(|| args.positional.first().cloned()).filter(|k| !k.is_empty());
+    let key = args
+        .get("key")
+        .map(Value::to_js_string)
+        .or_else(|| args.positional.first().cloned())
+        .filter(|k| !k.is_empty());
     let Some(key) = key else {
         return Err(Error::runtime("diff.last requires --key"));
     };
     let after = single_or_array(input.collect()?);
     let before = read_value(ctx, &key).await?;
-    let changed = before.as_ref().is_none_or(|b| stable_stringify(b) != stable_stringify(&after));
+    let changed = before
+        .as_ref()
+        .is_none_or(|b| stable_stringify(b) != stable_stringify(&after));
     write_value(ctx, &key, &after).await?;
     let mut out = Object::new();
     out.insert("kind", Value::from("diff.last"));

@@ -18,7 +18,10 @@ pub fn replace_placeholders(template: &str, mut render: impl FnMut(&str) -> Stri
 }
 
 /// Fallible [`replace_placeholders`].
-pub fn try_replace_placeholders(template: &str, mut render: impl FnMut(&str) -> Result<String>) -> Result<String> {
+pub fn try_replace_placeholders(
+    template: &str,
+    mut render: impl FnMut(&str) -> Result<String>,
+) -> Result<String> {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(open) = rest.find("{{") {
@@ -64,7 +67,11 @@ fn split_filter_chain(expr: &str) -> Vec<String> {
                     }
                 }
             }
-            '|' => parts.push(std::mem::take(&mut cur).trim_matches(is_js_space).to_string()),
+            '|' => parts.push(
+                std::mem::take(&mut cur)
+                    .trim_matches(is_js_space)
+                    .to_string(),
+            ),
             _ => cur.push(c),
         }
     }
@@ -77,8 +84,11 @@ pub fn render_item_template(template: &str, item: &Value) -> Result<String> {
     try_replace_placeholders(template, |expr| {
         let parts = split_filter_chain(expr);
         let key = parts[0].as_str();
-        let mut val: Option<Value> =
-            if key == "." || key == "this" { Some(item.clone()) } else { get_by_path(item, key).map(Cow::into_owned) };
+        let mut val: Option<Value> = if key == "." || key == "this" {
+            Some(item.clone())
+        } else {
+            get_by_path(item, key).map(Cow::into_owned)
+        };
         if parts.len() > 1 {
             val = apply_filters(val, &parts[1..])?;
         }
@@ -92,14 +102,19 @@ pub fn render_item_template(template: &str, item: &Value) -> Result<String> {
 }
 
 pub async fn run(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
-    let mut tpl = args.string("text").filter(|s| !s.is_empty()).map(str::to_string);
+    let mut tpl = args
+        .string("text")
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
     if tpl.is_none()
         && let Some(file) = args.string("file").filter(|s| !s.is_empty())
     {
         let path = ctx.cwd.join(file);
         let text = tokio::fs::read_to_string(&path).await.map_err(|e| {
             Error::runtime(match e.kind() {
-                std::io::ErrorKind::NotFound => format!("ENOENT: no such file or directory, open '{file}'"),
+                std::io::ErrorKind::NotFound => {
+                    format!("ENOENT: no such file or directory, open '{file}'")
+                }
                 _ => format!("{e}, open '{file}'"),
             })
         })?;
@@ -109,9 +124,13 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
         tpl = Some(args.positional.join(" ")).filter(|s| !s.is_empty());
     }
     let Some(tpl) = tpl else {
-        return Err(Error::runtime("template requires --text or --file (or positional text)"));
+        return Err(Error::runtime(
+            "template requires --text or --file (or positional text)",
+        ));
     };
-    Ok(Output::items(input.filter_map(move |item| Ok(Some(Value::String(render_item_template(&tpl, &item)?))))))
+    Ok(Output::items(input.filter_map(move |item| {
+        Ok(Some(Value::String(render_item_template(&tpl, &item)?)))
+    })))
 }
 
 #[cfg(test)]
@@ -130,6 +149,9 @@ mod tests {
 
     #[test]
     fn filter_chain_respects_quotes() {
-        assert_eq!(split_filter_chain(r#"line | split "|" | first"#), vec!["line", r#"split "|""#, "first"]);
+        assert_eq!(
+            split_filter_chain(r#"line | split "|" | first"#),
+            vec!["line", r#"split "|""#, "first"]
+        );
     }
 }

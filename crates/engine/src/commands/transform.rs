@@ -12,7 +12,10 @@ use crate::js_sort;
 use crate::object::{Key, intern};
 use crate::parser::{Args, Stage};
 use crate::path::{get_by_path, get_object_path};
-use crate::value::{Object, RelOp, Value, compare_js_strings, is_js_space, loose_compare, loose_eq, string_to_number};
+use crate::value::{
+    Object, RelOp, Value, compare_js_strings, is_js_space, loose_compare, loose_eq,
+    string_to_number,
+};
 
 /// A `where` predicate operator.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -25,7 +28,10 @@ enum Op {
 /// Parses `path<op>value` like the regex
 /// `^([A-Za-z0-9_.]+)\s*(==|=|!=|<=|>=|<|>)\s*(.+)$`.
 fn parse_predicate(expr: &str) -> Option<(String, Op, Value)> {
-    let path_len = expr.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.').count();
+    let path_len = expr
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.')
+        .count();
     if path_len == 0 {
         return None;
     }
@@ -42,16 +48,19 @@ fn parse_predicate(expr: &str) -> Option<(String, Op, Value)> {
     ];
     // Like the regex, an operator that leaves no value backtracks to a
     // shorter one: `a>=` is `a > "="`.
-    let (op, raw) = ops.into_iter().filter(|(t, _)| rest.starts_with(t)).find_map(|(t, op)| {
-        let after = &rest[t.len()..];
-        let trimmed = after.trim_start_matches(is_js_space);
-        if !trimmed.is_empty() {
-            return Some((op, trimmed));
-        }
-        // `\s*` gives back one character so `(.+)` can match it.
-        let last = after.chars().last()?;
-        Some((op, &after[after.len() - last.len_utf8()..]))
-    })?;
+    let (op, raw) = ops
+        .into_iter()
+        .filter(|(t, _)| rest.starts_with(t))
+        .find_map(|(t, op)| {
+            let after = &rest[t.len()..];
+            let trimmed = after.trim_start_matches(is_js_space);
+            if !trimmed.is_empty() {
+                return Some((op, trimmed));
+            }
+            // `\s*` gives back one character so `(.+)` can match it.
+            let last = after.chars().last()?;
+            Some((op, &after[after.len() - last.len_utf8()..]))
+        })?;
     let is_line_end = |c: char| matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}');
     if raw.chars().any(is_line_end) {
         return None;
@@ -62,7 +71,11 @@ fn parse_predicate(expr: &str) -> Option<(String, Op, Value)> {
         "null" => Value::Null,
         _ => {
             let n = string_to_number(raw);
-            if !n.is_nan() && !raw.trim_matches(is_js_space).is_empty() { Value::Number(n) } else { Value::from(raw) }
+            if !n.is_nan() && !raw.trim_matches(is_js_space).is_empty() {
+                Value::Number(n)
+            } else {
+                Value::from(raw)
+            }
         }
     };
     Some((path.to_string(), op, value))
@@ -71,9 +84,12 @@ fn parse_predicate(expr: &str) -> Option<(String, Op, Value)> {
 pub fn where_(args: &Args, input: Items) -> Result<Output> {
     let expr = args.positional.first().filter(|e| !e.is_empty());
     let Some(expr) = expr else {
-        return Err(Error::runtime("where requires an expression (e.g. field=value)"));
+        return Err(Error::runtime(
+            "where requires an expression (e.g. field=value)",
+        ));
     };
-    let (path, op, value) = parse_predicate(expr).ok_or_else(|| Error::runtime(format!("Invalid where expression: {expr}")))?;
+    let (path, op, value) = parse_predicate(expr)
+        .ok_or_else(|| Error::runtime(format!("Invalid where expression: {expr}")))?;
     Ok(Output::items(input.filter_map(move |item| {
         let left = get_object_path(&item, &path);
         let left = left.as_deref();
@@ -88,7 +104,9 @@ pub fn where_(args: &Args, input: Items) -> Result<Output> {
 
 /// The fields of a `pick` list (`id, name,`).
 fn pick_fields(spec: &str) -> impl Iterator<Item = &str> {
-    spec.split(',').map(|s| s.trim_matches(is_js_space)).filter(|s| !s.is_empty())
+    spec.split(',')
+        .map(|s| s.trim_matches(is_js_space))
+        .filter(|s| !s.is_empty())
 }
 
 /// The properties of an object item that `stages` can observe, when they
@@ -128,13 +146,17 @@ pub fn pick(args: &Args, input: Items) -> Result<Output> {
             // which `table` shows as a column and JSON leaves out.
             Value::Object(mut obj) => {
                 for f in &fields {
-                    let v = obj.remove(f).or_else(|| out.get(f).cloned()).unwrap_or(Value::Undefined);
+                    let v = obj
+                        .remove(f)
+                        .or_else(|| out.get(f).cloned())
+                        .unwrap_or(Value::Undefined);
                     out.insert_key(f.clone(), v);
                 }
             }
             Value::Array(_) => {
                 for f in &fields {
-                    let v = crate::path::js_get(&item, f).map_or(Value::Undefined, |v| v.into_owned());
+                    let v =
+                        crate::path::js_get(&item, f).map_or(Value::Undefined, |v| v.into_owned());
                     out.insert_key(f.clone(), v);
                 }
             }
@@ -158,7 +180,9 @@ pub fn head(args: &Args, input: Items) -> Result<Output> {
         drop_in_background(items);
         return Ok(Output::items(kept));
     }
-    Ok(Output::items(Items::Lazy(Box::new(input.into_iter().take(take)))))
+    Ok(Output::items(Items::Lazy(Box::new(
+        input.into_iter().take(take),
+    ))))
 }
 
 /// Items a stage drops in bulk: freeing 50k parsed objects takes
@@ -170,7 +194,9 @@ fn drop_in_background(items: Vec<Value>) {
         return;
     }
     // A thread that cannot start hands the items back to be dropped here.
-    let _ = std::thread::Builder::new().name("lobster-drop".into()).spawn(move || drop(items));
+    let _ = std::thread::Builder::new()
+        .name("lobster-drop".into())
+        .spawn(move || drop(items));
 }
 
 /// Lobster's sort comparator: null/undefined last, numbers numerically,
@@ -235,16 +261,21 @@ pub fn sort(args: &Args, input: Items) -> Result<Output> {
     // items in Lobster's order; otherwise every stable sort agrees with it.
     let has = |f: fn(&SortKey) -> bool| keys.iter().any(f);
     let numbers = has(|k| matches!(k, SortKey::Number(_)));
-    let order: Vec<usize> = if has(|k| matches!(k, SortKey::Number(n) if n.is_nan())) || (numbers && has(|k| matches!(k, SortKey::Text(_))))
+    let order: Vec<usize> = if has(|k| matches!(k, SortKey::Number(n) if n.is_nan()))
+        || (numbers && has(|k| matches!(k, SortKey::Text(_))))
     {
         let mut order: Vec<usize> = (0..items.len()).collect();
         js_sort::sort_by(&mut order, compare);
         order
     } else if numbers && !has(|k| matches!(k, SortKey::Missing)) {
         // Only numbers: sort them next to their positions.
-        let mut pairs: Vec<(f64, usize)> =
-            keys.iter().enumerate().map(|(i, k)| (if let SortKey::Number(n) = k { *n } else { 0.0 }, i)).collect();
-        let by_value = |a: &(f64, usize), b: &(f64, usize)| a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal);
+        let mut pairs: Vec<(f64, usize)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (if let SortKey::Number(n) = k { *n } else { 0.0 }, i))
+            .collect();
+        let by_value =
+            |a: &(f64, usize), b: &(f64, usize)| a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal);
         if desc {
             pairs.sort_by(|a, b| by_value(b, a));
         } else {
@@ -256,7 +287,12 @@ pub fn sort(args: &Args, input: Items) -> Result<Output> {
         order.sort_by(compare);
         order
     };
-    Ok(Output::items(order.into_iter().map(|i| std::mem::take(&mut items[i])).collect::<Vec<_>>()))
+    Ok(Output::items(
+        order
+            .into_iter()
+            .map(|i| std::mem::take(&mut items[i]))
+            .collect::<Vec<_>>(),
+    ))
 }
 
 /// `JSON.stringify(v)` where `undefined` stays undefined (`None`).
@@ -277,7 +313,12 @@ pub fn dedupe(args: &Args, input: Items) -> Result<Output> {
 }
 
 pub fn group_by(args: &Args, input: Items) -> Result<Output> {
-    let key_path = args.get("key").map(Value::to_js_string).unwrap_or_default().trim_matches(is_js_space).to_string();
+    let key_path = args
+        .get("key")
+        .map(Value::to_js_string)
+        .unwrap_or_default()
+        .trim_matches(is_js_space)
+        .to_string();
     if key_path.is_empty() {
         return Err(Error::runtime("groupBy requires --key"));
     }
@@ -286,7 +327,11 @@ pub fn group_by(args: &Args, input: Items) -> Result<Output> {
         let item = item?;
         let key_val = get_by_path(&item, &key_path).map(|c| c.into_owned());
         let id = identity_key(key_val.as_ref());
-        groups.entry(id).or_insert_with(|| (key_val, Vec::new())).1.push(item);
+        groups
+            .entry(id)
+            .or_insert_with(|| (key_val, Vec::new()))
+            .1
+            .push(item);
     }
     let out = groups
         .into_values()
@@ -307,7 +352,11 @@ pub fn group_by(args: &Args, input: Items) -> Result<Output> {
 /// strings verbatim, anything else as compact JSON.
 fn render_map_template(template: &str, item: &Value) -> String {
     crate::commands::template::replace_placeholders(template, |expr| {
-        let val = if expr == "." || expr == "this" { Some(std::borrow::Cow::Borrowed(item)) } else { get_by_path(item, expr) };
+        let val = if expr == "." || expr == "this" {
+            Some(std::borrow::Cow::Borrowed(item))
+        } else {
+            get_by_path(item, expr)
+        };
         match val.as_deref() {
             None | Some(Value::Null | Value::Undefined) => String::new(),
             Some(Value::String(s)) => s.clone(),
@@ -317,8 +366,14 @@ fn render_map_template(template: &str, item: &Value) -> String {
 }
 
 pub fn map(args: &Args, input: Items) -> Result<Output> {
-    let wrap = args.string("wrap").filter(|s| !s.is_empty()).map(str::to_string);
-    let unwrap = args.string("unwrap").filter(|s| !s.is_empty()).map(str::to_string);
+    let wrap = args
+        .string("wrap")
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let unwrap = args
+        .string("unwrap")
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
     if wrap.is_some() && unwrap.is_some() {
         return Err(Error::runtime("map cannot use both --wrap and --unwrap"));
     }
@@ -334,7 +389,9 @@ pub fn map(args: &Args, input: Items) -> Result<Output> {
     Ok(Output::items(input.filter_map(move |item| {
         if let Some(field) = &unwrap {
             let out = match &item {
-                Value::Object(_) | Value::Array(_) => crate::path::js_get(&item, field).map(|c| c.into_owned()),
+                Value::Object(_) | Value::Array(_) => {
+                    crate::path::js_get(&item, field).map(|c| c.into_owned())
+                }
                 _ => None,
             };
             return Ok(Some(out.unwrap_or(Value::Undefined)));

@@ -25,7 +25,10 @@ pub fn run(argv: &[String]) -> Option<Done> {
     let ok = |stdout: String| Some(Done { code: 0, stdout });
     match name.as_str() {
         ":" | "true" => ok(String::new()),
-        "false" => Some(Done { code: 1, stdout: String::new() }),
+        "false" => Some(Done {
+            code: 1,
+            stdout: String::new(),
+        }),
         "echo" => echo(args).and_then(ok),
         "printf" => printf(args).and_then(ok),
         _ => None,
@@ -116,10 +119,20 @@ mod tests {
     fn printf_covers_text_s_and_simple_escapes() {
         assert_eq!(out(&["printf", "[{\"id\":1}]"]).unwrap(), "[{\"id\":1}]");
         assert_eq!(out(&["printf", "100%%\\n"]).unwrap(), "100%\n");
-        assert_eq!(out(&["printf", "%s\\n", "a", "b", "c"]).unwrap(), "a\nb\nc\n");
-        assert_eq!(out(&["printf", "%s=%s;", "a", "1", "b"]).unwrap(), "a=1;b=;");
+        assert_eq!(
+            out(&["printf", "%s\\n", "a", "b", "c"]).unwrap(),
+            "a\nb\nc\n"
+        );
+        assert_eq!(
+            out(&["printf", "%s=%s;", "a", "1", "b"]).unwrap(),
+            "a=1;b=;"
+        );
         assert_eq!(out(&["printf", "x", "unused"]).unwrap(), "x");
-        assert_eq!(out(&["printf", "<%s>", "a\\n"]).unwrap(), "<a\\n>", "arguments of %s are not escaped");
+        assert_eq!(
+            out(&["printf", "<%s>", "a\\n"]).unwrap(),
+            "<a\\n>",
+            "arguments of %s are not escaped"
+        );
         assert_eq!(out(&["printf", "\\t\\\\"]).unwrap(), "\t\\");
         for refused in [
             &["printf"][..],
@@ -138,9 +151,27 @@ mod tests {
     #[test]
     fn true_false_and_colon() {
         let argv = |s: &str| vec![s.to_string(), "ignored".to_string()];
-        assert_eq!(run(&argv("true")), Some(Done { code: 0, stdout: String::new() }));
-        assert_eq!(run(&argv(":")), Some(Done { code: 0, stdout: String::new() }));
-        assert_eq!(run(&argv("false")), Some(Done { code: 1, stdout: String::new() }));
+        assert_eq!(
+            run(&argv("true")),
+            Some(Done {
+                code: 0,
+                stdout: String::new()
+            })
+        );
+        assert_eq!(
+            run(&argv(":")),
+            Some(Done {
+                code: 0,
+                stdout: String::new()
+            })
+        );
+        assert_eq!(
+            run(&argv("false")),
+            Some(Done {
+                code: 1,
+                stdout: String::new()
+            })
+        );
         assert_eq!(run(&argv("cat")), None);
     }
 
@@ -156,26 +187,52 @@ mod tests {
         let mut words = vec![String::new()];
         let mut level = vec![String::new()];
         for _ in 0..3 {
-            level = level.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
+            level = level
+                .iter()
+                .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                .collect();
             words.extend(level.iter().cloned());
         }
         let mut cases: Vec<Vec<String>> = Vec::new();
         for w in &words {
             for tail in [&[][..], &["x"][..], &["x", "-n", ""][..]] {
                 for name in ["echo", "printf"] {
-                    let argv: Vec<String> = [name, w.as_str()].into_iter().chain(tail.iter().copied()).map(String::from).collect();
+                    let argv: Vec<String> = [name, w.as_str()]
+                        .into_iter()
+                        .chain(tail.iter().copied())
+                        .map(String::from)
+                        .collect();
                     if run(&argv).is_some() {
                         cases.push(argv);
                     }
                 }
             }
         }
-        assert!(cases.len() > 1000, "the alphabet exercises both builtins ({} cases)", cases.len());
+        assert!(
+            cases.len() > 1000,
+            "the alphabet exercises both builtins ({} cases)",
+            cases.len()
+        );
         let quote = |a: &str| format!("'{}'", a.replace('\'', "'\\''"));
-        let script: String =
-            cases.iter().map(|argv| format!("{}; printf '\\001'\n", argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" "))).collect();
-        let out = std::process::Command::new("/bin/sh").arg("-c").arg(&script).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let script: String = cases
+            .iter()
+            .map(|argv| {
+                format!(
+                    "{}; printf '\\001'\n",
+                    argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
+                )
+            })
+            .collect();
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let dash = String::from_utf8(out.stdout).unwrap();
         let printed: Vec<&str> = dash.split('\u{1}').collect();
         assert_eq!(printed.len(), cases.len() + 1);

@@ -20,15 +20,24 @@ const MAX_STEPS: u32 = 10_000;
 /// would find; the directory is read once for all of them.
 pub fn matches_nothing(patterns: &[&str], dir: &Path) -> bool {
     let patterns: Vec<Vec<char>> = patterns.iter().map(|p| p.chars().collect()).collect();
-    let reasoned = |p: &Vec<char>| p.len() <= MAX_PATTERN && !p.contains(&'/') && p.first() != Some(&'.') && !p.starts_with(&['\\', '.']);
+    let reasoned = |p: &Vec<char>| {
+        p.len() <= MAX_PATTERN
+            && !p.contains(&'/')
+            && p.first() != Some(&'.')
+            && !p.starts_with(&['\\', '.'])
+    };
     if !patterns.iter().all(reasoned) {
         return false;
     }
-    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
     for entry in entries {
         let Ok(entry) = entry else { return false };
         let name = entry.file_name();
-        let Some(name) = name.to_str() else { return false };
+        let Some(name) = name.to_str() else {
+            return false;
+        };
         // dash matches a leading `.` only with a pattern that starts with one.
         if name.starts_with('.') {
             continue;
@@ -51,7 +60,9 @@ pub fn matches_nothing(patterns: &[&str], dir: &Path) -> bool {
 /// takes more than `steps` steps.
 fn fnmatch(p: &[char], n: &[char], steps: &mut u32) -> Option<bool> {
     *steps = steps.checked_sub(1)?;
-    let Some((&first, rest)) = p.split_first() else { return Some(n.is_empty()) };
+    let Some((&first, rest)) = p.split_first() else {
+        return Some(n.is_empty());
+    };
     match first {
         '*' => {
             for skip in 0..=n.len() {
@@ -111,7 +122,8 @@ impl Bracket {
             if c == ']' && i > start {
                 return Some((Bracket { negated, ranges }, i + 1));
             }
-            if c == '\\' || c == '^' || (c == '[' && matches!(p.get(i + 1), Some(':' | '.' | '='))) {
+            if c == '\\' || c == '^' || (c == '[' && matches!(p.get(i + 1), Some(':' | '.' | '=')))
+            {
                 return None;
             }
             if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|&d| d != ']') {
@@ -139,7 +151,11 @@ mod tests {
 
     fn m(p: &str, n: &str) -> Option<bool> {
         let mut steps = MAX_STEPS;
-        fnmatch(&p.chars().collect::<Vec<_>>(), &n.chars().collect::<Vec<_>>(), &mut steps)
+        fnmatch(
+            &p.chars().collect::<Vec<_>>(),
+            &n.chars().collect::<Vec<_>>(),
+            &mut steps,
+        )
     }
 
     #[test]
@@ -154,11 +170,19 @@ mod tests {
         assert_eq!(m("[]a]", "]"), Some(true));
         assert_eq!(m("\\*", "*"), Some(true));
         assert_eq!(m("\\*", "a"), Some(false));
-        assert_eq!(m("[a", "a"), None, "an unclosed bracket is left to the shell");
+        assert_eq!(
+            m("[a", "a"),
+            None,
+            "an unclosed bracket is left to the shell"
+        );
         assert_eq!(m("[[:digit:]]", "1"), None);
         assert_eq!(m("[^a]", "b"), None);
         let many_stars = "*a".repeat(20) + "b";
-        assert_eq!(m(&many_stars, &"a".repeat(200)), None, "too much backtracking is left to the shell, quickly");
+        assert_eq!(
+            m(&many_stars, &"a".repeat(200)),
+            None,
+            "too much backtracking is left to the shell, quickly"
+        );
     }
 
     /// Every pattern of up to four characters over a pattern alphabet that
@@ -178,12 +202,30 @@ mod tests {
         let mut patterns = Vec::new();
         let mut level = vec![String::new()];
         for _ in 0..4 {
-            level = level.iter().flat_map(|l| alphabet.iter().map(move |c| format!("{l}{c}"))).collect();
-            patterns.extend(level.iter().filter(|p| p.contains(['*', '?', '['])).cloned());
+            level = level
+                .iter()
+                .flat_map(|l| alphabet.iter().map(move |c| format!("{l}{c}")))
+                .collect();
+            patterns.extend(
+                level
+                    .iter()
+                    .filter(|p| p.contains(['*', '?', '[']))
+                    .cloned(),
+            );
         }
-        let (none, some): (Vec<String>, Vec<String>) = patterns.into_iter().partition(|p| matches_nothing(&[p], dir.path()));
-        assert!(none.len() > 1000 && some.len() > 1000, "both answers are exercised ({} / {})", none.len(), some.len());
-        let script: String = none.iter().map(|p| format!("set -- {p}\nprintf '%s:%s\\n' \"$#\" \"$1\"\n")).collect();
+        let (none, some): (Vec<String>, Vec<String>) = patterns
+            .into_iter()
+            .partition(|p| matches_nothing(&[p], dir.path()));
+        assert!(
+            none.len() > 1000 && some.len() > 1000,
+            "both answers are exercised ({} / {})",
+            none.len(),
+            some.len()
+        );
+        let script: String = none
+            .iter()
+            .map(|p| format!("set -- {p}\nprintf '%s:%s\\n' \"$#\" \"$1\"\n"))
+            .collect();
         // Too long for one argument: the script goes in on stdin.
         let mut sh = std::process::Command::new("/bin/sh")
             .current_dir(dir.path())
@@ -193,10 +235,15 @@ mod tests {
             .spawn()
             .unwrap();
         let mut stdin = sh.stdin.take().unwrap();
-        let feed = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, script.as_bytes()));
+        let feed =
+            std::thread::spawn(move || std::io::Write::write_all(&mut stdin, script.as_bytes()));
         let out = sh.wait_with_output().unwrap();
         feed.join().unwrap().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let dash = String::from_utf8(out.stdout).unwrap();
         for (pattern, line) in none.iter().zip(dash.lines()) {
             assert_eq!(line, format!("1:{pattern}"), "dash expands {pattern:?}");

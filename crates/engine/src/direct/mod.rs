@@ -143,7 +143,11 @@ impl Direct {
         // end it; newlines inside it separate commands and stay refused.
         let words = words::split(line.trim_matches('\n'))?;
         let first = words.first()?;
-        if first.quoted || !first.text.bytes().all(words::plain_byte) || first.text.starts_with('-') || first.text.contains('=') {
+        if first.quoted
+            || !first.text.bytes().all(words::plain_byte)
+            || first.text.starts_with('-')
+            || first.text.contains('=')
+        {
             return None;
         }
         // A pattern that matches nothing stays as it is; one that may match
@@ -160,38 +164,59 @@ impl Direct {
         if SHELL_WORDS.contains(&first.as_str()) {
             return None;
         }
-        let program = if first.contains('/') { executable(&cwd.join(first))? } else { lookup(first, env)? };
+        let program = if first.contains('/') {
+            executable(&cwd.join(first))?
+        } else {
+            lookup(first, env)?
+        };
         Some(Direct::Program { program, argv })
     }
 
     /// Runs the line; gives `io` back when the program cannot be started,
     /// so the caller can hand the line to the shell instead.
-    pub async fn run(&self, env: &Env, cwd: &Path, io: ChildIo) -> Result<std::io::Result<ProcOutput>, ChildIo> {
+    pub async fn run(
+        &self,
+        env: &Env,
+        cwd: &Path,
+        io: ChildIo,
+    ) -> Result<std::io::Result<ProcOutput>, ChildIo> {
         let (program, argv) = match self {
             Direct::Builtin(done) => return Ok(deliver(done, io)),
             Direct::Program { program, argv } => (program, argv),
         };
-        let child = match spawn(program, Some(&argv[0]), &argv[1..], &dash_env(env, cwd), cwd) {
+        let child = match spawn(
+            program,
+            Some(&argv[0]),
+            &argv[1..],
+            &dash_env(env, cwd),
+            cwd,
+        ) {
             Ok(child) => child,
             Err(e) => {
                 tracing::debug!(program = %program.display(), error = %e, "plain command left to the shell");
                 return Err(io);
             }
         };
-        Ok(collect(child, io).await.map(|(status, stdout, mut stderr)| {
-            let mut code = status.code();
-            if let Some(signal) = status.signal() {
-                code = Some(128 + signal);
-                if signal != libc::SIGINT && signal != libc::SIGPIPE {
-                    stderr.extend_from_slice(signal_name(signal).as_bytes());
-                    if status.core_dumped() {
-                        stderr.extend_from_slice(b" (core dumped)");
+        Ok(collect(child, io)
+            .await
+            .map(|(status, stdout, mut stderr)| {
+                let mut code = status.code();
+                if let Some(signal) = status.signal() {
+                    code = Some(128 + signal);
+                    if signal != libc::SIGINT && signal != libc::SIGPIPE {
+                        stderr.extend_from_slice(signal_name(signal).as_bytes());
+                        if status.core_dumped() {
+                            stderr.extend_from_slice(b" (core dumped)");
+                        }
+                        stderr.push(b'\n');
                     }
-                    stderr.push(b'\n');
                 }
-            }
-            ProcOutput { code, stdout: utf8_lossy(stdout), stderr: utf8_lossy(stderr) }
-        }))
+                ProcOutput {
+                    code,
+                    stdout: utf8_lossy(stdout),
+                    stderr: utf8_lossy(stderr),
+                }
+            }))
     }
 }
 
@@ -204,12 +229,18 @@ fn deliver(done: &builtins::Done, io: ChildIo) -> std::io::Result<ProcOutput> {
         let (reader, mut writer) = std::io::pipe()?;
         let _ = to.send(std::fs::File::from(std::os::fd::OwnedFd::from(reader)));
         let bytes = std::mem::take(&mut stdout);
-        std::thread::Builder::new().name("builtin-stdout".into()).spawn(move || {
-            // A reader that stops early is not an error, as for a child.
-            let _ = writer.write_all(bytes.as_bytes());
-        })?;
+        std::thread::Builder::new()
+            .name("builtin-stdout".into())
+            .spawn(move || {
+                // A reader that stops early is not an error, as for a child.
+                let _ = writer.write_all(bytes.as_bytes());
+            })?;
     }
-    Ok(ProcOutput { code: Some(done.code), stdout, stderr: String::new() })
+    Ok(ProcOutput {
+        code: Some(done.code),
+        stdout,
+        stderr: String::new(),
+    })
 }
 
 /// Whether `shell` is dash (`/bin/sh` on Debian and Ubuntu is a link to it).
@@ -220,13 +251,22 @@ fn is_dash(shell: &str) -> bool {
 /// The environment dash gives the commands it runs: the variables with
 /// shell names, and `PWD` (kept when it names `cwd`, else `cwd` resolved).
 fn dash_env(env: &Env, cwd: &Path) -> Env {
-    let mut out: Env = env.iter().filter(|(k, _)| is_name(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut out: Env = env
+        .iter()
+        .filter(|(k, _)| is_name(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let same_dir = |p: &str| {
         use std::os::unix::fs::MetadataExt;
-        let (Ok(a), Ok(b)) = (std::fs::metadata(p), std::fs::metadata(cwd)) else { return false };
+        let (Ok(a), Ok(b)) = (std::fs::metadata(p), std::fs::metadata(cwd)) else {
+            return false;
+        };
         a.dev() == b.dev() && a.ino() == b.ino()
     };
-    if !env.get("PWD").is_some_and(|p| p.starts_with('/') && same_dir(p)) {
+    if !env
+        .get("PWD")
+        .is_some_and(|p| p.starts_with('/') && same_dir(p))
+    {
         let real = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
         out.insert("PWD".into(), real.to_string_lossy().into_owned());
     }
@@ -236,7 +276,10 @@ fn dash_env(env: &Env, cwd: &Path) -> Env {
 /// A shell variable name: a letter or `_`, then letters, digits and `_`.
 fn is_name(name: &str) -> bool {
     let mut bytes = name.bytes();
-    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// `name` looked up on `env`'s `PATH` as the shell does; `None` when `PATH`
@@ -271,7 +314,9 @@ fn signal_name(signal: i32) -> String {
         return format!("Signal {signal}");
     }
     // SAFETY: non-null, NUL-terminated, read before any other strsignal call.
-    unsafe { std::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned()
+    unsafe { std::ffi::CStr::from_ptr(text) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]
@@ -301,17 +346,31 @@ mod tests {
         assert!(path.ends_with("cat") && path.is_absolute());
         assert_eq!(argv, ["cat", "-n", "--x=1", "a,b:c+d@e%f"]);
         assert!(plain("/bin/cat x").is_some());
-        assert_eq!(program("\ncat -n \n\n").1, ["cat", "-n"], "a block scalar's newlines");
-        assert_eq!(program("cat 'a b' \"*\" \\~").1, ["cat", "a b", "*", "~"], "quotes are removed");
+        assert_eq!(
+            program("\ncat -n \n\n").1,
+            ["cat", "-n"],
+            "a block scalar's newlines"
+        );
+        assert_eq!(
+            program("cat 'a b' \"*\" \\~").1,
+            ["cat", "a b", "*", "~"],
+            "quotes are removed"
+        );
     }
 
     #[test]
     fn output_only_builtins_run_here() {
-        for (line, code, stdout) in
-            [("echo \"a  b\" 'c'", 0, "a  b c\n"), ("printf '%s\\n' x", 0, "x\n"), ("true", 0, ""), (":", 0, ""), ("false", 1, "")]
-        {
+        for (line, code, stdout) in [
+            ("echo \"a  b\" 'c'", 0, "a  b c\n"),
+            ("printf '%s\\n' x", 0, "x\n"),
+            ("true", 0, ""),
+            (":", 0, ""),
+            ("false", 1, ""),
+        ] {
             match plain(line) {
-                Some(Direct::Builtin(done)) => assert_eq!((done.code, done.stdout.as_str()), (code, stdout), "{line}"),
+                Some(Direct::Builtin(done)) => {
+                    assert_eq!((done.code, done.stdout.as_str()), (code, stdout), "{line}")
+                }
                 other => panic!("{line:?} is not run here: {other:?}"),
             }
         }
@@ -362,15 +421,29 @@ mod tests {
             std::fs::write(dir.path().join(name), "").unwrap();
         }
         let plain = |line: &str| Direct::plain(line, "/bin/sh", &env(), dir.path());
-        for line in ["cat a?", "cat [ab]", "cat *", "cat [!x]", "cat ./*", "cat .h*", "cat [[:alpha:]]", "cat [a"] {
-            assert!(plain(line).is_none(), "{line:?} may match, or is not certain not to");
+        for line in [
+            "cat a?",
+            "cat [ab]",
+            "cat *",
+            "cat [!x]",
+            "cat ./*",
+            "cat .h*",
+            "cat [[:alpha:]]",
+            "cat [a",
+        ] {
+            assert!(
+                plain(line).is_none(),
+                "{line:?} may match, or is not certain not to"
+            );
         }
         match plain("echo [1,2,3] {a,b}! 'x'*") {
             Some(Direct::Builtin(done)) => assert_eq!(done.stdout, "[1,2,3] {a,b}! x*\n"),
             other => panic!("not run here: {other:?}"),
         }
         match plain("cat c* [!ab1] ?hidden") {
-            Some(Direct::Program { argv, .. }) => assert_eq!(argv, ["cat", "c*", "[!ab1]", "?hidden"]),
+            Some(Direct::Program { argv, .. }) => {
+                assert_eq!(argv, ["cat", "c*", "[!ab1]", "?hidden"])
+            }
             other => panic!("not a plain program: {other:?}"),
         }
     }
@@ -395,10 +468,17 @@ mod tests {
         let out = dash_env(&e, dir.path());
         let names: Vec<&str> = out.keys().map(String::as_str).collect();
         assert_eq!(names, ["OK_1", "PATH", "PWD"]);
-        assert_eq!(out["PWD"], std::fs::canonicalize(dir.path()).unwrap().to_string_lossy());
+        assert_eq!(
+            out["PWD"],
+            std::fs::canonicalize(dir.path()).unwrap().to_string_lossy()
+        );
         let mut e = env();
         let dotted = format!("{}/.", dir.path().display());
         e.insert("PWD".into(), dotted.clone());
-        assert_eq!(dash_env(&e, dir.path())["PWD"], dotted, "a PWD naming the directory is kept as written");
+        assert_eq!(
+            dash_env(&e, dir.path())["PWD"],
+            dotted,
+            "a PWD naming the directory is kept as written"
+        );
     }
 }

@@ -24,7 +24,11 @@ pub struct Word {
 
 /// Bytes that mean themselves in every word position of a POSIX shell.
 pub fn plain_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/' | b',' | b':' | b'+' | b'@' | b'%' | b'=')
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'_' | b'-' | b'.' | b'/' | b',' | b':' | b'+' | b'@' | b'%' | b'='
+        )
 }
 
 /// A word being read: its text, and the same as a pattern.
@@ -50,7 +54,11 @@ impl Partial {
     }
 
     fn done(self) -> Word {
-        Word { text: self.text, quoted: self.quoted, glob: self.globs.then_some(self.pattern) }
+        Word {
+            text: self.text,
+            quoted: self.quoted,
+            glob: self.globs.then_some(self.pattern),
+        }
     }
 }
 
@@ -127,8 +135,14 @@ mod tests {
         assert_eq!(texts("'a b' \"c d\" e\\ f").unwrap(), ["a b", "c d", "e f"]);
         assert_eq!(texts("'' \"\" x''y").unwrap(), ["", "", "xy"]);
         assert_eq!(texts(r#""a\"b\\c\$d\`e\nf""#).unwrap(), ["a\"b\\c$d`e\\nf"]);
-        assert_eq!(texts("'$HOME *?[ \\ ~#;|&<>()\nx'").unwrap(), ["$HOME *?[ \\ ~#;|&<>()\nx"]);
-        assert_eq!(texts("\"applied [{\"id\":2}]\"").unwrap(), ["applied [{id:2}]"]);
+        assert_eq!(
+            texts("'$HOME *?[ \\ ~#;|&<>()\nx'").unwrap(),
+            ["$HOME *?[ \\ ~#;|&<>()\nx"]
+        );
+        assert_eq!(
+            texts("\"applied [{\"id\":2}]\"").unwrap(),
+            ["applied [{id:2}]"]
+        );
         assert_eq!(texts("\\'a\\\"").unwrap(), ["'a\""]);
         assert_eq!(texts("").unwrap(), Vec::<String>::new());
     }
@@ -144,7 +158,10 @@ mod tests {
     fn unquoted_glob_characters_make_a_pattern_with_the_quoted_ones_escaped() {
         let words = split("[1,2] 'a*'b* \\?x \"[\"y] {a,b}! plain").unwrap();
         let globs: Vec<Option<&str>> = words.iter().map(|w| w.glob.as_deref()).collect();
-        assert_eq!(globs, [Some("[1,2]"), Some("\\a\\*b*"), None, None, None, None]);
+        assert_eq!(
+            globs,
+            [Some("[1,2]"), Some("\\a\\*b*"), None, None, None, None]
+        );
         let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
         assert_eq!(texts, ["[1,2]", "a*b*", "?x", "[y]", "{a,b}!", "plain"]);
     }
@@ -191,26 +208,49 @@ mod tests {
         let mut lines = vec![String::new()];
         let mut level = vec![String::new()];
         for _ in 0..4 {
-            level = level.iter().flat_map(|l| alphabet.iter().map(move |c| format!("{l}{c}"))).collect();
+            level = level
+                .iter()
+                .flat_map(|l| alphabet.iter().map(move |c| format!("{l}{c}")))
+                .collect();
             lines.extend(level.iter().cloned());
         }
         // Patterns are expanded against a directory: `super::glob` checks those.
-        let no_patterns = |l: &String| split(l).is_some_and(|words| words.iter().all(|w| w.glob.is_none()));
-        let accepted: Vec<(String, Vec<String>)> =
-            lines.into_iter().filter(no_patterns).filter_map(|l| texts(&l).map(|w| (l, w))).collect();
-        assert!(accepted.len() > 500, "the alphabet exercises the splitter ({} lines)", accepted.len());
+        let no_patterns =
+            |l: &String| split(l).is_some_and(|words| words.iter().all(|w| w.glob.is_none()));
+        let accepted: Vec<(String, Vec<String>)> = lines
+            .into_iter()
+            .filter(no_patterns)
+            .filter_map(|l| texts(&l).map(|w| (l, w)))
+            .collect();
+        assert!(
+            accepted.len() > 500,
+            "the alphabet exercises the splitter ({} lines)",
+            accepted.len()
+        );
         // One dash process checks them all: each line becomes `set --` and a
         // count and the words, between markers.
         let script: String = accepted
             .iter()
             .map(|(line, _)| format!("set -- {line}\nprintf '%s:' \"$#\"; for a; do printf '<%s>' \"$a\"; done; printf '\\n'\n"))
             .collect();
-        let out = std::process::Command::new("/bin/sh").arg("-c").arg(&script).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let dash = String::from_utf8(out.stdout).unwrap();
         let mut dash_lines = dash.split('\n');
         for (line, words) in &accepted {
-            let ours = format!("{}:{}", words.len(), words.iter().map(|w| format!("<{w}>")).collect::<String>());
+            let ours = format!(
+                "{}:{}",
+                words.len(),
+                words.iter().map(|w| format!("<{w}>")).collect::<String>()
+            );
             // A word may hold a newline; read as many output lines as it has.
             let mut theirs = dash_lines.next().unwrap().to_string();
             for _ in 0..ours.matches('\n').count() {

@@ -49,8 +49,16 @@ pub struct LoginEnv {
 /// The shell when it takes `-lc` (a POSIX-style login shell); `None` for
 /// PowerShell and cmd, which have no login profile to replay.
 pub fn login_shell(env: &Env) -> Option<String> {
-    let shell = env.get("LOBSTER_SHELL").map(|s| s.trim()).filter(|s| !s.is_empty()).unwrap_or("/bin/sh");
-    let base = Path::new(shell).file_name().and_then(|n| n.to_str()).unwrap_or(shell).to_ascii_lowercase();
+    let shell = env
+        .get("LOBSTER_SHELL")
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("/bin/sh");
+    let base = Path::new(shell)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(shell)
+        .to_ascii_lowercase();
     let base = base.strip_suffix(".exe").unwrap_or(&base).to_string();
     (!matches!(base.as_str(), "pwsh" | "powershell" | "cmd")).then(|| shell.to_string())
 }
@@ -72,9 +80,14 @@ impl LoginEnv {
         // A plain `sh` reports the umask the profile starts from, then
         // becomes the login shell, which reports what the profile left.
         let wrapper = r#"umask; exec "$0" -lc "$1""#;
-        let script = format!("printf '{}'; umask; pwd; printf '\\001'; env -0", MARKER.replace('\u{1}', "\\001"));
+        let script = format!(
+            "printf '{}'; umask; pwd; printf '\\001'; env -0",
+            MARKER.replace('\u{1}', "\\001")
+        );
         let args = ["-c".to_string(), wrapper.to_string(), shell, script];
-        let out = run_process("/bin/sh", &args, env, cwd, ChildIo::default()).await.ok()?;
+        let out = run_process("/bin/sh", &args, env, cwd, ChildIo::default())
+            .await
+            .ok()?;
         if out.code != Some(0) || !out.stderr.is_empty() {
             return None;
         }
@@ -88,9 +101,21 @@ impl LoginEnv {
         if std::fs::canonicalize(pwd.trim_end_matches('\n')).ok()? != here {
             return None;
         }
-        let login: Env = vars.split('\0').filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let set = login.iter().filter(|(k, v)| !shell_owned(k) && env.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
-        let unset = env.keys().filter(|k| !shell_owned(k) && !login.contains_key(*k)).cloned().collect();
+        let login: Env = vars
+            .split('\0')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let set = login
+            .iter()
+            .filter(|(k, v)| !shell_owned(k) && env.get(*k) != Some(*v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let unset = env
+            .keys()
+            .filter(|k| !shell_owned(k) && !login.contains_key(*k))
+            .cloned()
+            .collect();
         Some(LoginEnv { set, unset })
     }
 
@@ -153,7 +178,10 @@ impl LoginSession {
     /// the first command, read afresh for every other one (an earlier
     /// command may have changed them).
     fn profiles(&self, env: &Env) -> Arc<Profiles> {
-        let ahead = std::mem::replace(&mut *self.ahead.lock().unwrap_or_else(|e| e.into_inner()), Ahead::Used);
+        let ahead = std::mem::replace(
+            &mut *self.ahead.lock().unwrap_or_else(|e| e.into_inner()),
+            Ahead::Used,
+        );
         match ahead {
             Ahead::Ready(read) if read.fits(env) => read,
             _ => Arc::new(Profiles::read(env)),
@@ -169,7 +197,14 @@ impl LoginSession {
     /// shell), replaying the profile's environment instead where that is
     /// known to give the same (see [`plain`] and [`crate::fast_paths`]).
     /// `state_dir` holds what earlier runs learnt.
-    pub async fn run_shell(&self, line: &str, env: &Env, cwd: &Path, io: ChildIo, state_dir: &Path) -> std::io::Result<ProcOutput> {
+    pub async fn run_shell(
+        &self,
+        line: &str,
+        env: &Env,
+        cwd: &Path,
+        io: ChildIo,
+        state_dir: &Path,
+    ) -> std::io::Result<ProcOutput> {
         let Some(shell) = login_shell(env) else {
             let (program, argv) = shell_command(line, env);
             return run_process(&program, &argv, env, cwd, io).await;
@@ -203,7 +238,10 @@ impl LoginSession {
                 None => {
                     // The first command runs as Lobster runs it, while the
                     // profile's effect is captured next to it.
-                    let (out, _) = tokio::join!(run_process(&shell, &login_argv, env, cwd, io), learning.env.get_or_init(learn));
+                    let (out, _) = tokio::join!(
+                        run_process(&shell, &login_argv, env, cwd, io),
+                        learning.env.get_or_init(learn)
+                    );
                     return out;
                 }
             }
@@ -237,7 +275,11 @@ mod tests {
     #[tokio::test]
     async fn replays_what_the_profile_exports() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(".profile"), "export FROM_PROFILE=yes\nunset DROP_ME\n").unwrap();
+        std::fs::write(
+            dir.path().join(".profile"),
+            "export FROM_PROFILE=yes\nunset DROP_ME\n",
+        )
+        .unwrap();
         let mut env = home_env(dir.path());
         env.insert("DROP_ME".into(), "1".into());
         let login = LoginEnv::capture(&env, dir.path()).await.expect("captured");
@@ -250,7 +292,10 @@ mod tests {
     async fn chatty_profiles_are_not_replayed() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".profile"), "echo welcome\n").unwrap();
-        assert_eq!(LoginEnv::capture(&home_env(dir.path()), dir.path()).await, None);
+        assert_eq!(
+            LoginEnv::capture(&home_env(dir.path()), dir.path()).await,
+            None
+        );
     }
 
     #[tokio::test]
@@ -263,7 +308,10 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let session = LoginSession::default();
         for _ in 0..2 {
-            let out = session.run_shell("umask", &env, dir.path(), ChildIo::default(), state.path()).await.unwrap();
+            let out = session
+                .run_shell("umask", &env, dir.path(), ChildIo::default(), state.path())
+                .await
+                .unwrap();
             assert_eq!(parse_umask(&out.stdout), Some(0o077));
         }
     }
@@ -277,7 +325,16 @@ mod tests {
         for _ in 0..3 {
             let session = LoginSession::default();
             for _ in 0..2 {
-                let out = session.run_shell("echo \"$FROM_PROFILE\"", &env, dir.path(), ChildIo::default(), state.path()).await.unwrap();
+                let out = session
+                    .run_shell(
+                        "echo \"$FROM_PROFILE\"",
+                        &env,
+                        dir.path(),
+                        ChildIo::default(),
+                        state.path(),
+                    )
+                    .await
+                    .unwrap();
                 assert_eq!(out.stdout, "yes\n");
             }
         }
@@ -285,8 +342,15 @@ mod tests {
         // here is plain: the machine's own /etc/profile decides, and no
         // stock one is (Debian's runs `id -u` and tests for directories).
         let profiles = Profiles::read(&env);
-        let remembered = remembered::lookup(state.path(), &remembered::key("/bin/sh", &env, dir.path(), &profiles)).is_some();
-        assert_eq!(remembered, profiles.plain, "two agreeing captures are remembered, for plain profiles only");
+        let remembered = remembered::lookup(
+            state.path(),
+            &remembered::key("/bin/sh", &env, dir.path(), &profiles),
+        )
+        .is_some();
+        assert_eq!(
+            remembered, profiles.plain,
+            "two agreeing captures are remembered, for plain profiles only"
+        );
     }
 
     /// Issue #20: a stock `~/.profile` adds `~/.local/bin` to `PATH` only
@@ -295,19 +359,43 @@ mod tests {
     #[tokio::test]
     async fn a_profile_that_tests_for_a_directory_sees_it_appear() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(".profile"), "if [ -d \"$HOME/.local/bin\" ]; then PATH=\"$HOME/.local/bin:$PATH\"; fi\n").unwrap();
+        std::fs::write(
+            dir.path().join(".profile"),
+            "if [ -d \"$HOME/.local/bin\" ]; then PATH=\"$HOME/.local/bin:$PATH\"; fi\n",
+        )
+        .unwrap();
         let env = home_env(dir.path());
         let state = tempfile::tempdir().unwrap();
         let session = LoginSession::default();
-        let path =
-            || async { session.run_shell("echo \"$PATH\"", &env, dir.path(), ChildIo::default(), state.path()).await.unwrap().stdout };
+        let path = || async {
+            session
+                .run_shell(
+                    "echo \"$PATH\"",
+                    &env,
+                    dir.path(),
+                    ChildIo::default(),
+                    state.path(),
+                )
+                .await
+                .unwrap()
+                .stdout
+        };
         for _ in 0..3 {
             assert!(!path().await.contains(".local/bin"));
         }
         std::fs::create_dir_all(dir.path().join(".local/bin")).unwrap();
         assert!(path().await.contains(".local/bin"), "the same session");
         let later = LoginSession::default();
-        let out = later.run_shell("echo \"$PATH\"", &env, dir.path(), ChildIo::default(), state.path()).await.unwrap();
+        let out = later
+            .run_shell(
+                "echo \"$PATH\"",
+                &env,
+                dir.path(),
+                ChildIo::default(),
+                state.path(),
+            )
+            .await
+            .unwrap();
         assert!(out.stdout.contains(".local/bin"), "a later session");
     }
 
@@ -320,11 +408,20 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         for _ in 0..3 {
             let out = LoginSession::default()
-                .run_shell("echo \"$FROM_PROFILE\"", &env, dir.path(), ChildIo::default(), state.path())
+                .run_shell(
+                    "echo \"$FROM_PROFILE\"",
+                    &env,
+                    dir.path(),
+                    ChildIo::default(),
+                    state.path(),
+                )
                 .await
                 .unwrap();
             assert_eq!(out.stdout, "yes\n");
         }
-        assert!(!state.path().join("login-env.json").exists(), "nothing was captured");
+        assert!(
+            !state.path().join("login-env.json").exists(),
+            "nothing was captured"
+        );
     }
 }

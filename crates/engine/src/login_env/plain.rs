@@ -59,17 +59,26 @@ pub(super) fn is_plain(text: &str) -> bool {
 
 fn is_name(s: &str) -> bool {
     let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn plain_statement(words: &[Word]) -> bool {
-    let Some(first) = words.first() else { return true };
+    let Some(first) = words.first() else {
+        return true;
+    };
     if first.assigns.is_some() {
         return words.iter().all(|w| w.assigns.is_some());
     }
     match (first.bare, first.text.as_str()) {
-        (true, "export") => words[1..].iter().all(|w| w.assigns.is_some() || (w.bare && is_name(&w.text))),
-        (true, "unset") => words[1..].iter().all(|w| w.bare && (is_name(&w.text) || w.text == "-v")),
+        (true, "export") => words[1..]
+            .iter()
+            .all(|w| w.assigns.is_some() || (w.bare && is_name(&w.text))),
+        (true, "unset") => words[1..]
+            .iter()
+            .all(|w| w.bare && (is_name(&w.text) || w.text == "-v")),
         _ => false,
     }
 }
@@ -98,7 +107,10 @@ fn statements(text: &str) -> Option<Vec<Vec<Word>>> {
                 out.push(std::mem::take(&mut words));
             }
             '\'' => {
-                let w = word.get_or_insert_with(|| Word { bare: true, ..Word::default() });
+                let w = word.get_or_insert_with(|| Word {
+                    bare: true,
+                    ..Word::default()
+                });
                 w.bare = false;
                 loop {
                     match chars.next()? {
@@ -108,7 +120,10 @@ fn statements(text: &str) -> Option<Vec<Vec<Word>>> {
                 }
             }
             '"' => {
-                let w = word.get_or_insert_with(|| Word { bare: true, ..Word::default() });
+                let w = word.get_or_insert_with(|| Word {
+                    bare: true,
+                    ..Word::default()
+                });
                 w.bare = false;
                 loop {
                     match chars.next()? {
@@ -120,21 +135,33 @@ fn statements(text: &str) -> Option<Vec<Vec<Word>>> {
                 }
             }
             '$' => {
-                let w = word.get_or_insert_with(|| Word { bare: true, ..Word::default() });
+                let w = word.get_or_insert_with(|| Word {
+                    bare: true,
+                    ..Word::default()
+                });
                 w.bare = false;
                 variable(&mut chars, &mut w.text)?;
             }
             '=' => {
-                let w = word.get_or_insert_with(|| Word { bare: true, ..Word::default() });
+                let w = word.get_or_insert_with(|| Word {
+                    bare: true,
+                    ..Word::default()
+                });
                 if w.bare && w.assigns.is_none() && is_name(&w.text) {
                     w.assigns = Some(w.text.clone());
                 }
                 w.bare = false;
                 w.text.push(c);
             }
-            '|' | '&' | '<' | '>' | '(' | ')' | '`' | '\\' | '*' | '?' | '[' | ']' | '~' | '{' | '}' | '!' | '\r' => return None,
+            '|' | '&' | '<' | '>' | '(' | ')' | '`' | '\\' | '*' | '?' | '[' | ']' | '~' | '{'
+            | '}' | '!' | '\r' => return None,
             c => {
-                word.get_or_insert_with(|| Word { bare: true, ..Word::default() }).text.push(c);
+                word.get_or_insert_with(|| Word {
+                    bare: true,
+                    ..Word::default()
+                })
+                .text
+                .push(c);
             }
         }
     }

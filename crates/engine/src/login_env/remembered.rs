@@ -45,8 +45,19 @@ pub const SYSTEM_FILES: [&str; 12] = [
 /// Directories of profile files (`/etc/profile` sources the first).
 pub const SYSTEM_DIRS: [&str; 2] = ["/etc/profile.d", "/etc/paths.d"];
 /// Variables in every key, whether or not a profile file names them.
-const ALWAYS_KEYED: [&str; 9] = ["HOME", "PATH", "ZDOTDIR", "ENV", "SHELL", "USER", "LOGNAME", "LANG", "LC_ALL"];
-const HOME_FILES: [&str; 8] = [".profile", ".bash_profile", ".bash_login", ".bashrc", ".zshenv", ".zprofile", ".zlogin", ".zshrc"];
+const ALWAYS_KEYED: [&str; 9] = [
+    "HOME", "PATH", "ZDOTDIR", "ENV", "SHELL", "USER", "LOGNAME", "LANG", "LC_ALL",
+];
+const HOME_FILES: [&str; 8] = [
+    ".profile",
+    ".bash_profile",
+    ".bash_login",
+    ".bashrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zshrc",
+];
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Remembered {
@@ -65,7 +76,9 @@ struct Entry {
 }
 
 fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Hashes a file's identity: size, mtime, inode (or that it is missing).
@@ -74,7 +87,11 @@ fn hash_identity(h: &mut Sha256, path: &Path) {
     match std::fs::metadata(path) {
         Ok(m) => {
             h.update(m.len().to_le_bytes());
-            let mtime = m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).unwrap_or_default();
+            let mtime = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .unwrap_or_default();
             h.update(mtime.as_nanos().to_le_bytes());
             #[cfg(unix)]
             h.update(std::os::unix::fs::MetadataExt::ino(&m).to_le_bytes());
@@ -89,7 +106,8 @@ fn profile_files(env: &Env) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = SYSTEM_FILES.iter().map(PathBuf::from).collect();
     for dir in SYSTEM_DIRS {
         if let Ok(entries) = std::fs::read_dir(dir) {
-            let mut inside: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            let mut inside: Vec<PathBuf> =
+                entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
             inside.sort();
             files.extend(inside);
         }
@@ -134,7 +152,11 @@ struct Reading {
 
 impl Default for Reading {
     fn default() -> Reading {
-        Reading { digest: Sha256::default(), words: HashSet::new(), plain: true }
+        Reading {
+            digest: Sha256::default(),
+            words: HashSet::new(),
+            plain: true,
+        }
     }
 }
 
@@ -145,12 +167,19 @@ impl Reading {
             Ok(text_bytes) => {
                 self.digest.update(Sha256::digest(&text_bytes));
                 let text = String::from_utf8_lossy(&text_bytes);
-                self.words.extend(text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(word_hash));
+                self.words.extend(
+                    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .filter(|w| !w.is_empty())
+                        .map(word_hash),
+                );
                 self.plain &= std::str::from_utf8(&text_bytes).is_ok_and(super::plain::is_plain);
             }
             Err(e) => {
                 // A file the shell would find but we cannot read may do anything.
-                self.plain &= matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory);
+                self.plain &= matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                );
                 self.digest.update(format!("{:?}", e.kind()))
             }
         }
@@ -158,7 +187,12 @@ impl Reading {
     }
 
     fn finish(self, env: &Env) -> Profiles {
-        Profiles { chosen_by: Profiles::choosers(env), digest: self.digest.finalize().into(), words: self.words, plain: self.plain }
+        Profiles {
+            chosen_by: Profiles::choosers(env),
+            digest: self.digest.finalize().into(),
+            words: self.words,
+            plain: self.plain,
+        }
     }
 }
 
@@ -217,11 +251,18 @@ pub(super) fn key(shell: &str, env: &Env, cwd: &Path, profiles: &Profiles) -> St
         h.update(v.as_bytes());
         h.update([0]);
     }
-    h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+    h.finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn load(state_dir: &Path) -> Remembered {
-    std::fs::read(state_dir.join(FILE)).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
+    std::fs::read(state_dir.join(FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
 }
 
 /// A confirmed, fresh capture for this shell, environment and directory:
@@ -235,9 +276,20 @@ pub(super) fn lookup(state_dir: &Path, key: &str) -> Option<Option<LoginEnv>> {
 /// Records a capture; it is confirmed when it equals the last one.
 pub(super) fn record(state_dir: &Path, key: &str, login: Option<&LoginEnv>) {
     let mut remembered = load(state_dir);
-    let confirmed = remembered.entries.iter().any(|e| e.key == key && e.login.as_ref() == login);
+    let confirmed = remembered
+        .entries
+        .iter()
+        .any(|e| e.key == key && e.login.as_ref() == login);
     remembered.entries.retain(|e| e.key != key);
-    remembered.entries.insert(0, Entry { key: key.to_string(), login: login.cloned(), confirmed, checked_at: now() });
+    remembered.entries.insert(
+        0,
+        Entry {
+            key: key.to_string(),
+            login: login.cloned(),
+            confirmed,
+            checked_at: now(),
+        },
+    );
     remembered.entries.truncate(KEEP);
     if let Err(e) = save(state_dir, &remembered) {
         tracing::debug!(error = %e, "could not remember the login environment");
@@ -248,7 +300,11 @@ pub(super) fn record(state_dir: &Path, key: &str, login: Option<&LoginEnv>) {
 fn save(state_dir: &Path, remembered: &Remembered) -> std::io::Result<()> {
     clawdis_store::create_private_dir(state_dir).map_err(std::io::Error::other)?;
     static WRITES: AtomicUsize = AtomicUsize::new(0);
-    let tmp = state_dir.join(format!(".{FILE}.{}.{}", std::process::id(), WRITES.fetch_add(1, Ordering::Relaxed)));
+    let tmp = state_dir.join(format!(
+        ".{FILE}.{}.{}",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -278,14 +334,23 @@ mod tests {
     fn a_capture_counts_once_two_agree() {
         let state = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
-        let login = LoginEnv { set: vec![("A".into(), "1".into())], unset: vec![] };
+        let login = LoginEnv {
+            set: vec![("A".into(), "1".into())],
+            unset: vec![],
+        };
         let (env, cwd) = (env(home.path()), home.path());
         record(state.path(), &key_now("/bin/sh", &env, cwd), Some(&login));
         assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, cwd)), None);
         record(state.path(), &key_now("/bin/sh", &env, cwd), Some(&login));
-        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, cwd)), Some(Some(login.clone())));
+        assert_eq!(
+            lookup(state.path(), &key_now("/bin/sh", &env, cwd)),
+            Some(Some(login.clone()))
+        );
         // A different capture starts over.
-        let other = LoginEnv { set: vec![("A".into(), "2".into())], unset: vec![] };
+        let other = LoginEnv {
+            set: vec![("A".into(), "2".into())],
+            unset: vec![],
+        };
         record(state.path(), &key_now("/bin/sh", &env, cwd), Some(&other));
         assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, cwd)), None);
     }
@@ -294,18 +359,36 @@ mod tests {
     fn editing_the_profile_or_a_variable_it_names_forgets_it() {
         let state = tempfile::tempdir().unwrap();
         let home = tempfile::tempdir().unwrap();
-        std::fs::write(home.path().join(".profile"), "[ -n \"$WORK_MODE\" ] && export A=1\n").unwrap();
+        std::fs::write(
+            home.path().join(".profile"),
+            "[ -n \"$WORK_MODE\" ] && export A=1\n",
+        )
+        .unwrap();
         let (env, cwd) = (env(home.path()), home.path());
         record(state.path(), &key_now("/bin/sh", &env, cwd), None);
         record(state.path(), &key_now("/bin/sh", &env, cwd), None);
-        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, cwd)), Some(None));
+        assert_eq!(
+            lookup(state.path(), &key_now("/bin/sh", &env, cwd)),
+            Some(None)
+        );
         let mut unrelated = env.clone();
         unrelated.insert("CALL_ID".into(), "42".into());
-        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &unrelated, cwd)), Some(None), "no profile file names CALL_ID");
+        assert_eq!(
+            lookup(state.path(), &key_now("/bin/sh", &unrelated, cwd)),
+            Some(None),
+            "no profile file names CALL_ID"
+        );
         let mut read = env.clone();
         read.insert("WORK_MODE".into(), "x".into());
         assert_eq!(lookup(state.path(), &key_now("/bin/sh", &read, cwd)), None);
-        assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, home.path().parent().unwrap())), None, "another directory");
+        assert_eq!(
+            lookup(
+                state.path(),
+                &key_now("/bin/sh", &env, home.path().parent().unwrap())
+            ),
+            None,
+            "another directory"
+        );
         std::fs::write(home.path().join(".profile"), "export A=2\n").unwrap();
         assert_eq!(lookup(state.path(), &key_now("/bin/sh", &env, cwd)), None);
     }
@@ -321,7 +404,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(state.path().join(FILE)).unwrap().permissions().mode();
+            let mode = std::fs::metadata(state.path().join(FILE))
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
     }
@@ -335,7 +421,10 @@ mod tests {
         let env = env(home.path());
         let (plain, yielding) = (Profiles::read(&env), Profiles::read_yielding(&env).await);
         assert!(plain.words.contains(&word_hash("WORK_MODE")));
-        assert_eq!((plain.chosen_by, plain.digest, plain.words), (yielding.chosen_by, yielding.digest, yielding.words));
+        assert_eq!(
+            (plain.chosen_by, plain.digest, plain.words),
+            (yielding.chosen_by, yielding.digest, yielding.words)
+        );
     }
 
     /// Profiles read ahead for one environment stand in for a fresh read
@@ -350,7 +439,10 @@ mod tests {
         let mut with_call_id = env_one.clone();
         with_call_id.insert("CALL_ID".into(), "7".into());
         assert!(read.fits(&env_one) && read.fits(&with_call_id));
-        assert_eq!(key("/bin/sh", &with_call_id, one.path(), &read), key_now("/bin/sh", &with_call_id, one.path()));
+        assert_eq!(
+            key("/bin/sh", &with_call_id, one.path(), &read),
+            key_now("/bin/sh", &with_call_id, one.path())
+        );
         assert!(!read.fits(&env_two), "another HOME reads other files");
         let mut with_zdotdir = env_one.clone();
         with_zdotdir.insert("ZDOTDIR".into(), two.path().to_string_lossy().into_owned());

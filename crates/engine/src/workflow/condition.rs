@@ -84,7 +84,9 @@ fn tokenize(expr: &str, unsupported: &dyn Fn() -> Error) -> Result<Vec<Tok>> {
             let (id, path, len) = scan_ref(&rest).ok_or_else(unsupported)?;
             toks.push(Tok::Ref(id.to_string(), path.to_string()));
             i += rest[..len].chars().count();
-        } else if c.is_ascii_digit() || (c == '-' && chars.get(i + 1).is_some_and(char::is_ascii_digit)) {
+        } else if c.is_ascii_digit()
+            || (c == '-' && chars.get(i + 1).is_some_and(char::is_ascii_digit))
+        {
             let start = i;
             i += 1;
             while chars.get(i).is_some_and(char::is_ascii_digit) {
@@ -100,7 +102,10 @@ fn tokenize(expr: &str, unsupported: &dyn Fn() -> Error) -> Result<Vec<Tok>> {
             toks.push(Tok::Num(string_to_number(&text)));
         } else if c.is_ascii_alphabetic() || c == '_' {
             let start = i;
-            while chars.get(i).is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')) {
+            while chars
+                .get(i)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+            {
                 i += 1;
             }
             toks.push(Tok::Word(chars[start..i].iter().collect()));
@@ -207,7 +212,9 @@ fn strict_eq(a: &Option<Value>, b: &Option<Value>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(x), Some(y)) => match (x, y) {
-            (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => deep_equal(x, y),
+            (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => {
+                deep_equal(x, y)
+            }
             (Value::Number(p), Value::Number(q)) => p == q || (p.is_nan() && q.is_nan()),
             _ => x == y,
         },
@@ -218,7 +225,9 @@ fn strict_eq(a: &Option<Value>, b: &Option<Value>) -> bool {
 fn numeric(v: &Option<Value>) -> Option<f64> {
     match v {
         Some(Value::Number(n)) => Some(*n),
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(string_to_number(s)).filter(|n| !n.is_nan()),
+        Some(Value::String(s)) if !s.trim().is_empty() => {
+            Some(string_to_number(s)).filter(|n| !n.is_nan())
+        }
         _ => None,
     }
 }
@@ -239,7 +248,12 @@ pub fn evaluate(condition: Option<&Value>, results: &Object) -> Result<bool> {
     let text = text.trim();
     let unsupported = || Error::runtime(format!("Unsupported condition: {text}"));
     let toks = tokenize(text, &unsupported)?;
-    let mut p = Parser { toks, pos: 0, results, unsupported: &unsupported };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        results,
+        unsupported: &unsupported,
+    };
     let v = p.or()?;
     if p.pos != p.toks.len() {
         return Err(unsupported());
@@ -252,7 +266,13 @@ mod tests {
     use super::*;
 
     fn results() -> Object {
-        Object::from_iter([("n", Value::from_json(r#"{"id":"n","json":{"v":5,"s":"abc","t":true,"z":null,"arr":[1,2]}}"#).unwrap())])
+        Object::from_iter([(
+            "n",
+            Value::from_json(
+                r#"{"id":"n","json":{"v":5,"s":"abc","t":true,"z":null,"arr":[1,2]}}"#,
+            )
+            .unwrap(),
+        )])
     }
 
     fn eval(s: &str) -> Result<bool> {
@@ -269,8 +289,19 @@ mod tests {
         assert!(!eval("$n.json.t > 0").unwrap());
         assert!(eval("$n.json.arr == $n.json.arr").unwrap());
         assert!(eval("'it\\'s' != $n.json.s").unwrap());
-        assert_eq!(eval("foo bar").unwrap_err().message, "Unsupported condition: foo bar");
-        assert_eq!(eval("$nope.approved").unwrap_err().message, "Unknown step reference: nope.approved");
-        assert_eq!(evaluate(Some(&Value::from(3.0)), &Object::new()).unwrap_err().message, "Unsupported condition type");
+        assert_eq!(
+            eval("foo bar").unwrap_err().message,
+            "Unsupported condition: foo bar"
+        );
+        assert_eq!(
+            eval("$nope.approved").unwrap_err().message,
+            "Unknown step reference: nope.approved"
+        );
+        assert_eq!(
+            evaluate(Some(&Value::from(3.0)), &Object::new())
+                .unwrap_err()
+                .message,
+            "Unsupported condition type"
+        );
     }
 }

@@ -23,15 +23,24 @@ fn replace_plan_refs(text: &str, mut render: impl FnMut(&str, &str) -> Option<St
     while let Some(at) = rest.find('$') {
         out.push_str(&rest[..at]);
         let body = &rest[at + 1..];
-        let id_len = body.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')).unwrap_or(body.len());
+        let id_len = body
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .unwrap_or(body.len());
         let field = (id_len > 0)
             .then(|| body[id_len..].strip_prefix('.'))
             .flatten()
-            .and_then(|after| ["stdout", "json", "approved"].into_iter().find(|f| after.starts_with(f)));
+            .and_then(|after| {
+                ["stdout", "json", "approved"]
+                    .into_iter()
+                    .find(|f| after.starts_with(f))
+            });
         match field {
             Some(field) => {
                 let len = 1 + id_len + 1 + field.len();
-                out.push_str(&render(&body[..id_len], field).unwrap_or_else(|| rest[at..at + len].to_string()));
+                out.push_str(
+                    &render(&body[..id_len], field)
+                        .unwrap_or_else(|| rest[at..at + len].to_string()),
+                );
                 rest = &rest[at + len..];
             }
             None => {
@@ -56,14 +65,25 @@ fn has_output_ref(text: &str) -> bool {
 
 /// `text` plus the deferred-output note when it needs one.
 fn noted(text: &str) -> String {
-    if has_output_ref(text) { format!("{text}  {DEFERRED_NOTE}") } else { text.to_string() }
+    if has_output_ref(text) {
+        format!("{text}  {DEFERRED_NOTE}")
+    } else {
+        text.to_string()
+    }
 }
 
 /// Args substituted; `$id.approved` resolved for steps already planned.
 fn plan_template(input: &str, args: &Object, results: &Object) -> String {
     replace_plan_refs(&resolve_args(input, args), |id, field| {
         let result = results.get(id).filter(|_| field == "approved")?;
-        Some(if result.get_key("approved") == Some(&Value::Bool(true)) { "true" } else { "false" }.to_string())
+        Some(
+            if result.get_key("approved") == Some(&Value::Bool(true)) {
+                "true"
+            } else {
+                "false"
+            }
+            .to_string(),
+        )
     })
 }
 
@@ -84,7 +104,9 @@ fn check_stages(text: &str, unknown: impl Fn(&str) -> String) -> Result<bool> {
 
 /// The stdin line: only step-output references are noted.
 fn stdin_note(stdin: Option<&Value>) -> Option<String> {
-    let Some(Value::String(s)) = stdin else { return None };
+    let Some(Value::String(s)) = stdin else {
+        return None;
+    };
     let trimmed = s.trim();
     if whole_ref(trimmed).is_some_and(|(_, path)| path == "stdout" || path == "json") {
         Some(format!("{trimmed}  [output unknown at plan time]"))
@@ -114,7 +136,13 @@ fn policy_lines(step: &Step, lines: &mut Vec<String>) {
         OnError::Continue => lines.push("     on_error: continue".into()),
         OnError::SkipRest => lines.push("     on_error: skip_rest".into()),
     }
-    if let Some(Retry { max, exponential, delay_ms, jitter, .. }) = &step.retry
+    if let Some(Retry {
+        max,
+        exponential,
+        delay_ms,
+        jitter,
+        ..
+    }) = &step.retry
         && *max > 1
     {
         lines.push(format!(
@@ -131,7 +159,10 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
     let args = resolve_workflow_args(workflow, provided);
     let mut results = Object::new();
     let n = workflow.steps.len();
-    let mut lines = vec![format!("[DRY RUN] Would execute {n} step{}:\n", if n == 1 { "" } else { "s" })];
+    let mut lines = vec![format!(
+        "[DRY RUN] Would execute {n} step{}:\n",
+        if n == 1 { "" } else { "s" }
+    )];
     for (i, step) in workflow.steps.iter().enumerate() {
         let num = i + 1;
         let id = step.id.as_str();
@@ -146,7 +177,10 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
             lines.push(format!("  {num}. {id}  [input]"));
             lines.push(format!("     prompt: {}", input.prompt));
             lines.push("     [input required]".into());
-            r.insert("response", Value::Object(Object::from_iter([("pending", Value::Bool(true))])));
+            r.insert(
+                "response",
+                Value::Object(Object::from_iter([("pending", Value::Bool(true))])),
+            );
             results.insert(id, Value::Object(r));
             continue;
         }
@@ -155,9 +189,14 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
             lines.push(format!("  {num}. {id}  [for_each]"));
             lines.push(format!("     for_each: {}", noted(over)));
             if over.trim().starts_with('$') {
-                check_input(Some(&fe.over), &results).map_err(|e| Error::runtime(format!("Workflow step {id} for_each: {}", e.message)))?;
+                check_input(Some(&fe.over), &results).map_err(|e| {
+                    Error::runtime(format!("Workflow step {id} for_each: {}", e.message))
+                })?;
             }
-            lines.push(format!("     item_var: {}, index_var: {}", fe.item_var, fe.index_var));
+            lines.push(format!(
+                "     item_var: {}, index_var: {}",
+                fe.item_var, fe.index_var
+            ));
             if let Some(b) = fe.batch_size {
                 lines.push(format!("     batch_size: {b}"));
             }
@@ -166,41 +205,71 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
             }
             lines.push(format!("     sub-steps: {}", fe.steps.len()));
             let mut scoped = results.clone();
-            scoped.insert(fe.item_var.as_str(), crate::jv!(r#"{"id":"item","json":{"_placeholder":true}}"#));
-            scoped.insert(fe.index_var.as_str(), crate::jv!(r#"{"id":"index","json":0}"#));
+            scoped.insert(
+                fe.item_var.as_str(),
+                crate::jv!(r#"{"id":"item","json":{"_placeholder":true}}"#),
+            );
+            scoped.insert(
+                fe.index_var.as_str(),
+                crate::jv!(r#"{"id":"index","json":0}"#),
+            );
             for (j, sub) in fe.steps.iter().enumerate() {
                 let sn = j + 1;
                 if !condition::evaluate(sub.when.as_ref(), &scoped)? {
-                    lines.push(format!("       {sn}. {}  [skipped — condition: false]", sub.id));
+                    lines.push(format!(
+                        "       {sn}. {}  [skipped — condition: false]",
+                        sub.id
+                    ));
                     scoped.insert(sub.id.as_str(), crate::jv!(r#"{"skipped":true}"#));
                     continue;
                 }
-                check_input(sub.stdin.as_ref(), &scoped)
-                    .map_err(|e| Error::runtime(format!("Workflow step {id} for_each sub-step {} stdin: {}", sub.id, e.message)))?;
+                check_input(sub.stdin.as_ref(), &scoped).map_err(|e| {
+                    Error::runtime(format!(
+                        "Workflow step {id} for_each sub-step {} stdin: {}",
+                        sub.id, e.message
+                    ))
+                })?;
                 match &sub.exec {
                     Exec::Shell(cmd) => {
-                        lines.push(format!("       {sn}. {}  [shell] run: {}", sub.id, plan_template(cmd, &args, &scoped)));
+                        lines.push(format!(
+                            "       {sn}. {}  [shell] run: {}",
+                            sub.id,
+                            plan_template(cmd, &args, &scoped)
+                        ));
                     }
                     Exec::Pipeline(text) => {
                         let text = plan_template(text, &args, &scoped);
                         check_stages(&text, |name| {
-                            format!("Workflow step {id} for_each sub-step {} pipeline: unknown command: {name}", sub.id)
+                            format!(
+                                "Workflow step {id} for_each sub-step {} pipeline: unknown command: {name}",
+                                sub.id
+                            )
                         })?;
-                        lines.push(format!("       {sn}. {}  [pipeline] pipeline: {text}", sub.id));
+                        lines.push(format!(
+                            "       {sn}. {}  [pipeline] pipeline: {text}",
+                            sub.id
+                        ));
                     }
                     _ => lines.push(format!("       {sn}. {}  [no-op]", sub.id)),
                 }
-                scoped.insert(sub.id.as_str(), Value::Object(Object::from_iter([("id", Value::from(sub.id.as_str()))])));
+                scoped.insert(
+                    sub.id.as_str(),
+                    Value::Object(Object::from_iter([("id", Value::from(sub.id.as_str()))])),
+                );
             }
             policy_lines(step, &mut lines);
             results.insert(id, Value::Object(r));
             continue;
         }
-        check_input(step.stdin.as_ref(), &results).map_err(|e| Error::runtime(format!("Workflow step {id} stdin: {}", e.message)))?;
+        check_input(step.stdin.as_ref(), &results)
+            .map_err(|e| Error::runtime(format!("Workflow step {id} stdin: {}", e.message)))?;
         match &step.exec {
             Exec::Parallel(p) => {
                 lines.push(format!("  {num}. {id}  [parallel]"));
-                lines.push(format!("     wait: {}", if p.wait_any { "any" } else { "all" }));
+                lines.push(format!(
+                    "     wait: {}",
+                    if p.wait_any { "any" } else { "all" }
+                ));
                 if let Some(ms) = p.timeout_ms {
                     lines.push(format!("     timeout: {ms}ms"));
                 }
@@ -208,37 +277,70 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
                     match &b.exec {
                         Exec::Pipeline(text) => {
                             let text = plan_template(text, &args, &results);
-                            check_stages(&text, |name| format!("Parallel branch {} pipeline references unknown command: {name}", b.id))?;
-                            lines.push(format!("     branch {}: [pipeline] {}", b.id, noted(&text)));
+                            check_stages(&text, |name| {
+                                format!(
+                                    "Parallel branch {} pipeline references unknown command: {name}",
+                                    b.id
+                                )
+                            })?;
+                            lines.push(format!(
+                                "     branch {}: [pipeline] {}",
+                                b.id,
+                                noted(&text)
+                            ));
                         }
                         Exec::Shell(cmd) => {
-                            lines.push(format!("     branch {}: [shell] {}", b.id, noted(&plan_template(cmd, &args, &results))));
+                            lines.push(format!(
+                                "     branch {}: [shell] {}",
+                                b.id,
+                                noted(&plan_template(cmd, &args, &results))
+                            ));
                         }
                         _ => lines.push(format!("     branch {}: [no-op]", b.id)),
                     }
-                    results.insert(b.id.as_str(), Value::Object(Object::from_iter([("id", Value::from(b.id.as_str()))])));
+                    results.insert(
+                        b.id.as_str(),
+                        Value::Object(Object::from_iter([("id", Value::from(b.id.as_str()))])),
+                    );
                 }
             }
-            Exec::Workflow { path, args: wf_args } => {
+            Exec::Workflow {
+                path,
+                args: wf_args,
+            } => {
                 lines.push(format!("  {num}. {id}  [workflow]"));
-                lines.push(format!("     workflow: {}", noted(&plan_template(path, &args, &results))));
+                lines.push(format!(
+                    "     workflow: {}",
+                    noted(&plan_template(path, &args, &results))
+                ));
                 if let Some(Value::Object(a)) = wf_args
                     && !a.is_empty()
                 {
-                    lines.push(format!("     args: {}", a.keys().collect::<Vec<_>>().join(", ")));
+                    lines.push(format!(
+                        "     args: {}",
+                        a.keys().collect::<Vec<_>>().join(", ")
+                    ));
                 }
             }
             Exec::Shell(cmd) => {
                 lines.push(format!("  {num}. {id}  [shell]"));
-                lines.push(format!("     run: {}", noted(&plan_template(cmd, &args, &results))));
+                lines.push(format!(
+                    "     run: {}",
+                    noted(&plan_template(cmd, &args, &results))
+                ));
             }
             Exec::Pipeline(text) => {
                 let text = plan_template(text, &args, &results);
-                let deferred = check_stages(&text, |name| format!("Workflow step {id} pipeline references unknown command: {name}"))?;
+                let deferred = check_stages(&text, |name| {
+                    format!("Workflow step {id} pipeline references unknown command: {name}")
+                })?;
                 lines.push(format!("  {num}. {id}  [pipeline]"));
                 lines.push(format!("     pipeline: {}", noted(&text)));
                 if deferred {
-                    lines.push("     [command validation deferred — stage name depends on step output]".into());
+                    lines.push(
+                        "     [command validation deferred — stage name depends on step output]"
+                            .into(),
+                    );
                 }
             }
             _ => lines.push(format!("  {num}. {id}  [no-op]")),
@@ -265,10 +367,17 @@ mod tests {
     /// prefix, so `$gate.approvedBy` plans as `trueBy`.
     #[test]
     fn plan_refs_match_lobster_prefixes() {
-        let results = Object::from_iter([("gate", Value::from_json(r#"{"id":"gate","approved":true}"#).unwrap())]);
+        let results = Object::from_iter([(
+            "gate",
+            Value::from_json(r#"{"id":"gate","approved":true}"#).unwrap(),
+        )]);
         let args = Object::new();
         assert_eq!(
-            plan_template("by=$gate.approvedBy $gate.approved $nope.approved $gate.json", &args, &results),
+            plan_template(
+                "by=$gate.approvedBy $gate.approved $nope.approved $gate.json",
+                &args,
+                &results
+            ),
             "by=trueBy true $nope.approved $gate.json"
         );
         assert!(has_output_ref("x $a.jsonish"));

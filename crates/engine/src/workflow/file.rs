@@ -189,11 +189,20 @@ const WORKFLOW_EXTENSIONS: [&str; 4] = ["lobster", "yaml", "yml", "json"];
 /// a workflow extension (Lobster's `resolveWorkflowFile`, same messages).
 pub fn resolve_path(candidate: &str, cwd: &Path) -> std::result::Result<PathBuf, String> {
     let resolved = cwd.join(candidate);
-    let meta = std::fs::metadata(&resolved).map_err(|_| format!("ENOENT: no such file or directory, stat '{}'", resolved.display()))?;
+    let meta = std::fs::metadata(&resolved).map_err(|_| {
+        format!(
+            "ENOENT: no such file or directory, stat '{}'",
+            resolved.display()
+        )
+    })?;
     if !meta.is_file() {
         return Err("Workflow path is not a file".into());
     }
-    let ext = resolved.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
+    let ext = resolved
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
     if !WORKFLOW_EXTENSIONS.contains(&ext.as_str()) {
         return Err("Workflow file must end in .lobster, .yaml, .yml, or .json".into());
     }
@@ -204,18 +213,31 @@ pub fn resolve_path(candidate: &str, cwd: &Path) -> std::result::Result<PathBuf,
 pub fn load(path: &Path) -> Result<Workflow> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::runtime(match e.kind() {
-            std::io::ErrorKind::NotFound => format!("ENOENT: no such file or directory, open '{}'", path.display()),
+            std::io::ErrorKind::NotFound => format!(
+                "ENOENT: no such file or directory, open '{}'",
+                path.display()
+            ),
             _ => format!("{e}, open '{}'", path.display()),
         })
     })?;
-    let is_json = path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("json"));
-    let doc = if is_json { Value::from_json(&text).map_err(|e| Error::runtime(e.to_string()))? } else { parse_yaml(&text)? };
+    let is_json = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let doc = if is_json {
+        Value::from_json(&text).map_err(|e| Error::runtime(e.to_string()))?
+    } else {
+        parse_yaml(&text)?
+    };
     from_value(&doc, path)
 }
 
 /// Parses YAML 1.2 text into a value (`null` for an empty document).
 pub fn parse_yaml(text: &str) -> Result<Value> {
-    if text.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+    if text
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
         return Ok(Value::Null);
     }
     // YAML 1.2 core schema, as the `yaml` package Lobster uses: only
@@ -226,7 +248,8 @@ pub fn parse_yaml(text: &str) -> Result<Value> {
         underscored_numbers_as_strings: true,
         non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::PassThrough,
     };
-    serde_saphyr::from_str_with_options::<Value>(text, options).map_err(|e| Error::runtime(e.to_string()))
+    serde_saphyr::from_str_with_options::<Value>(text, options)
+        .map_err(|e| Error::runtime(e.to_string()))
 }
 
 /// JavaScript truthiness of an optional property.
@@ -241,7 +264,9 @@ fn is_string(v: Option<&Value>) -> bool {
 
 /// A string property that is non-blank after trimming.
 fn non_blank(v: Option<&Value>) -> Option<String> {
-    v.and_then(Value::as_str).filter(|s| !s.trim().is_empty()).map(str::to_string)
+    v.and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .map(str::to_string)
 }
 
 /// Lobster's `isApprovalStep`: `true`, a non-blank string, or an object.
@@ -269,7 +294,9 @@ fn shell_field(step: &Object) -> Option<&Value> {
 
 fn positive_int_ms(v: &Value) -> Option<u64> {
     match v {
-        Value::Number(n) if n.fract() == 0.0 && *n >= 1.0 && *n <= 2_147_483_647.0 => Some(*n as u64),
+        Value::Number(n) if n.fract() == 0.0 && *n >= 1.0 && *n <= 2_147_483_647.0 => {
+            Some(*n as u64)
+        }
         _ => None,
     }
 }
@@ -280,7 +307,10 @@ fn execution(step: &Object, parallel: Option<Parallel>) -> Exec {
         return Exec::Parallel(p);
     }
     if let Some(path) = non_blank(step.get("workflow")) {
-        let args = step.get("workflow_args").filter(|v| !matches!(v, Value::Null)).cloned();
+        let args = step
+            .get("workflow_args")
+            .filter(|v| !matches!(v, Value::Null))
+            .cloned();
         return Exec::Workflow { path, args };
     }
     if let Some(p) = non_blank(step.get("pipeline")) {
@@ -302,7 +332,11 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
     };
     let raw_steps = match obj.get("steps") {
         Some(Value::Array(s)) if !s.is_empty() => s.clone(),
-        _ => return Err(Error::runtime("Workflow file requires a non-empty steps array")),
+        _ => {
+            return Err(Error::runtime(
+                "Workflow file requires a non-empty steps array",
+            ));
+        }
     };
     if let Some(limit) = obj.get("cost_limit") {
         let Value::Object(l) = limit else {
@@ -310,12 +344,16 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
         };
         let max = l.get("max_usd").map_or(f64::NAN, Value::to_number);
         if !max.is_finite() || max < 0.0 {
-            return Err(Error::runtime("Workflow cost_limit.max_usd must be a non-negative number"));
+            return Err(Error::runtime(
+                "Workflow cost_limit.max_usd must be a non-negative number",
+            ));
         }
         if let Some(action) = l.get("action")
             && !matches!(action.as_str(), Some("warn" | "stop"))
         {
-            return Err(Error::runtime("Workflow cost_limit.action must be \"warn\" or \"stop\""));
+            return Err(Error::runtime(
+                "Workflow cost_limit.action must be \"warn\" or \"stop\"",
+            ));
         }
     }
     let mut seen: Vec<String> = Vec::new();
@@ -324,9 +362,15 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
         steps.push(validate_step(raw, &mut seen)?);
     }
     let args = match obj.get("args") {
-        Some(Value::Object(defs)) => {
-            defs.iter().map(|(k, def)| (k.to_string(), def.as_object().and_then(|d| d.get("default")).cloned())).collect()
-        }
+        Some(Value::Object(defs)) => defs
+            .iter()
+            .map(|(k, def)| {
+                (
+                    k.to_string(),
+                    def.as_object().and_then(|d| d.get("default")).cloned(),
+                )
+            })
+            .collect(),
         _ => Vec::new(),
     };
     Ok(Workflow {
@@ -340,19 +384,31 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
 }
 
 fn validate_parallel(step: &Object, id: &str, seen: &[String]) -> Result<Option<Parallel>> {
-    let Some(raw) = step.get("parallel") else { return Ok(None) };
+    let Some(raw) = step.get("parallel") else {
+        return Ok(None);
+    };
     let Value::Object(p) = raw else {
-        return Err(Error::runtime(format!("Workflow step {id} parallel must be an object")));
+        return Err(Error::runtime(format!(
+            "Workflow step {id} parallel must be an object"
+        )));
     };
     let branches = match p.get("branches") {
         Some(Value::Array(b)) if !b.is_empty() => b,
-        _ => return Err(Error::runtime(format!("Workflow step {id} parallel requires a non-empty branches array"))),
+        _ => {
+            return Err(Error::runtime(format!(
+                "Workflow step {id} parallel requires a non-empty branches array"
+            )));
+        }
     };
     let wait_any = match p.get("wait") {
         None => false,
         Some(Value::String(s)) if s == "all" => false,
         Some(Value::String(s)) if s == "any" => true,
-        Some(_) => return Err(Error::runtime(format!("Workflow step {id} parallel wait must be \"all\" or \"any\""))),
+        Some(_) => {
+            return Err(Error::runtime(format!(
+                "Workflow step {id} parallel wait must be \"all\" or \"any\""
+            )));
+        }
     };
     let timeout_ms = match p.get("timeout_ms") {
         None => None,
@@ -364,25 +420,40 @@ fn validate_parallel(step: &Object, id: &str, seen: &[String]) -> Result<Option<
     let mut out = Vec::new();
     for b in branches {
         let Value::Object(bo) = b else {
-            return Err(Error::runtime(format!("Workflow step {id} parallel branches must be objects")));
+            return Err(Error::runtime(format!(
+                "Workflow step {id} parallel branches must be objects"
+            )));
         };
         let bid = match bo.get("id") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            _ => return Err(Error::runtime(format!("Workflow step {id} parallel branch requires an id"))),
+            _ => {
+                return Err(Error::runtime(format!(
+                    "Workflow step {id} parallel branch requires an id"
+                )));
+            }
         };
         if bid == id {
-            return Err(Error::runtime(format!("Workflow step {id} parallel branch id cannot match the step id")));
+            return Err(Error::runtime(format!(
+                "Workflow step {id} parallel branch id cannot match the step id"
+            )));
         }
         if ids.contains(&bid) {
-            return Err(Error::runtime(format!("Workflow step {id} duplicate parallel branch id: {bid}")));
+            return Err(Error::runtime(format!(
+                "Workflow step {id} duplicate parallel branch id: {bid}"
+            )));
         }
         if seen.contains(&bid) {
-            return Err(Error::runtime(format!("Duplicate workflow id across steps/parallel branches: {bid}")));
+            return Err(Error::runtime(format!(
+                "Duplicate workflow id across steps/parallel branches: {bid}"
+            )));
         }
         ids.push(bid.clone());
-        let count = usize::from(truthy(shell_field(bo))) + usize::from(is_string(bo.get("pipeline")) && truthy(bo.get("pipeline")));
+        let count = usize::from(truthy(shell_field(bo)))
+            + usize::from(is_string(bo.get("pipeline")) && truthy(bo.get("pipeline")));
         if count == 0 {
-            return Err(Error::runtime(format!("Workflow step {id} parallel branch {bid} requires run, command, or pipeline")));
+            return Err(Error::runtime(format!(
+                "Workflow step {id} parallel branch {bid} requires run, command, or pipeline"
+            )));
         }
         if count > 1 {
             return Err(Error::runtime(format!(
@@ -391,7 +462,9 @@ fn validate_parallel(step: &Object, id: &str, seen: &[String]) -> Result<Option<
         }
         for key in ["run", "command", "pipeline"] {
             if bo.get(key).is_some_and(|v| !matches!(v, Value::String(_))) {
-                return Err(Error::runtime(format!("Workflow step {id} parallel branch {bid} {key} must be a string")));
+                return Err(Error::runtime(format!(
+                    "Workflow step {id} parallel branch {bid} {key} must be a string"
+                )));
             }
         }
         let exec = match (non_blank(bo.get("pipeline")), non_blank(shell_field(bo))) {
@@ -404,17 +477,28 @@ fn validate_parallel(step: &Object, id: &str, seen: &[String]) -> Result<Option<
             exec,
             env: bo.get("env").and_then(Value::as_object).cloned(),
             cwd: bo.get("cwd").and_then(Value::as_str).map(str::to_string),
-            stdin: bo.get("stdin").filter(|v| !matches!(v, Value::Null)).cloned(),
+            stdin: bo
+                .get("stdin")
+                .filter(|v| !matches!(v, Value::Null))
+                .cloned(),
         });
     }
-    Ok(Some(Parallel { wait_any, branches: out, timeout_ms }))
+    Ok(Some(Parallel {
+        wait_any,
+        branches: out,
+        timeout_ms,
+    }))
 }
 
 fn validate_for_each(step: &Object, id: &str) -> Result<Option<ForEach>> {
     let over = match step.get("for_each") {
         None => return Ok(None),
         Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err(Error::runtime(format!("Workflow step {id} for_each must be a string (step reference expression)"))),
+        Some(_) => {
+            return Err(Error::runtime(format!(
+                "Workflow step {id} for_each must be a string (step reference expression)"
+            )));
+        }
     };
     let err = |msg: &str| Error::runtime(format!("Workflow step {id} {msg}"));
     let subs = match step.get("steps") {
@@ -432,17 +516,29 @@ fn validate_for_each(step: &Object, id: &str) -> Result<Option<ForEach>> {
         Some(_) => return Err(err("pause_ms must be a finite non-negative number")),
     };
     if is_approval(step.get("approval")) {
-        return Err(err("for_each steps cannot define approval (use a separate step after the loop)"));
+        return Err(err(
+            "for_each steps cannot define approval (use a separate step after the loop)",
+        ));
     }
     if is_input(step.get("input")) {
-        return Err(err("for_each steps cannot define input (use a separate step after the loop)"));
+        return Err(err(
+            "for_each steps cannot define input (use a separate step after the loop)",
+        ));
     }
     if step.get("stdin").is_some_and(|v| !matches!(v, Value::Null)) {
-        return Err(err("for_each steps cannot define stdin (loop input comes from the for_each expression)"));
+        return Err(err(
+            "for_each steps cannot define stdin (loop input comes from the for_each expression)",
+        ));
     }
     let loop_pipeline = is_string(step.get("pipeline")) && truthy(step.get("pipeline"));
-    if truthy(shell_field(step)) || loop_pipeline || truthy(step.get("workflow")) || truthy(step.get("parallel")) {
-        return Err(err("for_each cannot also define run, command, pipeline, workflow, or parallel"));
+    if truthy(shell_field(step))
+        || loop_pipeline
+        || truthy(step.get("workflow"))
+        || truthy(step.get("parallel"))
+    {
+        return Err(err(
+            "for_each cannot also define run, command, pipeline, workflow, or parallel",
+        ));
     }
     let var = |key: &str, default: &str| -> Result<String> {
         match step.get(key) {
@@ -465,29 +561,44 @@ fn validate_for_each(step: &Object, id: &str) -> Result<Option<ForEach>> {
         };
         let sid = sub.get("id").map(Value::to_js_string).unwrap_or_default();
         if sid == item_var || sid == index_var {
-            return Err(err(&format!("for_each sub-step id '{sid}' conflicts with loop variable")));
+            return Err(err(&format!(
+                "for_each sub-step id '{sid}' conflicts with loop variable"
+            )));
         }
         if sub_ids.contains(&sid) {
             return Err(err(&format!("duplicate for_each sub-step id: {sid}")));
         }
         sub_ids.push(sid.clone());
         if is_approval(sub.get("approval")) || is_input(sub.get("input")) {
-            return Err(err("for_each sub-steps cannot contain approval or input steps"));
+            return Err(err(
+                "for_each sub-steps cannot contain approval or input steps",
+            ));
         }
         for key in ["run", "command", "pipeline"] {
             if sub.get(key).is_some_and(|v| !matches!(v, Value::String(_))) {
-                return Err(err(&format!("for_each sub-step {sid} {key} must be a string")));
+                return Err(err(&format!(
+                    "for_each sub-step {sid} {key} must be a string"
+                )));
             }
         }
-        if truthy(sub.get("workflow")) || truthy(sub.get("parallel")) || truthy(sub.get("for_each")) {
-            return Err(err(&format!("for_each sub-step {sid} cannot define workflow, parallel, or for_each")));
+        if truthy(sub.get("workflow")) || truthy(sub.get("parallel")) || truthy(sub.get("for_each"))
+        {
+            return Err(err(&format!(
+                "for_each sub-step {sid} cannot define workflow, parallel, or for_each"
+            )));
         }
         let shell = non_blank(sub.get("run")).or_else(|| non_blank(sub.get("command")));
         let pipeline = non_blank(sub.get("pipeline"));
         let exec = match (&shell, &pipeline) {
-            (None, None) => return Err(err(&format!("for_each sub-step {sid} requires run, command, or pipeline"))),
+            (None, None) => {
+                return Err(err(&format!(
+                    "for_each sub-step {sid} requires run, command, or pipeline"
+                )));
+            }
             (Some(_), Some(_)) => {
-                return Err(err(&format!("for_each sub-step {sid} can only define one of run, command, or pipeline")));
+                return Err(err(&format!(
+                    "for_each sub-step {sid} can only define one of run, command, or pipeline"
+                )));
             }
             (Some(c), None) => Exec::Shell(c.clone()),
             (None, Some(p)) => Exec::Pipeline(p.clone()),
@@ -497,7 +608,10 @@ fn validate_for_each(step: &Object, id: &str) -> Result<Option<ForEach>> {
             exec,
             approval: None,
             input: None,
-            stdin: sub.get("stdin").filter(|v| !matches!(v, Value::Null)).cloned(),
+            stdin: sub
+                .get("stdin")
+                .filter(|v| !matches!(v, Value::Null))
+                .cloned(),
             env: sub.get("env").and_then(Value::as_object).cloned(),
             cwd: sub.get("cwd").and_then(Value::as_str).map(str::to_string),
             when: condition_of(sub),
@@ -506,12 +620,23 @@ fn validate_for_each(step: &Object, id: &str) -> Result<Option<ForEach>> {
             on_error: OnError::Stop,
         });
     }
-    Ok(Some(ForEach { over: Value::String(over), steps, item_var, index_var, batch_size, pause_ms }))
+    Ok(Some(ForEach {
+        over: Value::String(over),
+        steps,
+        item_var,
+        index_var,
+        batch_size,
+        pause_ms,
+    }))
 }
 
 /// `when ?? condition`.
 fn condition_of(step: &Object) -> Option<Value> {
-    step.get("when").filter(|v| !matches!(v, Value::Null)).or_else(|| step.get("condition")).filter(|v| !matches!(v, Value::Null)).cloned()
+    step.get("when")
+        .filter(|v| !matches!(v, Value::Null))
+        .or_else(|| step.get("condition"))
+        .filter(|v| !matches!(v, Value::Null))
+        .cloned()
 }
 
 fn validate_step(raw: &Value, seen: &mut Vec<String>) -> Result<Step> {
@@ -524,11 +649,16 @@ fn validate_step(raw: &Value, seen: &mut Vec<String>) -> Result<Step> {
     };
     let err = |msg: &str| Error::runtime(format!("Workflow step {id} {msg}"));
     match step.get("workflow") {
-        Some(Value::String(s)) if s.trim().is_empty() => return Err(err("workflow path cannot be blank")),
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            return Err(err("workflow path cannot be blank"));
+        }
         Some(Value::String(_)) | None => {}
         Some(_) => return Err(err("workflow must be a string (file path)")),
     }
-    if step.get("workflow_args").is_some_and(|v| !matches!(v, Value::Object(_))) {
+    if step
+        .get("workflow_args")
+        .is_some_and(|v| !matches!(v, Value::Object(_)))
+    {
         return Err(err("workflow_args must be a plain object"));
     }
     let parallel = validate_parallel(step, &id, seen)?;
@@ -542,19 +672,28 @@ fn validate_step(raw: &Value, seen: &mut Vec<String>) -> Result<Step> {
         + usize::from(parallel.is_some())
         + usize::from(for_each.is_some());
     if count == 0 && !approval_present && !input_present {
-        return Err(err("requires run, command, pipeline, workflow, parallel, for_each, approval, or input"));
+        return Err(err(
+            "requires run, command, pipeline, workflow, parallel, for_each, approval, or input",
+        ));
     }
     if count > 1 {
-        return Err(err("can only define one of run, command, pipeline, workflow, parallel, or for_each"));
+        return Err(err(
+            "can only define one of run, command, pipeline, workflow, parallel, or for_each",
+        ));
     }
     if count > 0 && input_present {
-        return Err(err("input steps cannot define run, command, pipeline, workflow, parallel, or for_each"));
+        return Err(err(
+            "input steps cannot define run, command, pipeline, workflow, parallel, or for_each",
+        ));
     }
     if approval_present && input_present {
         return Err(err("cannot define both approval and input"));
     }
     for key in ["run", "command", "pipeline"] {
-        if step.get(key).is_some_and(|v| !matches!(v, Value::String(_))) {
+        if step
+            .get(key)
+            .is_some_and(|v| !matches!(v, Value::String(_)))
+        {
             return Err(err(&format!("{key} must be a string")));
         }
     }
@@ -562,14 +701,20 @@ fn validate_step(raw: &Value, seen: &mut Vec<String>) -> Result<Step> {
     let approval = validate_approval(step, &id)?;
     let timeout_ms = match step.get("timeout_ms") {
         None => None,
-        Some(v) => Some(positive_int_ms(v).ok_or_else(|| err("timeout_ms must be a positive integer between 1 and 2147483647"))?),
+        Some(v) => Some(positive_int_ms(v).ok_or_else(|| {
+            err("timeout_ms must be a positive integer between 1 and 2147483647")
+        })?),
     };
     let on_error = match step.get("on_error") {
         None => OnError::Stop,
         Some(Value::String(s)) if s == "stop" => OnError::Stop,
         Some(Value::String(s)) if s == "continue" => OnError::Continue,
         Some(Value::String(s)) if s == "skip_rest" => OnError::SkipRest,
-        Some(_) => return Err(err("on_error must be \"stop\", \"continue\", or \"skip_rest\"")),
+        Some(_) => {
+            return Err(err(
+                "on_error must be \"stop\", \"continue\", or \"skip_rest\"",
+            ));
+        }
     };
     let retry = validate_retry(step.get("retry"), &id)?;
     if seen.contains(&id) {
@@ -588,7 +733,10 @@ fn validate_step(raw: &Value, seen: &mut Vec<String>) -> Result<Step> {
         exec,
         approval,
         input,
-        stdin: step.get("stdin").filter(|v| !matches!(v, Value::Null)).cloned(),
+        stdin: step
+            .get("stdin")
+            .filter(|v| !matches!(v, Value::Null))
+            .cloned(),
         env: step.get("env").and_then(Value::as_object).cloned(),
         cwd: step.get("cwd").and_then(Value::as_str).map(str::to_string),
         when: condition_of(step),
@@ -612,8 +760,13 @@ fn validate_input(step: &Object, id: &str) -> Result<Option<InputSpec>> {
         Some(s @ (Value::Object(_) | Value::Array(_) | Value::Null)) => s.clone(),
         _ => return Err(err("input.responseSchema must be an object")),
     };
-    crate::schema::Schema::compile(&schema).map_err(|e| err(&format!("input.responseSchema is invalid: {e}")))?;
-    Ok(Some(InputSpec { prompt: prompt.clone(), response_schema: schema, defaults: raw.get("defaults").cloned() }))
+    crate::schema::Schema::compile(&schema)
+        .map_err(|e| err(&format!("input.responseSchema is invalid: {e}")))?;
+    Ok(Some(InputSpec {
+        prompt: prompt.clone(),
+        response_schema: schema,
+        defaults: raw.get("defaults").cloned(),
+    }))
 }
 
 fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
@@ -623,32 +776,56 @@ fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
     }
     let Some(Value::Object(o)) = raw else {
         // `true`, "required", or a prompt string.
-        let prompt = raw.and_then(Value::as_str).filter(|s| *s != "required").map(str::to_string);
-        return Ok(Some(Approval { prompt, ..Approval::default() }));
+        let prompt = raw
+            .and_then(Value::as_str)
+            .filter(|s| *s != "required")
+            .map(str::to_string);
+        return Ok(Some(Approval {
+            prompt,
+            ..Approval::default()
+        }));
     };
-    for key in ["initiated_by", "initiatedBy", "required_approver", "requiredApprover"] {
+    for key in [
+        "initiated_by",
+        "initiatedBy",
+        "required_approver",
+        "requiredApprover",
+    ] {
         if o.get(key).is_some_and(|v| !matches!(v, Value::String(_))) {
-            return Err(Error::runtime(format!("Workflow step {id} approval.{key} must be a string")));
+            return Err(Error::runtime(format!(
+                "Workflow step {id} approval.{key} must be a string"
+            )));
         }
     }
     for key in ["require_different_approver", "requireDifferentApprover"] {
         if o.get(key).is_some_and(|v| !matches!(v, Value::Bool(_))) {
-            return Err(Error::runtime(format!("Workflow step {id} approval.{key} must be a boolean")));
+            return Err(Error::runtime(format!(
+                "Workflow step {id} approval.{key} must be a boolean"
+            )));
         }
     }
-    let text = |camel: &str, snake: &str| o.get(camel).or_else(|| o.get(snake)).and_then(Value::as_str).map(str::to_string);
+    let text = |camel: &str, snake: &str| {
+        o.get(camel)
+            .or_else(|| o.get(snake))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
     Ok(Some(Approval {
         prompt: o.get("prompt").and_then(Value::as_str).map(str::to_string),
-        items: o.get("items").filter(|v| matches!(v, Value::Array(_))).cloned(),
+        items: o
+            .get("items")
+            .filter(|v| matches!(v, Value::Array(_)))
+            .cloned(),
         preview: o.get("preview").and_then(Value::as_str).map(str::to_string),
         initiated_by: text("initiatedBy", "initiated_by"),
         required_approver: text("requiredApprover", "required_approver"),
-        require_different_approver: o.get("requireDifferentApprover").or_else(|| o.get("require_different_approver")).and_then(
-            |v| match v {
+        require_different_approver: o
+            .get("requireDifferentApprover")
+            .or_else(|| o.get("require_different_approver"))
+            .and_then(|v| match v {
                 Value::Bool(b) => Some(*b),
                 _ => None,
-            },
-        ),
+            }),
     }))
 }
 
@@ -673,7 +850,9 @@ fn validate_retry(raw: Option<&Value>, id: &str) -> Result<Option<Retry>> {
         match r.get(key) {
             None => Ok(None),
             Some(Value::Number(n)) if n.is_finite() && *n >= 0.0 => Ok(Some(*n)),
-            Some(_) => Err(err(&format!("retry.{key} must be a finite non-negative number"))),
+            Some(_) => Err(err(&format!(
+                "retry.{key} must be a finite non-negative number"
+            ))),
         }
     };
     let delay_ms = ms("delay_ms")?.unwrap_or(1000.0);
@@ -683,7 +862,13 @@ fn validate_retry(raw: Option<&Value>, id: &str) -> Result<Option<Retry>> {
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(err("retry.jitter must be a boolean")),
     };
-    Ok(Some(Retry { max, exponential, delay_ms, max_delay_ms, jitter }))
+    Ok(Some(Retry {
+        max,
+        exponential,
+        delay_ms,
+        max_delay_ms,
+        jitter,
+    }))
 }
 
 #[cfg(test)]
@@ -699,9 +884,18 @@ mod path_tests {
         std::fs::create_dir(dir.path().join("d.lobster")).unwrap();
         std::fs::write(dir.path().join("wf.YML"), "steps: []").unwrap();
         let missing = resolve_path("nope.lobster", dir.path()).unwrap_err();
-        assert!(missing.starts_with("ENOENT: no such file or directory, stat '"), "{missing}");
-        assert_eq!(resolve_path("wf.txt", dir.path()).unwrap_err(), "Workflow file must end in .lobster, .yaml, .yml, or .json");
-        assert_eq!(resolve_path("d.lobster", dir.path()).unwrap_err(), "Workflow path is not a file");
+        assert!(
+            missing.starts_with("ENOENT: no such file or directory, stat '"),
+            "{missing}"
+        );
+        assert_eq!(
+            resolve_path("wf.txt", dir.path()).unwrap_err(),
+            "Workflow file must end in .lobster, .yaml, .yml, or .json"
+        );
+        assert_eq!(
+            resolve_path("d.lobster", dir.path()).unwrap_err(),
+            "Workflow path is not a file"
+        );
         assert!(resolve_path("wf.YML", dir.path()).is_ok());
     }
 

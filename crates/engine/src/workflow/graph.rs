@@ -70,8 +70,14 @@ fn node_for(step: &Step, args: &Object) -> Node {
     let (kind, detail) = match &step.exec {
         Exec::Shell(c) => ("run", format!("run: {}", resolve_args(c, args))),
         Exec::Pipeline(p) => ("pipeline", format!("pipeline: {}", resolve_args(p, args))),
-        Exec::Workflow { path, .. } => ("workflow", format!("workflow: {}", resolve_args(path, args))),
-        Exec::Parallel(p) => ("parallel", format!("parallel ({})", if p.wait_any { "any" } else { "all" })),
+        Exec::Workflow { path, .. } => (
+            "workflow",
+            format!("workflow: {}", resolve_args(path, args)),
+        ),
+        Exec::Parallel(p) => (
+            "parallel",
+            format!("parallel ({})", if p.wait_any { "any" } else { "all" }),
+        ),
         Exec::ForEach(fe) => {
             let over = match &fe.over {
                 Value::String(s) => s.clone(),
@@ -82,7 +88,12 @@ fn node_for(step: &Step, args: &Object) -> Node {
         Exec::None if step.input.is_some() => ("input", "input request".to_string()),
         Exec::None => ("approval", "approval gate".to_string()),
     };
-    Node { id: step.id.clone(), kind, gate: step.approval.is_some(), detail: truncate(&detail, 80) }
+    Node {
+        id: step.id.clone(),
+        kind,
+        gate: step.approval.is_some(),
+        detail: truncate(&detail, 80),
+    }
 }
 
 /// Step ids referenced as `$id.…` in `text`.
@@ -106,13 +117,21 @@ fn build(workflow: &Workflow, provided: &Value) -> (Vec<Node>, Vec<Edge>) {
     let ids: Vec<&str> = workflow.steps.iter().map(|s| s.id.as_str()).collect();
     let mut edges: Vec<Edge> = Vec::new();
     let mut push = |from: String, to: String, label: String| {
-        if ids.contains(&from.as_str()) && !edges.iter().any(|e| e.from == from && e.to == to && e.label == label) {
+        if ids.contains(&from.as_str())
+            && !edges
+                .iter()
+                .any(|e| e.from == from && e.to == to && e.label == label)
+        {
             edges.push(Edge { from, to, label });
         }
     };
     for (i, step) in workflow.steps.iter().enumerate() {
         if i > 0 {
-            push(workflow.steps[i - 1].id.clone(), step.id.clone(), "next".into());
+            push(
+                workflow.steps[i - 1].id.clone(),
+                step.id.clone(),
+                "next".into(),
+            );
         }
         for r in step.stdin.iter().flat_map(value_ref_ids) {
             push(r, step.id.clone(), "stdin".into());
@@ -126,7 +145,11 @@ fn build(workflow: &Workflow, provided: &Value) -> (Vec<Node>, Vec<Edge>) {
         }
         if let Some(Value::String(cond)) = &step.when {
             for r in ref_ids(cond) {
-                push(r, step.id.clone(), truncate(&format!("when: {}", cond.trim()), 70));
+                push(
+                    r,
+                    step.id.clone(),
+                    truncate(&format!("when: {}", cond.trim()), 70),
+                );
             }
         }
     }
@@ -134,41 +157,85 @@ fn build(workflow: &Workflow, provided: &Value) -> (Vec<Node>, Vec<Edge>) {
 }
 
 fn mermaid_id(id: &str) -> String {
-    id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;").replace('|', "&#124;")
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "&#124;")
 }
 
 /// Renders the graph.
 pub fn render(workflow: &Workflow, provided: &Value, format: Format) -> String {
     let (nodes, edges) = build(workflow, provided);
     // Labels carry a literal `\n` between id and detail.
-    let label = |n: &Node| if n.detail.is_empty() { n.id.clone() } else { format!("{}\\n{}", n.id, n.detail) };
+    let label = |n: &Node| {
+        if n.detail.is_empty() {
+            n.id.clone()
+        } else {
+            format!("{}\\n{}", n.id, n.detail)
+        }
+    };
     let mut out = String::new();
     match format {
         Format::Mermaid => {
             out.push_str("flowchart TD\n");
             for n in &nodes {
-                let (open, close) = if n.gate { ("{\"", "\"}") } else { ("[\"", "\"]") };
-                out.push_str(&format!("  {}{open}{}{close}\n", mermaid_id(&n.id), html_escape(&label(n))));
+                let (open, close) = if n.gate {
+                    ("{\"", "\"}")
+                } else {
+                    ("[\"", "\"]")
+                };
+                out.push_str(&format!(
+                    "  {}{open}{}{close}\n",
+                    mermaid_id(&n.id),
+                    html_escape(&label(n))
+                ));
             }
             out.push('\n');
             for e in &edges {
-                out.push_str(&format!("  {} -->|{}| {}\n", mermaid_id(&e.from), html_escape(&e.label), mermaid_id(&e.to)));
+                out.push_str(&format!(
+                    "  {} -->|{}| {}\n",
+                    mermaid_id(&e.from),
+                    html_escape(&e.label),
+                    mermaid_id(&e.to)
+                ));
             }
         }
         Format::Dot => {
-            let q = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+            let q = |s: &str| {
+                s.replace('\\', "\\\\")
+                    .replace('"', "\\\"")
+                    .replace('\n', "\\n")
+            };
             out.push_str("digraph workflow {\n  rankdir=TB;\n");
             for n in &nodes {
                 let shape = if n.gate { "diamond" } else { "box" };
-                out.push_str(&format!("  \"{}\" [shape={shape},label=\"{}\"];\n", q(&n.id), q(&label(n))));
+                out.push_str(&format!(
+                    "  \"{}\" [shape={shape},label=\"{}\"];\n",
+                    q(&n.id),
+                    q(&label(n))
+                ));
             }
             out.push('\n');
             for e in &edges {
-                out.push_str(&format!("  \"{}\" -> \"{}\" [label=\"{}\"];\n", q(&e.from), q(&e.to), q(&e.label)));
+                out.push_str(&format!(
+                    "  \"{}\" -> \"{}\" [label=\"{}\"];\n",
+                    q(&e.from),
+                    q(&e.to),
+                    q(&e.label)
+                ));
             }
             out.push_str("}\n");
         }
@@ -218,9 +285,17 @@ mod tests {
     #[test]
     fn ascii_matches_lobster_labels_and_empty_edges() {
         let out = ascii("steps:\n  - id: a\n    run: printf '%s\\n' \"$x\"\n");
-        assert_eq!(out, "Workflow Graph\n\nNodes:\n- a [run] (run: printf '%s)\n\nEdges:\n- (none)\n");
-        let out = ascii("steps:\n  - id: a\n    run: echo 1\n  - id: b\n    run: cat\n    stdin: [\"$a.json\", {k: \"$a.stdout\"}]\n");
-        assert!(out.ends_with("Edges:\n- a -> b (next)\n- a -> b (stdin)\n"), "{out}");
+        assert_eq!(
+            out,
+            "Workflow Graph\n\nNodes:\n- a [run] (run: printf '%s)\n\nEdges:\n- (none)\n"
+        );
+        let out = ascii(
+            "steps:\n  - id: a\n    run: echo 1\n  - id: b\n    run: cat\n    stdin: [\"$a.json\", {k: \"$a.stdout\"}]\n",
+        );
+        assert!(
+            out.ends_with("Edges:\n- a -> b (next)\n- a -> b (stdin)\n"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -24,7 +24,11 @@ use self::run::{Gate, Outcome, Run, resolve_workflow_args};
 /// Runs a workflow file from the start; a pause is recorded in the store.
 pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelope> {
     let workflow = file::load(path)?;
-    if workflow.steps.iter().any(|s| s.approval.is_some() || s.input.is_some()) {
+    if workflow
+        .steps
+        .iter()
+        .any(|s| s.approval.is_some() || s.input.is_some())
+    {
         // It will most likely pause and record the pause. The opening runs
         // on this thread's runtime: let it start (SQLite's own thread then
         // works while the steps run) before steps that may not yield.
@@ -37,7 +41,9 @@ pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelo
         args,
         results: Object::new(),
         last: None,
-        stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())],
+        stack: vec![
+            std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone()),
+        ],
         pipeline_resume: None,
         login: Default::default(),
     };
@@ -49,13 +55,24 @@ pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelo
 }
 
 /// The envelope of a finished run, or the pause to record.
-pub(crate) fn pause_for(workflow: &Workflow, run: &Run<'_>, outcome: Outcome) -> Result<Envelope, Pause> {
+pub(crate) fn pause_for(
+    workflow: &Workflow,
+    run: &Run<'_>,
+    outcome: Outcome,
+) -> Result<Envelope, Pause> {
     let (gate, resume_at, results) = match outcome {
         Outcome::Done(items) => return Ok(Envelope::ok(items)),
-        Outcome::Paused { gate, resume_at, results } => (gate, resume_at, results),
+        Outcome::Paused {
+            gate,
+            resume_at,
+            results,
+        } => (gate, resume_at, results),
     };
     let mut state = Object::new();
-    state.insert("filePath", Value::from(workflow.path.to_string_lossy().into_owned()));
+    state.insert(
+        "filePath",
+        Value::from(workflow.path.to_string_lossy().into_owned()),
+    );
     state.insert("resumeAtIndex", Value::from(resume_at));
     state.insert("steps", Value::Object(results));
     state.insert("args", Value::Object(run.args.clone()));
@@ -63,15 +80,27 @@ pub(crate) fn pause_for(workflow: &Workflow, run: &Run<'_>, outcome: Outcome) ->
         state.insert("lastStepId", Value::from(last.as_str()));
     }
     let (gate_kind, request) = match gate {
-        Gate::Approval { step_id, request, identity } => {
+        Gate::Approval {
+            step_id,
+            request,
+            identity,
+        } => {
             state.insert("approvalStepId", Value::from(step_id));
             state.insert("approvalIdentity", Value::Object(identity));
             (PauseGate::Approval, request)
         }
-        Gate::PipelineInput { step_id, request, subject, input } => {
+        Gate::PipelineInput {
+            step_id,
+            request,
+            subject,
+            input,
+        } => {
             state.insert("inputStepId", Value::from(step_id));
             state.insert("inputKind", Value::from("pipeline_command"));
-            state.insert("inputSchema", request.get("responseSchema").cloned().unwrap_or_default());
+            state.insert(
+                "inputSchema",
+                request.get("responseSchema").cloned().unwrap_or_default(),
+            );
             if let Some(s) = subject {
                 state.insert("inputSubject", s);
             }
@@ -82,9 +111,16 @@ pub(crate) fn pause_for(workflow: &Workflow, run: &Run<'_>, outcome: Outcome) ->
             state.insert("pipelineInput", Value::Object(pi));
             (PauseGate::Input, request)
         }
-        Gate::Input { step_id, request, subject } => {
+        Gate::Input {
+            step_id,
+            request,
+            subject,
+        } => {
             state.insert("inputStepId", Value::from(step_id));
-            state.insert("inputSchema", request.get("responseSchema").cloned().unwrap_or_default());
+            state.insert(
+                "inputSchema",
+                request.get("responseSchema").cloned().unwrap_or_default(),
+            );
             if let Some(s) = subject {
                 state.insert("inputSubject", s);
             }
@@ -92,5 +128,11 @@ pub(crate) fn pause_for(workflow: &Workflow, run: &Run<'_>, outcome: Outcome) ->
         }
     };
     state.insert("createdAt", Value::from(clawdis_store::now_iso()));
-    Err(Pause { kind: KIND_WORKFLOW, gate: gate_kind, request, state: Value::Object(state), workflow_name: workflow.name.clone() })
+    Err(Pause {
+        kind: KIND_WORKFLOW,
+        gate: gate_kind,
+        request,
+        state: Value::Object(state),
+        workflow_name: workflow.name.clone(),
+    })
 }

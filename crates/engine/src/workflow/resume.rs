@@ -18,23 +18,33 @@ use super::run::{PipelineInput, PipelineResume, Run, resolve_workflow_args};
 const NOT_FOUND: &str = "Workflow resume state not found";
 
 /// Checks `LOBSTER_APPROVAL_APPROVED_BY` against the gate's identity rules.
-pub(crate) fn check_identity(step_id: &str, identity: Option<&Value>, approved_by: Option<&str>) -> Result<()> {
+pub(crate) fn check_identity(
+    step_id: &str,
+    identity: Option<&Value>,
+    approved_by: Option<&str>,
+) -> Result<()> {
     let get = |k: &str| identity.and_then(|i| i.get_key(k));
     let required = get("requiredApprover").and_then(Value::as_str);
     let different = get("requireDifferentApprover").is_some_and(Value::truthy);
     let initiated = get("initiatedBy").and_then(Value::as_str);
     if (required.is_some() || different) && approved_by.is_none() {
-        return Err(Error::parse(format!("Workflow step {step_id} approval requires approver identity; set LOBSTER_APPROVAL_APPROVED_BY")));
+        return Err(Error::parse(format!(
+            "Workflow step {step_id} approval requires approver identity; set LOBSTER_APPROVAL_APPROVED_BY"
+        )));
     }
     if let (Some(req), Some(by)) = (required, approved_by)
         && req != by
     {
-        return Err(Error::parse(format!("Workflow step {step_id} approval requires approver '{req}', got '{by}'")));
+        return Err(Error::parse(format!(
+            "Workflow step {step_id} approval requires approver '{req}', got '{by}'"
+        )));
     }
     if let (true, Some(init), Some(by)) = (different, initiated, approved_by)
         && init == by
     {
-        return Err(Error::parse(format!("Workflow step {step_id} approval must be granted by someone other than '{init}'")));
+        return Err(Error::parse(format!(
+            "Workflow step {step_id} approval must be granted by someone other than '{init}'"
+        )));
     }
     Ok(())
 }
@@ -46,21 +56,43 @@ fn pipeline_input(state: &Value) -> Option<PipelineInput> {
     }
     let pi = state.get_key("pipelineInput")?;
     Some(PipelineInput {
-        pipeline: pi.get_key("pipeline").and_then(Value::as_array).cloned().unwrap_or_default(),
-        resume_at: pi.get_key("resumeAtIndex").map_or(0.0, Value::to_number).max(0.0) as usize,
-        items: pi.get_key("items").and_then(Value::as_array).cloned().unwrap_or_default(),
+        pipeline: pi
+            .get_key("pipeline")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        resume_at: pi
+            .get_key("resumeAtIndex")
+            .map_or(0.0, Value::to_number)
+            .max(0.0) as usize,
+        items: pi
+            .get_key("items")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
     })
 }
 
 /// Validates the intent against the state and applies the decision to the
 /// step results. Errors here leave the token usable.
 fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
-    let mut results = state.get_key("steps").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut results = state
+        .get_key("steps")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     if let Some(step_id) = state.get_key("approvalStepId").and_then(Value::as_str) {
         match intent {
-            Intent::Respond(_) => return Err(Error::parse("Workflow resume requires --approve yes|no for approval requests")),
+            Intent::Respond(_) => {
+                return Err(Error::parse(
+                    "Workflow resume requires --approve yes|no for approval requests",
+                ));
+            }
             Intent::Approve(true) => {
-                let approved_by = ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY").map(str::trim).filter(|s| !s.is_empty());
+                let approved_by = ctx
+                    .env_var("LOBSTER_APPROVAL_APPROVED_BY")
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty());
                 let identity = state.get_key("approvalIdentity");
                 check_identity(step_id, identity, approved_by)?;
                 let mut r = results
@@ -78,9 +110,16 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
         }
     } else if let Some(step_id) = state.get_key("inputStepId").and_then(Value::as_str) {
         match intent {
-            Intent::Approve(_) => return Err(Error::parse("Workflow resume requires --response-json for input requests")),
+            Intent::Approve(_) => {
+                return Err(Error::parse(
+                    "Workflow resume requires --response-json for input requests",
+                ));
+            }
             Intent::Respond(response) => {
-                if let Some(schema) = state.get_key("inputSchema").filter(|s| matches!(s, Value::Object(_))) {
+                if let Some(schema) = state
+                    .get_key("inputSchema")
+                    .filter(|s| matches!(s, Value::Object(_)))
+                {
                     let schema = Schema::compile(schema).map_err(Error::runtime)?;
                     schema.validate(response).map_err(|e| {
                         Error::parse(format!(
@@ -97,7 +136,10 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
                     .and_then(Value::as_object)
                     .cloned()
                     .unwrap_or_else(|| Object::from_iter([("id", Value::from(step_id))]));
-                r.insert("subject", state.get_key("inputSubject").cloned().unwrap_or_default());
+                r.insert(
+                    "subject",
+                    state.get_key("inputSubject").cloned().unwrap_or_default(),
+                );
                 r.insert("response", response.clone());
                 r.remove("skipped");
                 results.insert(step_id, Value::Object(r));
@@ -110,7 +152,12 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
 
 /// The workflow file a stored state names.
 fn load_workflow(state: &Value) -> Result<Workflow> {
-    file::load(&PathBuf::from(state.get_key("filePath").map(Value::to_js_string).unwrap_or_default()))
+    file::load(&PathBuf::from(
+        state
+            .get_key("filePath")
+            .map(Value::to_js_string)
+            .unwrap_or_default(),
+    ))
 }
 
 /// Continues a run of `workflow` after its gate; returns the envelope and a
@@ -126,21 +173,35 @@ async fn continue_run(
     let workflow = workflow?;
     let provided = state.get_key("args").cloned().unwrap_or_default();
     let args = resolve_workflow_args(&workflow, &provided);
-    let gate_step = state.get_key("approvalStepId").or_else(|| state.get_key("inputStepId")).map(Value::to_js_string);
-    let start = state.get_key("resumeAtIndex").map_or(0.0, Value::to_number).max(0.0) as usize;
+    let gate_step = state
+        .get_key("approvalStepId")
+        .or_else(|| state.get_key("inputStepId"))
+        .map(Value::to_js_string);
+    let start = state
+        .get_key("resumeAtIndex")
+        .map_or(0.0, Value::to_number)
+        .max(0.0) as usize;
     let mut run = Run {
         workflow: &workflow,
         args,
         results,
         last: gate_step,
-        stack: vec![std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone())],
+        stack: vec![
+            std::fs::canonicalize(&workflow.path).unwrap_or_else(|_| workflow.path.clone()),
+        ],
         pipeline_resume: None,
         login,
     };
-    if let (Some(input), Intent::Respond(response), Some(step_id)) =
-        (pipeline_input(state), intent, state.get_key("inputStepId").and_then(Value::as_str))
-    {
-        run.pipeline_resume = Some(PipelineResume { step_id: step_id.to_string(), input, response: response.clone() });
+    if let (Some(input), Intent::Respond(response), Some(step_id)) = (
+        pipeline_input(state),
+        intent,
+        state.get_key("inputStepId").and_then(Value::as_str),
+    ) {
+        run.pipeline_resume = Some(PipelineResume {
+            step_id: step_id.to_string(),
+            input,
+            response: response.clone(),
+        });
     }
     let outcome = run.run_from(start, ctx).await?;
     match pause_for(&workflow, &run, outcome) {
@@ -175,9 +236,14 @@ async fn resume_stored_inner(
     ctx: &Ctx,
 ) -> Result<Envelope> {
     let Some(row) = pending(row) else {
-        return Err(Error::runtime(if intent == Intent::Cancel { "Resume state not found" } else { NOT_FOUND }));
+        return Err(Error::runtime(if intent == Intent::Cancel {
+            "Resume state not found"
+        } else {
+            NOT_FOUND
+        }));
     };
-    let state = Value::from_json(&row.state_json).map_err(|_| Error::runtime("Invalid workflow resume state"))?;
+    let state = Value::from_json(&row.state_json)
+        .map_err(|_| Error::runtime("Invalid workflow resume state"))?;
     let results = apply_decision(&state, &intent, ctx)?;
     let proceeds = !matches!(intent, Intent::Cancel | Intent::Approve(false));
     // The workflow file is read while SQLite's thread records the claim; a
@@ -189,7 +255,8 @@ async fn resume_stored_inner(
     let Some(workflow) = workflow else {
         return claimed.finish(ctx, Envelope::cancelled(), None).await;
     };
-    let (envelope, next) = match continue_run(&state, workflow, results, login, &intent, ctx).await {
+    let (envelope, next) = match continue_run(&state, workflow, results, login, &intent, ctx).await
+    {
         Ok(done) => done,
         Err(e) => (Envelope::from(e), None),
     };
@@ -203,7 +270,15 @@ pub async fn resume_inline(payload: Value, intent: Intent, ctx: &Ctx) -> Envelop
             return Ok(Envelope::cancelled());
         }
         let results = apply_decision(&payload, &intent, ctx)?;
-        let (envelope, next) = continue_run(&payload, load_workflow(&payload), results, Arc::default(), &intent, ctx).await?;
+        let (envelope, next) = continue_run(
+            &payload,
+            load_workflow(&payload),
+            results,
+            Arc::default(),
+            &intent,
+            ctx,
+        )
+        .await?;
         if let Some(row) = next {
             ctx.state.store().await?.insert_run(&row).await?;
         }

@@ -167,7 +167,11 @@ fn result(id: &str) -> Object {
 /// `JSON.parse(stdout.trim())`, or `None` when it is not JSON.
 fn parse_json_stdout(stdout: &str) -> Option<Value> {
     let t = stdout.trim_matches(is_js_space);
-    if t.is_empty() { None } else { Value::from_json(t).ok() }
+    if t.is_empty() {
+        None
+    } else {
+        Value::from_json(t).ok()
+    }
 }
 
 /// Output items of a step result: json (spread), else response, else stdout.
@@ -240,7 +244,10 @@ fn synthetic_result(id: &str, value: Option<Value>) -> Object {
 /// One attempt of a step: a result, or a pipeline that stopped to ask.
 enum Attempt {
     Done(Object),
-    Asked { request: Object, input: PipelineInput },
+    Asked {
+        request: Object,
+        input: PipelineInput,
+    },
 }
 
 /// The step environment and working directory, resolved.
@@ -251,13 +258,17 @@ struct Prepared {
 
 /// Whether an error must bypass `on_error` and retries.
 fn is_pipeline_halt(e: &Error) -> bool {
-    e.message.contains(" halted for approval inside pipeline") || e.message.contains(" halted before completion at pipeline")
+    e.message.contains(" halted for approval inside pipeline")
+        || e.message.contains(" halted before completion at pipeline")
 }
 
 impl Run<'_> {
     fn env_for(&self, base: &Env, layers: &[Option<&Object>], results: &Object) -> Arc<Env> {
         let mut env = base.clone();
-        env.insert("LOBSTER_ARGS_JSON".into(), Value::Object(self.args.clone()).to_json());
+        env.insert(
+            "LOBSTER_ARGS_JSON".into(),
+            Value::Object(self.args.clone()).to_json(),
+        );
         for (k, v) in self.args.iter() {
             if let Some(key) = arg_env_key(k) {
                 env.insert(format!("LOBSTER_ARG_{key}"), v.to_js_string());
@@ -274,7 +285,13 @@ impl Run<'_> {
     }
 
     fn cwd_for(&self, ctx: &Ctx, cwds: &[Option<&str>]) -> PathBuf {
-        match cwds.iter().flatten().copied().chain(self.workflow.cwd.as_deref()).next() {
+        match cwds
+            .iter()
+            .flatten()
+            .copied()
+            .chain(self.workflow.cwd.as_deref())
+            .next()
+        {
             Some(c) if !c.is_empty() => ctx.cwd.join(resolve_args(c, &self.args)),
             _ => ctx.cwd.clone(),
         }
@@ -294,11 +311,18 @@ impl Run<'_> {
     }
 
     fn prepare(&self, ctx: &Ctx, env: Option<&Object>, cwd: Option<&str>) -> Prepared {
-        Prepared { env: self.env_for(&ctx.env, &[self.workflow.env.as_ref(), env], &self.results), cwd: self.cwd_for(ctx, &[cwd]) }
+        Prepared {
+            env: self.env_for(&ctx.env, &[self.workflow.env.as_ref(), env], &self.results),
+            cwd: self.cwd_for(ctx, &[cwd]),
+        }
     }
 
     /// Runs the steps from `start`, returning the outcome.
-    pub fn run_from<'s>(&'s mut self, start: usize, ctx: &'s Ctx) -> BoxFuture<'s, Result<Outcome>> {
+    pub fn run_from<'s>(
+        &'s mut self,
+        start: usize,
+        ctx: &'s Ctx,
+    ) -> BoxFuture<'s, Result<Outcome>> {
         Box::pin(async move {
             let steps = &self.workflow.steps;
             for (idx, step) in steps.iter().enumerate().skip(start) {
@@ -315,7 +339,11 @@ impl Run<'_> {
                             self.last
                                 .as_ref()
                                 .and_then(|l| self.results.get(l))
-                                .and_then(|r| r.get_key("json").or_else(|| r.get_key("response")).or_else(|| r.get_key("stdout")))
+                                .and_then(|r| {
+                                    r.get_key("json")
+                                        .or_else(|| r.get_key("response"))
+                                        .or_else(|| r.get_key("stdout"))
+                                })
                                 .cloned()
                                 .unwrap_or(Value::Null),
                         ),
@@ -328,7 +356,9 @@ impl Run<'_> {
                         request.insert("defaults", d.clone());
                     }
                     if ctx.mode == Mode::Human && ctx.stdin_is_tty {
-                        let response = prompt_input(&input.prompt, &input.response_schema, &step.id, ctx).await?;
+                        let response =
+                            prompt_input(&input.prompt, &input.response_schema, &step.id, ctx)
+                                .await?;
                         let mut r = result(&step.id);
                         if let Some(s) = subject {
                             r.insert("subject", s);
@@ -340,7 +370,11 @@ impl Run<'_> {
                     }
                     let request = fit_input_request(request, subject.clone(), &step.id, ctx)?;
                     return Ok(Outcome::Paused {
-                        gate: Gate::Input { step_id: step.id.clone(), request, subject },
+                        gate: Gate::Input {
+                            step_id: step.id.clone(),
+                            request,
+                            subject,
+                        },
                         resume_at: idx + 1,
                         results: self.results.clone(),
                     });
@@ -351,7 +385,12 @@ impl Run<'_> {
                         let subject = request.remove("subject");
                         let request = fit_input_request(request, subject.clone(), &step.id, ctx)?;
                         return Ok(Outcome::Paused {
-                            gate: Gate::PipelineInput { step_id: step.id.clone(), request, subject, input },
+                            gate: Gate::PipelineInput {
+                                step_id: step.id.clone(),
+                                request,
+                                subject,
+                                input,
+                            },
                             resume_at: idx,
                             results: self.results.clone(),
                         });
@@ -379,21 +418,32 @@ impl Run<'_> {
                 if let Some(approval) = &step.approval {
                     let step_result = self.results.get(&step.id).cloned().unwrap_or_default();
                     let (request, identity) = approval_request(step, approval, &step_result, ctx);
-                    if let (Some(init), Some(Value::Object(r))) = (identity.get("initiatedBy"), self.results.get(&step.id)) {
+                    if let (Some(init), Some(Value::Object(r))) =
+                        (identity.get("initiatedBy"), self.results.get(&step.id))
+                    {
                         let mut r = r.clone();
                         r.insert("initiatedBy", init.clone());
                         self.results.insert(step.id.clone(), Value::Object(r));
                     }
                     if ctx.mode == Mode::Human && ctx.stdin_is_tty {
-                        let prompt = request.get("prompt").map(Value::to_js_string).unwrap_or_default();
+                        let prompt = request
+                            .get("prompt")
+                            .map(Value::to_js_string)
+                            .unwrap_or_default();
                         ctx.stdout.write(&format!("{prompt} [y/N] "));
                         let answer = read_line().await?;
                         let answer = answer.trim().to_ascii_lowercase();
                         if answer != "y" && answer != "yes" {
                             return Err(Error::runtime("Not approved"));
                         }
-                        let approved_by = ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY").map(|s| s.trim().to_string());
-                        super::resume::check_identity(&step.id, Some(&Value::Object(identity)), approved_by.as_deref())?;
+                        let approved_by = ctx
+                            .env_var("LOBSTER_APPROVAL_APPROVED_BY")
+                            .map(|s| s.trim().to_string());
+                        super::resume::check_identity(
+                            &step.id,
+                            Some(&Value::Object(identity)),
+                            approved_by.as_deref(),
+                        )?;
                         if let Some(Value::Object(r)) = self.results.get(&step.id).cloned() {
                             let mut r = r;
                             r.insert("approved", Value::Bool(true));
@@ -405,26 +455,43 @@ impl Run<'_> {
                         continue;
                     }
                     return Ok(Outcome::Paused {
-                        gate: Gate::Approval { step_id: step.id.clone(), request, identity },
+                        gate: Gate::Approval {
+                            step_id: step.id.clone(),
+                            request,
+                            identity,
+                        },
                         resume_at: idx + 1,
                         results: self.results.clone(),
                     });
                 }
             }
-            Ok(Outcome::Done(output_items(self.last.as_ref().and_then(|l| self.results.get(l)))))
+            Ok(Outcome::Done(output_items(
+                self.last.as_ref().and_then(|l| self.results.get(l)),
+            )))
         })
     }
 
     /// One step with its timeout, retries and backoff.
-    fn execute_with_policies<'s>(&'s self, step: &'s Step, ctx: &'s Ctx) -> BoxFuture<'s, Result<Attempt>> {
+    fn execute_with_policies<'s>(
+        &'s self,
+        step: &'s Step,
+        ctx: &'s Ctx,
+    ) -> BoxFuture<'s, Result<Attempt>> {
         Box::pin(async move {
             let max = step.retry.as_ref().map_or(1, |r| r.max.max(1));
             let mut attempt = 1;
             loop {
                 let outcome = match step.timeout_ms {
-                    Some(ms) => tokio::time::timeout(Duration::from_millis(ms), self.execute(step, ctx))
-                        .await
-                        .unwrap_or_else(|_| Err(Error::runtime(format!("Step '{}' timed out after {ms}ms", step.id)))),
+                    Some(ms) => {
+                        tokio::time::timeout(Duration::from_millis(ms), self.execute(step, ctx))
+                            .await
+                            .unwrap_or_else(|_| {
+                                Err(Error::runtime(format!(
+                                    "Step '{}' timed out after {ms}ms",
+                                    step.id
+                                )))
+                            })
+                    }
                     None => self.execute(step, ctx).await,
                 };
                 match outcome {
@@ -454,7 +521,8 @@ impl Run<'_> {
                 Exec::Parallel(par) => self.run_parallel(step, par, ctx).await,
                 Exec::Workflow { path, args } => {
                     let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
-                    self.run_sub_workflow(step, path, args.as_ref(), &p, ctx).await
+                    self.run_sub_workflow(step, path, args.as_ref(), &p, ctx)
+                        .await
                 }
                 Exec::Shell(cmd) => {
                     let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
@@ -464,34 +532,60 @@ impl Run<'_> {
                 }
                 Exec::Pipeline(text) => {
                     let p = self.prepare(ctx, step.env.as_ref(), step.cwd.as_deref());
-                    let resume = self.pipeline_resume.as_ref().filter(|r| r.step_id == step.id);
+                    let resume = self
+                        .pipeline_resume
+                        .as_ref()
+                        .filter(|r| r.step_id == step.id);
                     let (stages, at, items, response) = match resume {
                         Some(r) => {
                             let stages = r.input.pipeline.iter().map(stage_from_record).collect();
-                            (stages, r.input.resume_at, r.input.items.clone(), Some(r.response.clone()))
+                            (
+                                stages,
+                                r.input.resume_at,
+                                r.input.items.clone(),
+                                Some(r.response.clone()),
+                            )
                         }
                         None => {
                             let text = resolve(text, &self.args, &self.results);
-                            let stages = parse_pipeline(&text)
-                                .map_err(|e| Error::runtime(format!("Workflow step {} pipeline parse failed: {}", step.id, e.message)))?;
+                            let stages = parse_pipeline(&text).map_err(|e| {
+                                Error::runtime(format!(
+                                    "Workflow step {} pipeline parse failed: {}",
+                                    step.id, e.message
+                                ))
+                            })?;
                             let input = self.input_value(step.stdin.as_ref(), &self.results)?;
                             (stages, 0, pipeline_items(input.as_ref()), None)
                         }
                     };
                     return run_stages(&step.id, &stages, at, items, response, true, &p, ctx).await;
                 }
-                Exec::None => Ok(synthetic_result(&step.id, self.input_value(step.stdin.as_ref(), &self.results)?)),
+                Exec::None => Ok(synthetic_result(
+                    &step.id,
+                    self.input_value(step.stdin.as_ref(), &self.results)?,
+                )),
             };
             done.map(Attempt::Done)
         })
     }
 
-    async fn run_sub_workflow(&self, step: &Step, path: &str, args: Option<&Value>, p: &Prepared, ctx: &Ctx) -> Result<Object> {
+    async fn run_sub_workflow(
+        &self,
+        step: &Step,
+        path: &str,
+        args: Option<&Value>,
+        p: &Prepared,
+        ctx: &Ctx,
+    ) -> Result<Object> {
         let rel = resolve(path, &self.args, &self.results);
         let base = self.workflow.path.parent().unwrap_or(Path::new("."));
         let resolved = base.join(&rel);
         let canonical = std::fs::canonicalize(&resolved).map_err(|_| {
-            Error::runtime(format!("Workflow step {} workflow file not found: {}", step.id, normalize(&resolved).display()))
+            Error::runtime(format!(
+                "Workflow step {} workflow file not found: {}",
+                step.id,
+                normalize(&resolved).display()
+            ))
         })?;
         if self.stack.contains(&canonical) {
             return Err(Error::runtime(format!(
@@ -513,7 +607,11 @@ impl Run<'_> {
         }
         let mut stack = self.stack.clone();
         stack.push(canonical);
-        let sub_ctx = Ctx { env: p.env.clone(), cwd: p.cwd.clone(), ..ctx.clone() };
+        let sub_ctx = Ctx {
+            env: p.env.clone(),
+            cwd: p.cwd.clone(),
+            ..ctx.clone()
+        };
         let mut sub = Run {
             workflow: &wf,
             args: resolve_workflow_args(&wf, &Value::Object(provided)),
@@ -526,7 +624,11 @@ impl Run<'_> {
         let output = match sub.run_from(0, &sub_ctx).await? {
             Outcome::Done(items) => items,
             Outcome::Paused { gate, .. } => {
-                let kind = if matches!(gate, Gate::Approval { .. }) { "approval" } else { "input" };
+                let kind = if matches!(gate, Gate::Approval { .. }) {
+                    "approval"
+                } else {
+                    "input"
+                };
                 return Err(Error::runtime(format!(
                     "Workflow step {} sub-workflow halted for {kind}. Sub-workflow approval/input gates are not supported in composition.",
                     step.id
@@ -535,8 +637,19 @@ impl Run<'_> {
         };
         let mut r = result(&step.id);
         let stdout_empty = output.is_empty();
-        let json = if output.len() == 1 { output.into_iter().next().unwrap_or_default() } else { Value::Array(output) };
-        r.insert("stdout", Value::String(if stdout_empty { String::new() } else { serialize_for_stdout(&json) }));
+        let json = if output.len() == 1 {
+            output.into_iter().next().unwrap_or_default()
+        } else {
+            Value::Array(output)
+        };
+        r.insert(
+            "stdout",
+            Value::String(if stdout_empty {
+                String::new()
+            } else {
+                serialize_for_stdout(&json)
+            }),
+        );
         r.insert("json", json);
         Ok(r)
     }
@@ -547,23 +660,53 @@ impl Run<'_> {
             env_layer.insert(k, v.clone());
         }
         let p = Prepared {
-            env: self.env_for(&ctx.env, &[self.workflow.env.as_ref(), Some(&env_layer)], &self.results),
+            env: self.env_for(
+                &ctx.env,
+                &[self.workflow.env.as_ref(), Some(&env_layer)],
+                &self.results,
+            ),
             cwd: self.cwd_for(ctx, &[branch.cwd.as_deref(), step.cwd.as_deref()]),
         };
         let input = self.input_value(branch.stdin.as_ref(), &self.results)?;
         match &branch.exec {
-            Exec::Pipeline(text) => run_pipeline_step(&branch.id, &resolve(text, &self.args, &self.results), input.as_ref(), &p, ctx).await,
+            Exec::Pipeline(text) => {
+                run_pipeline_step(
+                    &branch.id,
+                    &resolve(text, &self.args, &self.results),
+                    input.as_ref(),
+                    &p,
+                    ctx,
+                )
+                .await
+            }
             Exec::Shell(cmd) => {
-                run_shell_step(&branch.id, &resolve(cmd, &self.args, &self.results), input.as_ref(), &p, &self.login, ctx).await
+                run_shell_step(
+                    &branch.id,
+                    &resolve(cmd, &self.args, &self.results),
+                    input.as_ref(),
+                    &p,
+                    &self.login,
+                    ctx,
+                )
+                .await
             }
             _ => Ok(result(&branch.id)),
         }
     }
 
-    fn run_parallel<'s>(&'s self, step: &'s Step, par: &'s Parallel, ctx: &'s Ctx) -> BoxFuture<'s, Result<Object>> {
+    fn run_parallel<'s>(
+        &'s self,
+        step: &'s Step,
+        par: &'s Parallel,
+        ctx: &'s Ctx,
+    ) -> BoxFuture<'s, Result<Object>> {
         Box::pin(async move {
             let work = async {
-                let futures: Vec<_> = par.branches.iter().map(|b| Box::pin(self.run_branch(step, b, ctx))).collect();
+                let futures: Vec<_> = par
+                    .branches
+                    .iter()
+                    .map(|b| Box::pin(self.run_branch(step, b, ctx)))
+                    .collect();
                 if par.wait_any {
                     // The first branch to settle decides, success or failure.
                     let (first, idx, _rest) = futures::future::select_all(futures).await;
@@ -572,7 +715,12 @@ impl Run<'_> {
                     let results = futures::future::join_all(futures).await;
                     let mut out = Vec::new();
                     for (b, r) in par.branches.iter().zip(results) {
-                        out.push((b.id.clone(), r.map_err(|e| Error::runtime(format!("Parallel branch failed: {}", e.message)))?));
+                        out.push((
+                            b.id.clone(),
+                            r.map_err(|e| {
+                                Error::runtime(format!("Parallel branch failed: {}", e.message))
+                            })?,
+                        ));
                     }
                     Ok(out)
                 }
@@ -580,7 +728,12 @@ impl Run<'_> {
             let branches: Vec<(String, Object)> = match par.timeout_ms {
                 Some(ms) => tokio::time::timeout(Duration::from_millis(ms), work)
                     .await
-                    .unwrap_or_else(|_| Err(Error::runtime(format!("Parallel step {} timed out after {ms}ms", step.id))))?,
+                    .unwrap_or_else(|_| {
+                        Err(Error::runtime(format!(
+                            "Parallel step {} timed out after {ms}ms",
+                            step.id
+                        )))
+                    })?,
                 None => work.await?,
             };
             let mut merged = Object::new();
@@ -593,7 +746,11 @@ impl Run<'_> {
             }
             let json = Value::Object(merged);
             let stdout = if par.wait_any {
-                branches.first().and_then(|(_, b)| b.get("stdout")).map(Value::to_js_string).unwrap_or_default()
+                branches
+                    .first()
+                    .and_then(|(_, b)| b.get("stdout"))
+                    .map(Value::to_js_string)
+                    .unwrap_or_default()
             } else {
                 json.to_json()
             };
@@ -605,13 +762,21 @@ impl Run<'_> {
         })
     }
 
-    fn run_for_each<'s>(&'s self, step: &'s Step, fe: &'s ForEach, ctx: &'s Ctx) -> BoxFuture<'s, Result<Object>> {
+    fn run_for_each<'s>(
+        &'s self,
+        step: &'s Step,
+        fe: &'s ForEach,
+        ctx: &'s Ctx,
+    ) -> BoxFuture<'s, Result<Object>> {
         Box::pin(async move {
             let items = match self.input_value(Some(&fe.over), &self.results)? {
                 Some(Value::Array(items)) => items,
                 other => {
                     let type_name = other.as_ref().map_or("undefined", Value::type_of);
-                    return Err(Error::runtime(format!("Workflow step {} for_each: expected array, got {type_name}", step.id)));
+                    return Err(Error::runtime(format!(
+                        "Workflow step {} for_each: expected array, got {type_name}",
+                        step.id
+                    )));
                 }
             };
             let batch = fe.batch_size.unwrap_or(1).max(1);
@@ -643,15 +808,41 @@ impl Run<'_> {
                         scoped.insert(sub.id.as_str(), Value::Object(r));
                         continue;
                     }
-                    let loop_env = self.env_for(&ctx.env, &[self.workflow.env.as_ref(), step.env.as_ref(), sub.env.as_ref()], &scoped);
-                    let p = Prepared { env: loop_env, cwd: self.cwd_for(ctx, &[sub.cwd.as_deref(), step.cwd.as_deref()]) };
+                    let loop_env = self.env_for(
+                        &ctx.env,
+                        &[
+                            self.workflow.env.as_ref(),
+                            step.env.as_ref(),
+                            sub.env.as_ref(),
+                        ],
+                        &scoped,
+                    );
+                    let p = Prepared {
+                        env: loop_env,
+                        cwd: self.cwd_for(ctx, &[sub.cwd.as_deref(), step.cwd.as_deref()]),
+                    };
                     let input = self.input_value(sub.stdin.as_ref(), &scoped)?;
                     let r = match &sub.exec {
                         Exec::Shell(cmd) => {
-                            run_shell_step(&sub.id, &resolve(cmd, &self.args, &scoped), input.as_ref(), &p, &self.login, ctx).await?
+                            run_shell_step(
+                                &sub.id,
+                                &resolve(cmd, &self.args, &scoped),
+                                input.as_ref(),
+                                &p,
+                                &self.login,
+                                ctx,
+                            )
+                            .await?
                         }
                         Exec::Pipeline(text) => {
-                            run_pipeline_step(&sub.id, &resolve(text, &self.args, &scoped), input.as_ref(), &p, ctx).await?
+                            run_pipeline_step(
+                                &sub.id,
+                                &resolve(text, &self.args, &scoped),
+                                input.as_ref(),
+                                &p,
+                                ctx,
+                            )
+                            .await?
                         }
                         _ => synthetic_result(&sub.id, input),
                     };
@@ -661,7 +852,9 @@ impl Run<'_> {
                 row.insert(fe.item_var.as_str(), item);
                 row.insert(fe.index_var.as_str(), Value::from(i));
                 for sub in &fe.steps {
-                    if let Some(r) = scoped.get(&sub.id).filter(|r| r.get_key("skipped").is_none())
+                    if let Some(r) = scoped
+                        .get(&sub.id)
+                        .filter(|r| r.get_key("skipped").is_none())
                         && let Some(v) = r.get_key("json").or_else(|| r.get_key("stdout"))
                     {
                         row.insert(sub.id.as_str(), v.clone());
@@ -707,7 +900,11 @@ fn normalize(path: &Path) -> PathBuf {
 /// Delay before retrying after failed attempt `attempt` (1-based), in whole ms.
 fn retry_delay(step: &Step, attempt: u32) -> f64 {
     let Some(r) = &step.retry else { return 0.0 };
-    let mut d = if r.exponential { (r.delay_ms * 2f64.powi(attempt as i32 - 1)).min(r.max_delay_ms) } else { r.delay_ms };
+    let mut d = if r.exponential {
+        (r.delay_ms * 2f64.powi(attempt as i32 - 1)).min(r.max_delay_ms)
+    } else {
+        r.delay_ms
+    };
     if r.jitter {
         let unit = f64::from(uuid::Uuid::new_v4().as_bytes()[0]) / 255.0;
         d = (d + (unit * 2.0 - 1.0) * d * 0.1).min(r.max_delay_ms);
@@ -716,21 +913,43 @@ fn retry_delay(step: &Step, attempt: u32) -> f64 {
 }
 
 /// Runs a shell step through the run's login session (see [`crate::login_env`]).
-async fn run_shell_step(id: &str, command: &str, input: Option<&Value>, p: &Prepared, login: &LoginSession, ctx: &Ctx) -> Result<Object> {
-    let out = login.run_shell(command, &p.env, &p.cwd, ChildIo::stdin(shell_input(input)), ctx.state.dir()).await.map_err(|e| {
-        Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
-            "workflow shell not found; check LOBSTER_SHELL".to_string()
-        } else {
-            format!("workflow command could not start: {e}")
-        })
-    })?;
+async fn run_shell_step(
+    id: &str,
+    command: &str,
+    input: Option<&Value>,
+    p: &Prepared,
+    login: &LoginSession,
+    ctx: &Ctx,
+) -> Result<Object> {
+    let out = login
+        .run_shell(
+            command,
+            &p.env,
+            &p.cwd,
+            ChildIo::stdin(shell_input(input)),
+            ctx.state.dir(),
+        )
+        .await
+        .map_err(|e| {
+            Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
+                "workflow shell not found; check LOBSTER_SHELL".to_string()
+            } else {
+                format!("workflow command could not start: {e}")
+            })
+        })?;
     if out.code != Some(0) {
-        let detail = [out.stderr.trim_matches(is_js_space), out.stdout.trim_matches(is_js_space)]
-            .into_iter()
-            .find(|s| !s.is_empty())
-            .unwrap_or(command)
-            .to_string();
-        return Err(Error::runtime(format!("workflow command failed ({}): {detail}", out.code_text())));
+        let detail = [
+            out.stderr.trim_matches(is_js_space),
+            out.stdout.trim_matches(is_js_space),
+        ]
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .unwrap_or(command)
+        .to_string();
+        return Err(Error::runtime(format!(
+            "workflow command failed ({}): {detail}",
+            out.code_text()
+        )));
     }
     let mut r = result(id);
     let json = parse_json_stdout(&out.stdout);
@@ -747,7 +966,11 @@ fn serialize_items(items: &[Value]) -> String {
     if items.is_empty() {
         String::new()
     } else if items.iter().all(|i| matches!(i, Value::String(_))) {
-        items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n")
+        items
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
     } else if items.len() == 1 {
         serialize_for_stdout(&items[0])
     } else {
@@ -757,20 +980,39 @@ fn serialize_items(items: &[Value]) -> String {
 
 /// A pipeline step where asking for input is not possible (parallel
 /// branches and loop bodies).
-async fn run_pipeline_step(id: &str, text: &str, input: Option<&Value>, p: &Prepared, ctx: &Ctx) -> Result<Object> {
-    let stages = parse_pipeline(text).map_err(|e| Error::runtime(format!("Workflow step {id} pipeline parse failed: {}", e.message)))?;
+async fn run_pipeline_step(
+    id: &str,
+    text: &str,
+    input: Option<&Value>,
+    p: &Prepared,
+    ctx: &Ctx,
+) -> Result<Object> {
+    let stages = parse_pipeline(text).map_err(|e| {
+        Error::runtime(format!(
+            "Workflow step {id} pipeline parse failed: {}",
+            e.message
+        ))
+    })?;
     match run_stages(id, &stages, 0, pipeline_items(input), None, false, p, ctx).await? {
         Attempt::Done(r) => Ok(r),
-        Attempt::Asked { .. } => Err(Error::runtime("requestInput is not supported in this pipeline context")),
+        Attempt::Asked { .. } => Err(Error::runtime(
+            "requestInput is not supported in this pipeline context",
+        )),
     }
 }
 
 /// Rebuilds a stage from its stored `{name, args, raw}` record.
 fn stage_from_record(r: &Value) -> crate::parser::Stage {
     crate::parser::Stage {
-        name: r.get_key("name").map(Value::to_js_string).unwrap_or_default(),
+        name: r
+            .get_key("name")
+            .map(Value::to_js_string)
+            .unwrap_or_default(),
         args: crate::parser::Args::from_value(r.get_key("args").unwrap_or(&Value::Null)),
-        raw: r.get_key("raw").map(Value::to_js_string).unwrap_or_default(),
+        raw: r
+            .get_key("raw")
+            .map(Value::to_js_string)
+            .unwrap_or_default(),
     }
 }
 
@@ -787,7 +1029,13 @@ async fn run_stages(
     ctx: &Ctx,
 ) -> Result<Attempt> {
     let sink = Sink::buffer();
-    let pctx = Ctx { env: p.env.clone(), cwd: p.cwd.clone(), stdout: sink.clone(), resume_response: response, ..ctx.clone() };
+    let pctx = Ctx {
+        env: p.env.clone(),
+        cwd: p.cwd.clone(),
+        stdout: sink.clone(),
+        resume_response: response,
+        ..ctx.clone()
+    };
     let remaining = &stages[at.min(stages.len())..];
     let res = run_pipeline(remaining, Items::List(items), &pctx).await?;
     if let Some((idx, halt)) = res.halted {
@@ -802,7 +1050,8 @@ async fn run_stages(
                 "Workflow step {id} halted for approval inside pipeline stage {name}. Use a separate approval step in the workflow file."
             )));
         }
-        if let (Some(req), crate::commands::Halt::InPlace { input }, true) = (request, &halt, can_ask)
+        if let (Some(req), crate::commands::Halt::InPlace { input }, true) =
+            (request, &halt, can_ask)
             && kind == Some("input_request")
         {
             let mut block = Object::new();
@@ -811,14 +1060,30 @@ async fn run_stages(
                     block.insert(key, v.clone());
                 }
             }
-            let pipeline = stages.iter().map(|s| crate::parser::StageRecord::from(s).to_value()).collect();
-            return Ok(Attempt::Asked { request: block, input: PipelineInput { pipeline, resume_at: at + idx, items: input.clone() } });
+            let pipeline = stages
+                .iter()
+                .map(|s| crate::parser::StageRecord::from(s).to_value())
+                .collect();
+            return Ok(Attempt::Asked {
+                request: block,
+                input: PipelineInput {
+                    pipeline,
+                    resume_at: at + idx,
+                    items: input.clone(),
+                },
+            });
         }
-        return Err(Error::runtime(format!("Workflow step {id} halted before completion at pipeline stage {name}")));
+        return Err(Error::runtime(format!(
+            "Workflow step {id} halted before completion at pipeline stage {name}"
+        )));
     }
     let rendered = sink.captured();
     let mut r = result(id);
-    let stdout = if rendered.is_empty() { serialize_items(&res.items) } else { rendered.clone() };
+    let stdout = if rendered.is_empty() {
+        serialize_items(&res.items)
+    } else {
+        rendered.clone()
+    };
     let json = match res.items.len() {
         0 => parse_json_stdout(&rendered),
         1 => res.items.into_iter().next(),
@@ -835,7 +1100,11 @@ async fn run_stages(
 /// a step's output (`initiatedBy` or `initiated_by`, ...).
 fn identity_from(raw: &Object) -> Object {
     let text = |a: &str, b: &str| {
-        raw.get(a).or_else(|| raw.get(b)).map(Value::to_js_string).map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+        raw.get(a)
+            .or_else(|| raw.get(b))
+            .map(Value::to_js_string)
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
     };
     let mut out = Object::new();
     if let Some(i) = text("initiatedBy", "initiated_by") {
@@ -844,21 +1113,42 @@ fn identity_from(raw: &Object) -> Object {
     if let Some(r) = text("requiredApprover", "required_approver") {
         out.insert("requiredApprover", Value::from(r));
     }
-    if raw.get("requireDifferentApprover").or_else(|| raw.get("require_different_approver")) == Some(&Value::Bool(true)) {
+    if raw
+        .get("requireDifferentApprover")
+        .or_else(|| raw.get("require_different_approver"))
+        == Some(&Value::Bool(true))
+    {
         out.insert("requireDifferentApprover", Value::Bool(true));
     }
     out
 }
 
 /// Builds the approval request and the identity rules for a gate step.
-fn approval_request(step: &Step, cfg: &file::Approval, step_result: &Value, ctx: &Ctx) -> (Object, Object) {
-    let env_text = |name: &str| ctx.env_var(name).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+fn approval_request(
+    step: &Step,
+    cfg: &file::Approval,
+    step_result: &Value,
+    ctx: &Ctx,
+) -> (Object, Object) {
+    let env_text = |name: &str| {
+        ctx.env_var(name)
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
     let mut identity = Object::new();
-    if let Some(i) = cfg.initiated_by.clone().filter(|s| !s.trim().is_empty()).or_else(|| env_text("LOBSTER_APPROVAL_INITIATED_BY")) {
+    if let Some(i) = cfg
+        .initiated_by
+        .clone()
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| env_text("LOBSTER_APPROVAL_INITIATED_BY"))
+    {
         identity.insert("initiatedBy", Value::from(i.trim()));
     }
-    if let Some(r) =
-        cfg.required_approver.clone().filter(|s| !s.trim().is_empty()).or_else(|| env_text("LOBSTER_APPROVAL_REQUIRED_APPROVER"))
+    if let Some(r) = cfg
+        .required_approver
+        .clone()
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| env_text("LOBSTER_APPROVAL_REQUIRED_APPROVER"))
     {
         identity.insert("requiredApprover", Value::from(r.trim()));
     }
@@ -872,7 +1162,10 @@ fn approval_request(step: &Step, cfg: &file::Approval, step_result: &Value, ctx:
     request.insert("type", Value::from("approval_request"));
     let json = step_result.get_key("json");
     let from_output = json.and_then(Value::as_object).and_then(|o| {
-        let nested = o.get("requiresApproval").and_then(Value::as_object).filter(|r| r.get("prompt").is_some_and(Value::truthy));
+        let nested = o
+            .get("requiresApproval")
+            .and_then(Value::as_object)
+            .filter(|r| r.get("prompt").is_some_and(Value::truthy));
         nested.or_else(|| Some(o).filter(|o| o.get("prompt").is_some_and(Value::truthy)))
     });
     if let Some(src) = from_output {
@@ -880,25 +1173,51 @@ fn approval_request(step: &Step, cfg: &file::Approval, step_result: &Value, ctx:
             identity.insert(k, v.clone());
         }
         request.insert("prompt", src.get("prompt").cloned().unwrap_or_default());
-        request.insert("items", src.get("items").filter(|v| !matches!(v, Value::Null)).cloned().unwrap_or(Value::Array(Vec::new())));
+        request.insert(
+            "items",
+            src.get("items")
+                .filter(|v| !matches!(v, Value::Null))
+                .cloned()
+                .unwrap_or(Value::Array(Vec::new())),
+        );
         if let Some(p) = src.get("preview").filter(|p| p.truthy()) {
             request.insert("preview", p.clone());
         }
     } else {
-        request.insert("prompt", Value::from(cfg.prompt.clone().unwrap_or_else(|| format!("Approve {}?", step.id))));
+        request.insert(
+            "prompt",
+            Value::from(
+                cfg.prompt
+                    .clone()
+                    .unwrap_or_else(|| format!("Approve {}?", step.id)),
+            ),
+        );
         let items = cfg.items.clone().unwrap_or_else(|| match json {
             None => Value::Array(Vec::new()),
             Some(Value::Array(a)) => Value::Array(a.clone()),
             Some(other) => Value::Array(vec![other.clone()]),
         });
         request.insert("items", items);
-        let stdout = step_result.get_key("stdout").and_then(Value::as_str).filter(|s| !s.is_empty());
+        let stdout = step_result
+            .get_key("stdout")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
         let from_result = stdout
             .map(str::to_string)
             .or_else(|| json.map(serialize_for_stdout))
-            .map(|s| s.trim_matches(is_js_space).encode_utf16().take(2000).collect::<Vec<u16>>())
+            .map(|s| {
+                s.trim_matches(is_js_space)
+                    .encode_utf16()
+                    .take(2000)
+                    .collect::<Vec<u16>>()
+            })
             .map(|u| String::from_utf16_lossy(&u));
-        if let Some(p) = cfg.preview.clone().or(from_result).filter(|p| !p.is_empty()) {
+        if let Some(p) = cfg
+            .preview
+            .clone()
+            .or(from_result)
+            .filter(|p| !p.is_empty())
+        {
             request.insert("preview", Value::from(p));
         }
     }
@@ -915,7 +1234,12 @@ const MAX_SUBJECT_BYTES: usize = 192_000;
 
 /// Keeps a `needs_input` envelope under the size limit by truncating, then
 /// omitting, the subject; fails when even that is too big.
-fn fit_input_request(mut request: Object, subject: Option<Value>, id: &str, ctx: &Ctx) -> Result<Object> {
+fn fit_input_request(
+    mut request: Object,
+    subject: Option<Value>,
+    id: &str,
+    ctx: &Ctx,
+) -> Result<Object> {
     let max = ctx
         .env_var("LOBSTER_MAX_TOOL_ENVELOPE_BYTES")
         .map(crate::value::string_to_number)
@@ -925,7 +1249,11 @@ fn fit_input_request(mut request: Object, subject: Option<Value>, id: &str, ctx:
     let fits = |req: &Object| {
         let mut block = req.clone();
         block.insert("resumeToken", Value::String("x".repeat(220)));
-        crate::envelope::Envelope::needs_input(Value::Object(block)).to_value().to_json().len() <= max
+        crate::envelope::Envelope::needs_input(Value::Object(block))
+            .to_value()
+            .to_json()
+            .len()
+            <= max
     };
     let with_subject = |req: &mut Object, s: Option<Value>| {
         if let Some(s) = s {
@@ -936,7 +1264,9 @@ fn fit_input_request(mut request: Object, subject: Option<Value>, id: &str, ctx:
     if fits(&request) {
         return Ok(request);
     }
-    let serialized = subject.as_ref().map_or_else(|| "null".to_string(), Value::to_json);
+    let serialized = subject
+        .as_ref()
+        .map_or_else(|| "null".to_string(), Value::to_json);
     let truncated = |preview: String, bytes: usize| {
         Value::Object(Object::from_iter([
             ("truncated", Value::Bool(true)),
@@ -946,16 +1276,27 @@ fn fit_input_request(mut request: Object, subject: Option<Value>, id: &str, ctx:
     };
     if serialized.len() > MAX_SUBJECT_BYTES {
         let units: Vec<u16> = serialized.encode_utf16().take(2000).collect();
-        request.insert("subject", truncated(String::from_utf16_lossy(&units), serialized.len()));
+        request.insert(
+            "subject",
+            truncated(String::from_utf16_lossy(&units), serialized.len()),
+        );
         if fits(&request) {
             return Ok(request);
         }
     }
-    request.insert("subject", truncated("[subject omitted: envelope size limit]".into(), serialized.len()));
+    request.insert(
+        "subject",
+        truncated(
+            "[subject omitted: envelope size limit]".into(),
+            serialized.len(),
+        ),
+    );
     if fits(&request) {
         return Ok(request);
     }
-    Err(Error::runtime(format!("Workflow input step {id} needs_input envelope exceeds {max} bytes even after subject truncation")))
+    Err(Error::runtime(format!(
+        "Workflow input step {id} needs_input envelope exceeds {max} bytes even after subject truncation"
+    )))
 }
 
 async fn read_line() -> Result<String> {
@@ -969,12 +1310,17 @@ async fn read_line() -> Result<String> {
 }
 
 async fn prompt_input(prompt: &str, schema: &Value, id: &str, ctx: &Ctx) -> Result<Value> {
-    ctx.stdout.write(&format!("{prompt}\nEnter JSON response: "));
+    ctx.stdout
+        .write(&format!("{prompt}\nEnter JSON response: "));
     let line = read_line().await?;
-    let value = Value::from_json(line.trim()).map_err(|_| Error::runtime("Input response must be valid JSON"))?;
+    let value = Value::from_json(line.trim())
+        .map_err(|_| Error::runtime("Input response must be valid JSON"))?;
     let compiled = crate::schema::Schema::compile(schema).map_err(Error::runtime)?;
-    compiled
-        .validate(&value)
-        .map_err(|e| Error::runtime(format!("Workflow input step {id} response failed schema validation at {}: {}", e.path, e.message)))?;
+    compiled.validate(&value).map_err(|e| {
+        Error::runtime(format!(
+            "Workflow input step {id} response failed schema validation at {}: {}",
+            e.path, e.message
+        ))
+    })?;
     Ok(value)
 }

@@ -68,7 +68,11 @@ pub fn lookup(result: &Value, path: &str) -> Option<Value> {
     let mut cur = result;
     for part in path.split('.') {
         cur = match cur {
-            Value::Array(items) => items.get(part.parse::<usize>().ok().filter(|_| !part.starts_with('+'))?)?,
+            Value::Array(items) => items.get(
+                part.parse::<usize>()
+                    .ok()
+                    .filter(|_| !part.starts_with('+'))?,
+            )?,
             Value::Object(o) => o.get(part)?,
             _ => return None,
         };
@@ -125,7 +129,11 @@ pub fn refs_in(input: &str) -> Vec<(String, String)> {
 
 /// Replaces `$id.path` references to known steps; unknown ids stay verbatim.
 pub fn resolve_refs(input: &str, results: &Object) -> String {
-    replace_refs(input, |id, path| results.get(id).map(|result| ref_text(lookup(result, path).as_ref(), path)))
+    replace_refs(input, |id, path| {
+        results
+            .get(id)
+            .map(|result| ref_text(lookup(result, path).as_ref(), path))
+    })
 }
 
 /// `${arg}` then `$step.path` substitution.
@@ -142,7 +150,9 @@ pub fn whole_ref(s: &str) -> Option<(String, String)> {
 
 /// Strict reference lookup: an unknown step id is an error.
 pub fn strict_lookup(results: &Object, id: &str, path: &str) -> Result<Option<Value>> {
-    let result = results.get(id).ok_or_else(|| Error::runtime(format!("Unknown step reference: {id}.{path}")))?;
+    let result = results
+        .get(id)
+        .ok_or_else(|| Error::runtime(format!("Unknown step reference: {id}.{path}")))?;
     Ok(lookup(result, path))
 }
 
@@ -153,13 +163,26 @@ mod tests {
     #[test]
     fn args_and_refs() {
         let args = Object::from_iter([("who", Value::from("bob")), ("n", Value::from(2.0))]);
-        assert_eq!(resolve_args("hi ${who} ${n} ${nope} ${ x} $", &args), "hi bob 2 ${nope} ${ x} $");
-        let results = Object::from_iter([("a", Value::from_json(r#"{"id":"a","json":{"l":[10,20]},"stdout":"x\n"}"#).unwrap())]);
         assert_eq!(
-            resolve_refs("$a.json.l.1 $a.json.l $a.stdout$a.approved $zz.stdout $HOME.txt $a.json.", &results),
-            "20 [10,20] x\nfalse $zz.stdout $HOME.txt [object Object].".replace("[object Object]", r#"{"l":[10,20]}"#)
+            resolve_args("hi ${who} ${n} ${nope} ${ x} $", &args),
+            "hi bob 2 ${nope} ${ x} $"
         );
-        assert_eq!(whole_ref(" $a.json.l "), Some(("a".into(), "json.l".into())));
+        let results = Object::from_iter([(
+            "a",
+            Value::from_json(r#"{"id":"a","json":{"l":[10,20]},"stdout":"x\n"}"#).unwrap(),
+        )]);
+        assert_eq!(
+            resolve_refs(
+                "$a.json.l.1 $a.json.l $a.stdout$a.approved $zz.stdout $HOME.txt $a.json.",
+                &results
+            ),
+            "20 [10,20] x\nfalse $zz.stdout $HOME.txt [object Object]."
+                .replace("[object Object]", r#"{"l":[10,20]}"#)
+        );
+        assert_eq!(
+            whole_ref(" $a.json.l "),
+            Some(("a".into(), "json.l".into()))
+        );
         assert_eq!(whole_ref("x $a.json"), None);
     }
 
@@ -167,7 +190,13 @@ mod tests {
     /// `renderTemplateValue` (it printed `null`).
     #[test]
     fn null_renders_empty() {
-        let results = Object::from_iter([("a", Value::from_json(r#"{"id":"a","json":{"n":null},"approved":null}"#).unwrap())]);
-        assert_eq!(resolve_refs("[$a.json.n][$a.approved][$a.skipped]", &results), "[][][false]");
+        let results = Object::from_iter([(
+            "a",
+            Value::from_json(r#"{"id":"a","json":{"n":null},"approved":null}"#).unwrap(),
+        )]);
+        assert_eq!(
+            resolve_refs("[$a.json.n][$a.approved][$a.skipped]", &results),
+            "[][][false]"
+        );
     }
 }
