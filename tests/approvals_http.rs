@@ -6,7 +6,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use clawdis_e2e::control::{Client, start_server_full};
-use clawdis_e2e::{envelope, lobster};
+use clawdis_e2e::{envelope, lobster, signal};
 use serde_json::json;
 
 const FLOW: &str = "exec --json --shell 'echo [1,2]' | approve --prompt 'Ship it?' | exec --shell 'echo shipped >> shipped.txt; echo done'";
@@ -142,7 +142,7 @@ fn serve_lists_streams_and_decides_approvals() {
 
     // An open event stream does not hold up shutdown: it ends with the server.
     let mut server = server;
-    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    signal(server.child.id() as i32, libc::SIGTERM);
     let deadline = Instant::now() + Duration::from_secs(10);
     while server.child.try_wait().unwrap().is_none() {
         assert!(

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use clawdis_e2e::control::{
     Client, fixture_server, free_port, start_server_full, start_server_with,
 };
+use clawdis_e2e::signal;
 use serde_json::{Value, json};
 
 fn cmdline(pid: i32) -> Vec<String> {
@@ -148,7 +149,7 @@ fn isolated_themed_headless_and_recovers_from_kill_9() {
     );
 
     // kill -9: status notices within 2 s; the next call relaunches.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
+    signal(pid, libc::SIGKILL);
     assert!(
         within(Duration::from_secs(2), || c.ok("GET", "/", None)["running"]
             == false),
@@ -377,7 +378,7 @@ fn a_restarted_server_adopts_its_browser() {
             .unwrap()
     });
     // The server dies without stopping Chromium.
-    unsafe { libc::kill(first.child.id() as i32, libc::SIGKILL) };
+    signal(first.child.id() as i32, libc::SIGKILL);
     drop(first);
     assert_eq!(
         browsers_on(&user_data),

@@ -6,8 +6,8 @@ use std::net::TcpStream;
 use std::process::Command;
 
 use base64::Engine;
-use clawdis_e2e::bin;
 use clawdis_e2e::control::{json, request, start_server};
+use clawdis_e2e::{alive, bin};
 
 /// A POST announcing a 2 MiB body; the server must refuse it from the
 /// headers alone (sending the body would race the server's close).
@@ -176,7 +176,7 @@ fn start_launches_the_clawd_browser_and_stop_ends_it() {
     let started = json(&body);
     assert_eq!(started["running"], true, "{started}");
     let pid = started["pid"].as_i64().unwrap() as i32;
-    assert_eq!(unsafe { libc::kill(pid, 0) }, 0, "browser process alive");
+    assert!(alive(pid), "browser process alive");
 
     let (status, body) = request(s.port, "POST", "/start", &[("Authorization", &auth)], "");
     assert_eq!(

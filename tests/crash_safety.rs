@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use clawdis_e2e::{envelope, lobster};
+use clawdis_e2e::{alive, envelope, lobster, signal};
 use clawdis_store::{RunStatus, Store};
 
 /// Polls `cond` every 10 ms until it holds or `timeout` passes.
@@ -24,20 +24,6 @@ fn open_store(state: &Path) -> (tokio::runtime::Runtime, Store) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let store = rt.block_on(Store::open_dir(state)).unwrap();
     (rt, store)
-}
-
-fn kill(pid: i32, sig: i32) {
-    // SAFETY: kill only sends a signal.
-    unsafe {
-        libc::kill(pid, sig);
-    }
-}
-
-fn alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks existence; a zombie counts as gone.
-    let exists = unsafe { libc::kill(pid, 0) } == 0;
-    exists
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
 }
 
 #[test]
@@ -66,7 +52,7 @@ fn kill_9_while_pausing_never_leaves_a_partial_run() {
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_micros(500 * (i % 30)));
-        kill(child.id() as i32, libc::SIGKILL);
+        signal(child.id() as i32, libc::SIGKILL);
         let out = child.wait_with_output().unwrap();
         if out.status.success() {
             printed += 1;
@@ -128,14 +114,14 @@ fn kill_9_during_resume_keeps_the_run_resumable() {
         .join("pid")
         .exists()
         && work.join("log").exists()));
-    kill(resume.id() as i32, libc::SIGKILL);
+    signal(resume.id() as i32, libc::SIGKILL);
     resume.wait().unwrap();
     let sh: i32 = std::fs::read_to_string(work.join("pid"))
         .unwrap()
         .trim()
         .parse()
         .unwrap();
-    kill(-sh, libc::SIGKILL);
+    signal(-sh, libc::SIGKILL);
 
     let again = lobster(&state)
         .current_dir(&work)
@@ -186,7 +172,7 @@ fn sigterm_stops_the_run_and_its_children() {
         .trim()
         .parse()
         .unwrap();
-    kill(child.id() as i32, libc::SIGTERM);
+    signal(child.id() as i32, libc::SIGTERM);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(143), "exit code is 128 + SIGTERM");
     assert!(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use clawdis_approvals::{Approvals, Event};
 use clawdis_e2e::control::Client;
 use clawdis_e2e::desktop::{App, Desktop, Dunst, Notifications};
-use clawdis_e2e::{MAIL_FLOW, Scratch, envelope};
+use clawdis_e2e::{MAIL_FLOW, Scratch, alive, envelope};
 
 /// What the notification carries, as the server receives it: the one
 /// thing a real daemon does not show (its exact text and action keys).
@@ -222,11 +222,7 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
         app.log()
     );
     assert!(app.log().contains("backend stopped"), "{}", app.log());
-    let alive = unsafe { libc::kill(pid, 0) } == 0
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .unwrap_or_default()
-            .contains(") Z ");
-    assert!(!alive, "Quit stopped the browser (pid {pid})");
+    assert!(!alive(pid), "Quit stopped the browser (pid {pid})");
 }
 
 #[test]

@@ -41,14 +41,14 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
                         shown.clone(),
                         approval.clone(),
                         slot,
-                    )
+                    );
                 }
                 Event::Paused { .. } => {
                     overflow.fetch_add(1, Ordering::SeqCst);
-                    summarize(app.clone(), overflow.clone())
+                    summarize(app.clone(), overflow.clone());
                 }
                 Event::Changed { approval } if approval.status != "pending" => {
-                    withdraw(&shown, &approval.id).await
+                    withdraw(&shown, &approval.id).await;
                 }
                 Event::Changed { .. } => {}
             }
@@ -116,7 +116,7 @@ fn announce<R: Runtime>(
             .await
         {
             Ok(envelope) => {
-                tracing::info!(id = %approval.id, status = %envelope["status"], "decided from a notification")
+                tracing::info!(id = %approval.id, status = %envelope["status"], "decided from a notification");
             }
             Err(e) => tracing::warn!(id = %approval.id, error = %e, "deciding from a notification"),
         }

@@ -43,7 +43,7 @@ pub struct Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        super::signal(self.child.id() as i32, libc::SIGTERM);
         let _ = self.child.wait();
     }
 }

@@ -15,7 +15,7 @@ pub fn require() {
     crate::require_tools(
         &["Xvfb", "dbus-daemon", "trayer", "xdotool"],
         "xvfb, dbus, trayer and xdotool",
-    )
+    );
 }
 
 /// A child process that is killed when dropped.
@@ -191,83 +191,96 @@ pub struct Shown {
     pub actions: Vec<String>,
 }
 
-struct Server {
-    shown: mpsc::Sender<Shown>,
-    next: u32,
-    /// Who sent each notification: like a real server, this one answers
-    /// that connection only.
-    senders: HashMap<u32, zbus::names::OwnedUniqueName>,
-}
+/// The recording server; a module of its own because `zbus::interface`
+/// generates public helpers that have no docs.
+#[allow(missing_docs)]
+mod server {
+    use super::*;
 
-#[zbus::interface(name = "org.freedesktop.Notifications")]
-impl Server {
-    #[allow(clippy::too_many_arguments)]
-    fn notify(
-        &mut self,
-        #[zbus(header)] header: zbus::message::Header<'_>,
-        app_name: String,
-        replaces_id: u32,
-        _app_icon: String,
-        summary: String,
-        body: String,
-        actions: Vec<String>,
-        _hints: HashMap<String, zbus::zvariant::OwnedValue>,
-        _expire_timeout: i32,
-    ) -> u32 {
-        // Like a real server: replacing keeps the id.
-        let id = if replaces_id != 0 {
-            replaces_id
-        } else {
-            self.next += 1;
-            self.next
-        };
-        if let Some(sender) = header.sender() {
-            self.senders.insert(id, sender.to_owned().into());
+    pub(super) struct Server {
+        pub(super) shown: mpsc::Sender<Shown>,
+        pub(super) next: u32,
+        /// Who sent each notification: like a real server, this one answers
+        /// that connection only.
+        pub(super) senders: HashMap<u32, zbus::names::OwnedUniqueName>,
+    }
+
+    #[zbus::interface(name = "org.freedesktop.Notifications")]
+    impl Server {
+        /// Notify: records the notification and answers its id.
+        #[allow(clippy::too_many_arguments)]
+        fn notify(
+            &mut self,
+            #[zbus(header)] header: zbus::message::Header<'_>,
+            app_name: String,
+            replaces_id: u32,
+            _app_icon: String,
+            summary: String,
+            body: String,
+            actions: Vec<String>,
+            _hints: HashMap<String, zbus::zvariant::OwnedValue>,
+            _expire_timeout: i32,
+        ) -> u32 {
+            // Like a real server: replacing keeps the id.
+            let id = if replaces_id != 0 {
+                replaces_id
+            } else {
+                self.next += 1;
+                self.next
+            };
+            if let Some(sender) = header.sender() {
+                self.senders.insert(id, sender.to_owned().into());
+            }
+            let _ = self.shown.send(Shown {
+                id,
+                app_name,
+                summary,
+                body,
+                actions,
+            });
+            id
         }
-        let _ = self.shown.send(Shown {
-            id,
-            app_name,
-            summary,
-            body,
-            actions,
-        });
-        id
-    }
 
-    fn get_capabilities(&self) -> Vec<String> {
-        ["actions", "body", "persistence"]
-            .map(String::from)
-            .to_vec()
-    }
-
-    fn get_server_information(&self) -> (String, String, String, String) {
-        (
-            "clawdis-test".into(),
-            "clawdis".into(),
-            "1".into(),
-            "1.2".into(),
-        )
-    }
-
-    async fn close_notification(
-        &mut self,
-        id: u32,
-        #[zbus(signal_emitter)] emitter: zbus::object_server::SignalEmitter<'_>,
-    ) {
-        if let Some(sender) = self.senders.remove(&id) {
-            // 3: closed by a call to CloseNotification.
-            let _ =
-                Server::notification_closed(&emitter.set_destination(sender.into()), id, 3).await;
+        /// GetCapabilities: actions, body and persistence, like dunst.
+        fn get_capabilities(&self) -> Vec<String> {
+            ["actions", "body", "persistence"]
+                .map(String::from)
+                .to_vec()
         }
-    }
 
-    #[zbus(signal)]
-    async fn notification_closed(
-        emitter: &zbus::object_server::SignalEmitter<'_>,
-        id: u32,
-        reason: u32,
-    ) -> zbus::Result<()>;
+        /// GetServerInformation.
+        fn get_server_information(&self) -> (String, String, String, String) {
+            (
+                "clawdis-test".into(),
+                "clawdis".into(),
+                "1".into(),
+                "1.2".into(),
+            )
+        }
+
+        /// CloseNotification: tells the sender it was closed.
+        async fn close_notification(
+            &mut self,
+            id: u32,
+            #[zbus(signal_emitter)] emitter: zbus::object_server::SignalEmitter<'_>,
+        ) {
+            if let Some(sender) = self.senders.remove(&id) {
+                // 3: closed by a call to CloseNotification.
+                let _ = Server::notification_closed(&emitter.set_destination(sender.into()), id, 3)
+                    .await;
+            }
+        }
+
+        /// The NotificationClosed signal.
+        #[zbus(signal)]
+        async fn notification_closed(
+            emitter: &zbus::object_server::SignalEmitter<'_>,
+            id: u32,
+            reason: u32,
+        ) -> zbus::Result<()>;
+    }
 }
+use server::Server;
 
 /// The session's notification server (`org.freedesktop.Notifications`),
 /// recording what it is sent.
@@ -474,7 +487,7 @@ impl App {
 
 impl Drop for App {
     fn drop(&mut self) {
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        super::signal(self.child.id() as i32, libc::SIGTERM);
         let _ = self.child.wait();
     }
 }

@@ -229,3 +229,19 @@ pub fn json_stub(reply: &'static str) -> (String, Arc<Mutex<Vec<serde_json::Valu
     });
     (url, seen)
 }
+
+/// Sends `sig` to process `pid` (`kill(2)`).
+pub fn signal(pid: i32, sig: i32) {
+    // SAFETY: kill(2) only sends a signal; it touches no memory of ours.
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
+/// Whether process `pid` exists and is not a zombie.
+pub fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let exists = unsafe { libc::kill(pid, 0) } == 0;
+    exists
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+}

@@ -16,7 +16,7 @@ const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// Fails the test unless `WebKitWebDriver` is installed.
 pub fn require() {
-    crate::require_tools(&["WebKitWebDriver"], "webkit2gtk-driver")
+    crate::require_tools(&["WebKitWebDriver"], "webkit2gtk-driver");
 }
 
 /// A WebDriver session on the app, started with `args`; the app and the

@@ -129,7 +129,7 @@ impl Settings {
                 field,
                 message,
                 warning: false,
-            })
+            });
         };
         if let Some(p) = self
             .executable_path

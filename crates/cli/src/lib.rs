@@ -112,7 +112,7 @@ pub fn init_tracing() {
 pub fn run(home: PathBuf, command: Command) -> Result<()> {
     match command {
         Command::Token => {
-            println!("{}", control_token(&home)?);
+            print_line(&control_token(&home)?);
             Ok(())
         }
         Command::Serve(args) => serve(home, args),
@@ -213,4 +213,10 @@ pub fn serve(home: PathBuf, args: ServeArgs) -> Result<()> {
             .await
             .with_context(|| format!("serving on {addr}"))
     })
+}
+
+/// A command's one line of output on stdout.
+#[expect(clippy::print_stdout, reason = "the command's output, not a log")]
+fn print_line(line: &str) {
+    println!("{line}");
 }

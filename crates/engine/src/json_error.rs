@@ -215,7 +215,7 @@ impl Scan<'_> {
                     match self.peek() {
                         None => return Err(Fail::End),
                         Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
-                            self.pos += 1
+                            self.pos += 1;
                         }
                         Some(b'u') => {
                             self.pos += 1;

@@ -146,7 +146,7 @@ impl Secrets {
                 Ok(()) => {
                     match std::fs::remove_file(self.file(name)) {
                         Ok(()) => {
-                            tracing::info!(name, "moved a secret from its file into the keychain")
+                            tracing::info!(name, "moved a secret from its file into the keychain");
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                         Err(e) => return Err(e.into()),

@@ -104,11 +104,8 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
         return json_error(StatusCode::PAYLOAD_TOO_LARGE, too_large);
     }
     let (parts, body) = request.into_parts();
-    let bytes = match to_bytes(body, MAX_BODY_BYTES).await {
-        Ok(b) => b,
-        Err(_) => {
-            return json_error(StatusCode::PAYLOAD_TOO_LARGE, too_large);
-        }
+    let Ok(bytes) = to_bytes(body, MAX_BODY_BYTES).await else {
+        return json_error(StatusCode::PAYLOAD_TOO_LARGE, too_large);
     };
     if !bytes.iter().all(u8::is_ascii_whitespace)
         && serde_json::from_slice::<serde_json::Value>(&bytes).is_err()

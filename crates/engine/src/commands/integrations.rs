@@ -234,9 +234,9 @@ pub async fn openclaw_agent(args: &Args, input: Items, ctx: &Ctx) -> Result<Outp
     }
     if out.code != Some(0) {
         let detail = if !out.stderr.is_empty() {
-            out.stderr.clone()
+            out.stderr
         } else if !out.stdout.is_empty() {
-            out.stdout.clone()
+            out.stdout
         } else {
             format!("exited with code {}", out.code_text())
         };

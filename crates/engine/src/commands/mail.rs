@@ -166,11 +166,7 @@ fn normalize_email(raw: &Value) -> Object {
     o.insert("id", Value::from(id.as_str()));
     o.insert(
         "threadId",
-        Value::from(if thread.is_empty() {
-            id.clone()
-        } else {
-            thread
-        }),
+        Value::from(if thread.is_empty() { id } else { thread }),
     );
     o.insert("from", Value::from(text(&["from", "sender"])));
     o.insert("subject", Value::from(text(&["subject"])));

@@ -81,6 +81,7 @@ fn parse_predicate(expr: &str) -> Option<(String, Op, Value)> {
     Some((path.to_string(), op, value))
 }
 
+/// `where EXPR`: keeps the items the expression holds for.
 pub fn where_(args: &Args, input: Items) -> Result<Output> {
     let expr = args.positional.first().filter(|e| !e.is_empty());
     let Some(expr) = expr else {
@@ -132,6 +133,7 @@ pub fn keys_seen(stages: &[Stage]) -> Option<Vec<String>> {
     None
 }
 
+/// `pick FIELDS`: keeps only the named fields of each item.
 pub fn pick(args: &Args, input: Items) -> Result<Output> {
     let spec = args.positional.first().filter(|s| !s.is_empty());
     let Some(spec) = spec else {
@@ -166,6 +168,7 @@ pub fn pick(args: &Args, input: Items) -> Result<Output> {
     })))
 }
 
+/// `head [--n N]`: the first N items (10 by default).
 pub fn head(args: &Args, input: Items) -> Result<Output> {
     let n = args.get("n").map_or(10.0, Value::to_number);
     if !n.is_finite() || n < 0.0 {
@@ -241,6 +244,7 @@ fn sort_compare(a: &SortKey, b: &SortKey) -> Ordering {
     }
 }
 
+/// `sort [--key PATH] [--desc]`: items in JavaScript's sort order.
 pub fn sort(args: &Args, input: Items) -> Result<Output> {
     let key = args.string("key");
     let desc = args.truthy("desc");
@@ -300,6 +304,7 @@ fn identity_key(v: Option<&Value>) -> Option<String> {
     v.and_then(Value::stringify)
 }
 
+/// `dedupe [--key PATH]`: the first item of each distinct value.
 pub fn dedupe(args: &Args, input: Items) -> Result<Output> {
     let key = args.string("key").map(str::to_string);
     let mut seen: HashSet<Option<String>> = HashSet::new();
@@ -312,6 +317,7 @@ pub fn dedupe(args: &Args, input: Items) -> Result<Output> {
     })))
 }
 
+/// `groupBy --key PATH`: one `{key, items, count}` per distinct key.
 pub fn group_by(args: &Args, input: Items) -> Result<Output> {
     let key_path = args
         .get("key")
@@ -365,6 +371,8 @@ fn render_map_template(template: &str, item: &Value) -> String {
     })
 }
 
+/// `map [--wrap F | --unwrap F] [K=TEMPLATE…]`: each item wrapped in a field,
+/// one field taken out, or given fields rendered from templates.
 pub fn map(args: &Args, input: Items) -> Result<Output> {
     let wrap = args
         .string("wrap")

@@ -369,7 +369,7 @@ mod tests {
         ] {
             match plain(line) {
                 Some(Direct::Builtin(done)) => {
-                    assert_eq!((done.code, done.stdout.as_str()), (code, stdout), "{line}")
+                    assert_eq!((done.code, done.stdout.as_str()), (code, stdout), "{line}");
                 }
                 other => panic!("{line:?} is not run here: {other:?}"),
             }
@@ -442,7 +442,7 @@ mod tests {
         }
         match plain("cat c* [!ab1] ?hidden") {
             Some(Direct::Program { argv, .. }) => {
-                assert_eq!(argv, ["cat", "c*", "[!ab1]", "?hidden"])
+                assert_eq!(argv, ["cat", "c*", "[!ab1]", "?hidden"]);
             }
             other => panic!("not a plain program: {other:?}"),
         }

@@ -180,7 +180,7 @@ impl Reading {
                     e.kind(),
                     std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
                 );
-                self.digest.update(format!("{:?}", e.kind()))
+                self.digest.update(format!("{:?}", e.kind()));
             }
         }
         self.digest.update([0]);
@@ -344,7 +344,7 @@ mod tests {
         record(state.path(), &key_now("/bin/sh", &env, cwd), Some(&login));
         assert_eq!(
             lookup(state.path(), &key_now("/bin/sh", &env, cwd)),
-            Some(Some(login.clone()))
+            Some(Some(login))
         );
         // A different capture starts over.
         let other = LoginEnv {
@@ -444,7 +444,7 @@ mod tests {
             key_now("/bin/sh", &with_call_id, one.path())
         );
         assert!(!read.fits(&env_two), "another HOME reads other files");
-        let mut with_zdotdir = env_one.clone();
+        let mut with_zdotdir = env_one;
         with_zdotdir.insert("ZDOTDIR".into(), two.path().to_string_lossy().into_owned());
         assert!(!read.fits(&with_zdotdir), "ZDOTDIR adds files");
     }

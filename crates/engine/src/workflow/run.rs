@@ -498,12 +498,7 @@ impl Run<'_> {
                     Ok(r) => return Ok(r),
                     Err(e) if attempt < max && !is_pipeline_halt(&e) => {
                         let delay = retry_delay(step, attempt);
-                        eprintln!(
-                            "[RETRY] Step '{}' failed (attempt {attempt}/{max}): {}. Retrying in {}ms...",
-                            step.id,
-                            e.message,
-                            crate::value::format_number(delay)
-                        );
+                        say_retry(&step.id, attempt, max, &e.message, delay);
                         tokio::time::sleep(Duration::from_millis(delay.max(0.0) as u64)).await;
                         attempt += 1;
                     }
@@ -1323,4 +1318,13 @@ async fn prompt_input(prompt: &str, schema: &Value, id: &str, ctx: &Ctx) -> Resu
         ))
     })?;
     Ok(value)
+}
+
+/// Lobster's retry line on stderr, word for word.
+#[expect(clippy::print_stderr, reason = "Lobster prints this line to stderr")]
+fn say_retry(step: &str, attempt: u32, max: u32, message: &str, delay: f64) {
+    eprintln!(
+        "[RETRY] Step '{step}' failed (attempt {attempt}/{max}): {message}. Retrying in {}ms...",
+        crate::value::format_number(delay)
+    );
 }
