@@ -11,9 +11,9 @@ use clawdis_e2e::lobster;
 use clawdis_e2e::plain_system::on_plain_system;
 
 /// Runs a workflow whose last step is `line` (with `stdin`), after a first
-/// step that lets the run learn the login environment. `shell` is the
-/// `LOBSTER_SHELL` to use, if any.
-fn run(dir: &Path, line: &str, shell: Option<&Path>) -> Output {
+/// step that lets the run learn the login environment, with the fast paths
+/// on or off (`CLAWDIS_FAST_PATHS`).
+fn run(dir: &Path, line: &str, fast: bool) -> Output {
     // A block scalar is written as is; anything else as a JSON string.
     let yaml = if line.starts_with('|') {
         line.to_string()
@@ -28,10 +28,8 @@ fn run(dir: &Path, line: &str, shell: Option<&Path>) -> Output {
     cmd.current_dir(dir)
         .env("PWD", "/")
         .env("ODD-NAME", "x")
+        .env("CLAWDIS_FAST_PATHS", if fast { "1" } else { "0" })
         .args(["run", "--mode", "tool", "wf.lobster"]);
-    if let Some(shell) = shell {
-        cmd.env("LOBSTER_SHELL", shell);
-    }
     // Lines run without the shell only where the login environment is
     // replayed, which needs plain profiles, the machine's included.
     on_plain_system(&cmd).output().unwrap()
@@ -43,9 +41,8 @@ fn script(dir: &Path, name: &str, body: &str, mode: u32) {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
-/// A directory with the scripts the cases run, and a copy of dash under
-/// another name: as `LOBSTER_SHELL` it runs every line through the shell.
-fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
+/// A directory with the scripts the cases run.
+fn setup() -> tempfile::TempDir {
     let dash = std::fs::canonicalize("/bin/sh").unwrap();
     assert!(
         dash.ends_with("dash"),
@@ -53,8 +50,6 @@ fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
         dash.display()
     );
     let dir = tempfile::tempdir().unwrap();
-    let shell = dir.path().join("plain-sh");
-    std::fs::copy(&dash, &shell).unwrap();
     script(
         dir.path(),
         "parent.sh",
@@ -91,13 +86,13 @@ fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
         "#!/bin/sh\necho never\n",
         0o644,
     );
-    (dir, shell)
+    dir
 }
 
 #[test]
 fn plain_commands_run_without_the_shell() {
-    let (dir, _) = setup();
-    let out = run(dir.path(), "./parent.sh", None);
+    let dir = setup();
+    let out = run(dir.path(), "./parent.sh", true);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("\"lobster\\n\""),
@@ -107,11 +102,12 @@ fn plain_commands_run_without_the_shell() {
 
 #[test]
 fn plain_commands_give_what_the_shell_gives() {
-    let (dir, shell) = setup();
-    let through_shell = run(dir.path(), "./parent.sh", Some(&shell));
+    let dir = setup();
+    let through_shell = run(dir.path(), "./parent.sh", false);
     assert!(
-        String::from_utf8_lossy(&through_shell.stdout).contains("\"plain-sh\\n\""),
-        "the copy runs lines through the shell"
+        String::from_utf8_lossy(&through_shell.stdout).contains("\"sh\\n\""),
+        "with the fast paths off, lines run through the shell: {}",
+        String::from_utf8_lossy(&through_shell.stdout)
     );
     for line in [
         "cat",
@@ -148,21 +144,17 @@ fn plain_commands_give_what_the_shell_gives() {
         "./args.sh *.sh [!x]* c* 'd'?",
         "./args.sh [a] ?? x[",
     ] {
-        let direct = run(dir.path(), line, None);
-        let shelled = run(dir.path(), line, Some(&shell));
-        // The shell names itself in its messages: `/bin/sh: 1: …`.
-        let as_bin_sh = |bytes: &[u8]| {
-            String::from_utf8_lossy(bytes).replace(&*shell.to_string_lossy(), "/bin/sh")
-        };
+        let direct = run(dir.path(), line, true);
+        let shelled = run(dir.path(), line, false);
         assert_eq!(direct.status.code(), shelled.status.code(), "{line}");
         assert_eq!(
             String::from_utf8_lossy(&direct.stdout),
-            as_bin_sh(&shelled.stdout),
+            String::from_utf8_lossy(&shelled.stdout),
             "{line}"
         );
         assert_eq!(
             String::from_utf8_lossy(&direct.stderr),
-            as_bin_sh(&shelled.stderr),
+            String::from_utf8_lossy(&shelled.stderr),
             "{line}"
         );
     }

@@ -5,24 +5,20 @@
 //! here; paused runs are stored durably through `clawdis-store`. Nothing in
 //! this crate knows about windows, tray icons or HTTP servers.
 
-pub mod ahead;
 pub mod commands;
 pub mod context;
-pub mod direct;
 pub mod envelope;
 pub mod error;
-pub mod fast_paths;
+pub mod exec;
 pub mod items;
 pub mod js_sort;
 pub mod json_error;
 pub mod json_stream;
-pub mod login_env;
 pub mod object;
 pub mod parser;
 pub mod path;
 pub mod pause;
 pub mod pipeline_tool;
-pub mod process;
 pub mod resume;
 pub mod runtime;
 pub mod schema;

@@ -2,14 +2,14 @@
 //! parsing its output as JSON.
 
 use super::Output;
-use crate::ahead::Ahead;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
+use crate::exec::ahead::Ahead;
+use crate::exec::login_env::LoginSession;
+use crate::exec::process::{ChildIo, run_process, shell_command, spawn_error, utf8_lossy};
 use crate::items::Items;
 use crate::json_stream::json_items;
-use crate::login_env::LoginSession;
 use crate::parser::{Args, Stage};
-use crate::process::{ChildIo, run_process, shell_command, spawn_error, utf8_lossy};
 use crate::value::{Value, is_js_space};
 
 /// Encodes items for the child's stdin.
@@ -36,7 +36,7 @@ fn encode_stdin(items: &[Value], mode: &str) -> Result<String> {
 }
 
 /// Runs `exec`, then the pure stages `then` over its items. With `--json`
-/// those stages run over the output as it arrives (see [`crate::ahead`]).
+/// those stages run over the output as it arrives (see [`crate::exec::ahead`]).
 pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result<Output> {
     let cmd = &args.positional;
     let shell_flag = args.get("shell");
@@ -62,7 +62,7 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
     let mut ahead = None;
     if json
         && !then.is_empty()
-        && crate::fast_paths::enabled(&ctx.env)
+        && crate::exec::enabled(&ctx.env)
         && let Some((stdout_to, worker)) = Ahead::start(then.to_vec())
     {
         io.stdout_to = Some(stdout_to);

@@ -4,7 +4,7 @@
 
 use crate::context::Ctx;
 use crate::error::{Error, Result};
-use crate::process::{ChildIo, run_process};
+use crate::exec::process::{ChildIo, run_process};
 use crate::value::{Object, Value, stable_stringify};
 
 const PR_FIELDS: &str = "number,title,url,state,isDraft,mergeable,reviewDecision,author,baseRefName,headRefName,updatedAt";

@@ -5,9 +5,9 @@ use super::Output;
 use super::http::post_json;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
+use crate::exec::process::{ChildIo, run_process};
 use crate::items::Items;
 use crate::parser::Args;
-use crate::process::{ChildIo, run_process};
 use crate::value::{Object, Value};
 
 /// Whether a URL points at this machine (tokens from the environment are

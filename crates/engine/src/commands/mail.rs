@@ -4,9 +4,9 @@
 use super::Output;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
+use crate::exec::process::{ChildIo, ProcOutput, run_process};
 use crate::items::Items;
 use crate::parser::Args;
-use crate::process::{ChildIo, ProcOutput, run_process};
 use crate::value::{Object, Value};
 
 const GOG_NOT_FOUND: &str = "gog not found on PATH (install: https://github.com/steipete/gogcli)";

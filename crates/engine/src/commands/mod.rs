@@ -175,7 +175,7 @@ pub fn run_pure(stages: &[Stage], input: Items) -> Result<Items> {
 
 /// Runs the first of `stages` and tells how many stages that took: an
 /// `exec` also runs the pure stages right after it, with `--json` over its
-/// output while the child is still writing it (see [`crate::ahead`]).
+/// output while the child is still writing it (see [`crate::exec::ahead`]).
 pub async fn run_stages_from(stages: &[Stage], input: Items, ctx: &Ctx) -> Result<(Output, usize)> {
     let Some(stage) = stages.first() else {
         return Ok((Output::items(input), 0));

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::{Error, Result};
-use crate::login_env::LoginSession;
+use crate::exec::login_env::LoginSession;
 use crate::pause::{Intent, claim, decision_for, pending};
 use crate::schema::Schema;
 use crate::value::{Object, Value};

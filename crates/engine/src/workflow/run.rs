@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use crate::context::{Ctx, Env, Mode, Sink};
 use crate::error::{Error, Result};
+use crate::exec::login_env::LoginSession;
+use crate::exec::process::ChildIo;
 use crate::items::Items;
-use crate::login_env::LoginSession;
 use crate::parser::parse_pipeline;
-use crate::process::ChildIo;
 use crate::runtime::run_pipeline;
 use crate::value::{Object, Value, is_js_space};
 
@@ -111,7 +111,7 @@ pub struct Run<'a> {
     pub stack: Vec<PathBuf>,
     /// A pipeline step to resume mid-pipeline with an input response.
     pub pipeline_resume: Option<PipelineResume>,
-    /// The login-shell environment, once captured (see [`crate::login_env`]).
+    /// The login-shell environment, once captured (see [`crate::exec::login_env`]).
     pub login: Arc<LoginSession>,
 }
 
@@ -907,7 +907,7 @@ fn retry_delay(step: &Step, attempt: u32) -> f64 {
     d.round().max(0.0)
 }
 
-/// Runs a shell step through the run's login session (see [`crate::login_env`]).
+/// Runs a shell step through the run's login session (see [`crate::exec::login_env`]).
 async fn run_shell_step(
     id: &str,
     command: &str,

@@ -6,7 +6,7 @@
 //! what the profile does to the environment, alongside the first shell
 //! command, and runs later commands with `sh -c` and that environment
 //! applied (or, for a line that is one plain command, with no shell at all:
-//! see [`crate::direct`]). The capture is remembered in the state directory (see
+//! see [`crate::exec::shell_free`]). The capture is remembered in the state directory (see
 //! [`remembered`]) so the next `lobster` process can skip the login shell
 //! too, once two captures agreed.
 //!
@@ -17,7 +17,7 @@
 //! clock or the working directory keep a login shell for every command, as
 //! do profiles that print output, write to stderr, change directory or
 //! change the umask. `CLAWDIS_FAST_PATHS=0` turns replaying off
-//! ([`crate::fast_paths`]).
+//! ([`crate::exec`]).
 
 mod plain;
 mod remembered;
@@ -30,8 +30,8 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::context::Env;
-use crate::direct::Direct;
-use crate::process::{ChildIo, ProcOutput, run_process, shell_command};
+use crate::exec::process::{ChildIo, ProcOutput, run_process, shell_command};
+use crate::exec::shell_free::Direct;
 use remembered::Profiles;
 pub use remembered::{SYSTEM_DIRS as SYSTEM_PROFILE_DIRS, SYSTEM_FILES as SYSTEM_PROFILE_FILES};
 
@@ -195,7 +195,7 @@ impl LoginSession {
 
     /// Runs `line` through the configured shell as Lobster does (a login
     /// shell), replaying the profile's environment instead where that is
-    /// known to give the same (see [`plain`] and [`crate::fast_paths`]).
+    /// known to give the same (see [`plain`] and [`crate::exec`]).
     /// `state_dir` holds what earlier runs learnt.
     pub async fn run_shell(
         &self,
@@ -210,7 +210,7 @@ impl LoginSession {
             return run_process(&program, &argv, env, cwd, io).await;
         };
         let login_argv = ["-lc".to_string(), line.to_string()];
-        if !crate::fast_paths::enabled(env) {
+        if !crate::exec::enabled(env) {
             return run_process(&shell, &login_argv, env, cwd, io).await;
         }
         let profiles = self.profiles(env);
@@ -404,7 +404,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".profile"), "export FROM_PROFILE=yes\n").unwrap();
         let mut env = home_env(dir.path());
-        env.insert(crate::fast_paths::SWITCH.into(), "0".into());
+        env.insert(crate::exec::SWITCH.into(), "0".into());
         let state = tempfile::tempdir().unwrap();
         for _ in 0..3 {
             let out = LoginSession::default()

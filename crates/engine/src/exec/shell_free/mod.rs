@@ -32,7 +32,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 
 use crate::context::Env;
-use crate::process::{ChildIo, ProcOutput, collect, spawn, utf8_lossy};
+use crate::exec::process::{ChildIo, ProcOutput, collect, spawn, utf8_lossy};
 
 /// Names a shell runs itself (dash's and bash's builtins, POSIX and bash
 /// reserved words): a line starting with one of these needs the shell.
