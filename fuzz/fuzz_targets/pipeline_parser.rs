@@ -2,8 +2,8 @@
 //! a dry-run plan and a round trip through the stored stage form.
 #![no_main]
 
-use clawdis_engine::parser::{Stage, StageRecord, parse_pipeline};
-use clawdis_engine::runtime::dry_run_plan;
+use clawdis_engine::pipeline::parse::{Stage, StageRecord, parse_pipeline};
+use clawdis_engine::pipeline::dry_run_plan;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -148,7 +148,7 @@ impl Envelope {
                 Some(Value::String(m)) => m.to_string(),
                 _ => String::new(),
             };
-            return Some(Envelope::Failure(Error { kind, message }));
+            return Some(Envelope::Failure(Error::new(kind, message)));
         }
         let status = match obj.get("status") {
             Some(Value::String(s)) => match &**s {

@@ -1,5 +1,7 @@
 //! The engine's error type, mirroring Lobster's two error classes.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 /// Whether an error is the caller's input (`parse_error`, exit 2) or a
@@ -40,46 +42,112 @@ impl ErrorKind {
     }
 }
 
-/// An engine error: a kind plus Lobster's exact message.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
+/// What kind of failure an error is. Decisions such as retries and
+/// `on_error` look at this, never at the message text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Failure {
+    /// Bad input: pipeline text, arguments, tokens or responses.
+    Input,
+    /// A command, step or request failed while running.
+    #[default]
+    Failed,
+    /// A pipeline inside a workflow step stopped at a gate it cannot pause
+    /// at; retries and `on_error` do not apply.
+    Halted,
+    /// A step or block ran past its `timeout_ms`.
+    TimedOut,
+    /// An operating-system call failed; the error keeps its source.
+    Io,
+    /// The state store failed; the error keeps its source.
+    Store,
+}
+
+/// An engine error: its class on the wire, what kind of failure it is,
+/// Lobster's exact message, and the underlying error where there is one.
+#[derive(Clone, Debug, thiserror::Error, Serialize)]
 #[error("{message}")]
 pub struct Error {
     /// The error class.
     #[serde(rename = "type")]
     pub kind: ErrorKind,
+    /// What kind of failure it is.
+    #[serde(skip)]
+    pub failure: Failure,
     /// The human-readable message, as Lobster words it.
     pub message: String,
+    /// The error this one comes from, such as an I/O error.
+    #[serde(skip)]
+    #[source]
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
+/// Errors are equal when class, failure and message are: the source is a
+/// detail of where they came from.
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.failure == other.failure && self.message == other.message
+    }
+}
+
+impl Eq for Error {}
+
 impl Error {
-    /// A `parse_error`.
-    pub fn parse(message: impl Into<String>) -> Self {
+    /// An error of class `kind`, as read back from an envelope.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let failure = match kind {
+            ErrorKind::ParseError => Failure::Input,
+            ErrorKind::RuntimeError => Failure::Failed,
+        };
         Error {
-            kind: ErrorKind::ParseError,
+            kind,
+            failure,
             message: message.into(),
+            source: None,
         }
     }
 
-    /// A `runtime_error`.
+    /// A `parse_error`: bad input.
+    pub fn parse(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::ParseError, message)
+    }
+
+    /// A `runtime_error`: something failed while running.
     pub fn runtime(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::RuntimeError, message)
+    }
+
+    /// A `runtime_error` of another kind of failure.
+    pub fn failed(failure: Failure, message: impl Into<String>) -> Self {
         Error {
-            kind: ErrorKind::RuntimeError,
-            message: message.into(),
+            failure,
+            ..Error::runtime(message)
+        }
+    }
+
+    /// A `runtime_error` for a failed operating-system call, keeping it.
+    pub fn io(message: impl Into<String>, source: std::io::Error) -> Self {
+        Error {
+            source: Some(Arc::new(source)),
+            ..Error::failed(Failure::Io, message)
         }
     }
 
     /// The same error with its message prefixed.
     pub fn prefixed(self, prefix: &str) -> Self {
         Error {
-            kind: self.kind,
             message: format!("{prefix}{}", self.message),
+            ..self
         }
     }
 }
 
 impl From<clawdis_store::StoreError> for Error {
     fn from(e: clawdis_store::StoreError) -> Self {
-        Error::runtime(format!("state store: {e}"))
+        let message = format!("state store: {e}");
+        Error {
+            source: Some(Arc::new(e)),
+            ..Error::failed(Failure::Store, message)
+        }
     }
 }
 

@@ -3,10 +3,11 @@
 use clawdis_engine::envelope::Envelope;
 use clawdis_engine::error::Error;
 use clawdis_engine::items::Items;
-use clawdis_engine::parser::parse_pipeline;
-use clawdis_engine::runtime::{dry_run_plan, run_pipeline};
+use clawdis_engine::pipeline::parse::parse_pipeline;
+use clawdis_engine::pipeline::tool as pipeline_tool;
+use clawdis_engine::pipeline::{dry_run_plan, run_pipeline};
 use clawdis_engine::value::{Object, Value};
-use clawdis_engine::{Mode, pipeline_tool, resume as engine_resume, workflow};
+use clawdis_engine::{Mode, resume as engine_resume, workflow};
 
 use crate::{err, out, process_ctx};
 

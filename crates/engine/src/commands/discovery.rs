@@ -3,7 +3,7 @@
 use super::Output;
 use crate::error::{Error, Result};
 use crate::items::Items;
-use crate::parser::Args;
+use crate::pipeline::parse::Args;
 use crate::value::Value;
 
 /// The built-in named workflows, as `workflows.list` reports them.

@@ -9,7 +9,7 @@ use crate::exec::login_env::LoginSession;
 use crate::exec::process::{ChildIo, run_process, shell_command, spawn_error, utf8_lossy};
 use crate::items::Items;
 use crate::json_stream::json_items;
-use crate::parser::{Args, Stage};
+use crate::pipeline::parse::{Args, Stage};
 use crate::value::{Value, is_js_space};
 
 /// Encodes items for the child's stdin.
@@ -97,10 +97,9 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
             }));
         }
         Err(e) => {
-            return Err(Error::runtime(
-                spawn_error(&program, &e)
-                    .unwrap_or_else(|| format!("exec could not start {program}: {e}")),
-            ));
+            let message = spawn_error(&program, &e)
+                .unwrap_or_else(|| format!("exec could not start {program}: {e}"));
+            return Err(Error::io(message, e));
         }
     };
     if let Some(ahead) = ahead {

@@ -2,9 +2,9 @@
 
 use super::{Halt, Output};
 use crate::context::{Ctx, Mode};
-use crate::error::{Error, Result};
+use crate::error::{Error, Failure, Result};
 use crate::items::Items;
-use crate::parser::Args;
+use crate::pipeline::parse::Args;
 use crate::schema::Schema;
 use crate::value::{Object, Value};
 
@@ -24,7 +24,12 @@ async fn read_line(timeout_ms: Option<u64>) -> Result<String> {
     let joined = match timeout_ms {
         Some(ms) => tokio::time::timeout(std::time::Duration::from_millis(ms), read)
             .await
-            .map_err(|_| Error::runtime(format!("Approval input timed out after {ms}ms")))?,
+            .map_err(|_| {
+                Error::failed(
+                    Failure::TimedOut,
+                    format!("Approval input timed out after {ms}ms"),
+                )
+            })?,
         None => read.await,
     };
     joined

@@ -29,11 +29,14 @@ async fn fetch_pr(repo: &str, pr: &str, ctx: &Ctx) -> Result<Value> {
     let out = run_process("gh", &argv, &ctx.env, &ctx.cwd, ChildIo::default())
         .await
         .map_err(|e| {
-            Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
-                "gh not found on PATH (install GitHub CLI)".to_string()
-            } else {
-                e.to_string()
-            })
+            Error::io(
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    "gh not found on PATH (install GitHub CLI)".to_string()
+                } else {
+                    e.to_string()
+                },
+                e,
+            )
         })?;
     if out.code != Some(0) {
         let detail = if out.stderr.trim().is_empty() {

@@ -7,7 +7,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::exec::process::{ChildIo, run_process};
 use crate::items::Items;
-use crate::parser::Args;
+use crate::pipeline::parse::Args;
 use crate::value::{Object, Value};
 
 /// Whether a URL points at this machine (tokens from the environment are
@@ -221,11 +221,14 @@ pub async fn openclaw_agent(args: &Args, input: Items, ctx: &Ctx) -> Result<Outp
     let out = run_process(&exe, &argv, &ctx.env, &ctx.cwd, ChildIo::default())
         .await
         .map_err(|e| {
-            Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
-                "openclaw.agent could not find the OpenClaw CLI".to_string()
-            } else {
-                format!("openclaw.agent failed: {e}")
-            })
+            Error::io(
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    "openclaw.agent could not find the OpenClaw CLI".to_string()
+                } else {
+                    format!("openclaw.agent failed: {e}")
+                },
+                e,
+            )
         })?;
     if out.stdout.len() > AGENT_MAX_OUTPUT_BYTES {
         return Err(Error::runtime(format!(

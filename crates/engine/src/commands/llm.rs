@@ -8,7 +8,7 @@ use super::Output;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
-use crate::parser::Args;
+use crate::pipeline::parse::Args;
 use crate::schema::Schema;
 use crate::value::{Object, Value, stable_stringify};
 
@@ -620,15 +620,15 @@ async fn persist(
         if let Some(dir) = path.parent() {
             tokio::fs::create_dir_all(dir)
                 .await
-                .map_err(|e| Error::runtime(format!("cannot write llm cache: {e}")))?;
+                .map_err(|e| Error::io(format!("cannot write llm cache: {e}"), e))?;
         }
         let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
         tokio::fs::write(&tmp, Value::Object(entry).to_json_pretty() + "\n")
             .await
-            .map_err(|e| Error::runtime(format!("cannot write llm cache: {e}")))?;
+            .map_err(|e| Error::io(format!("cannot write llm cache: {e}"), e))?;
         tokio::fs::rename(&tmp, path)
             .await
-            .map_err(|e| Error::runtime(format!("cannot write llm cache: {e}")))?;
+            .map_err(|e| Error::io(format!("cannot write llm cache: {e}"), e))?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::exec::process::{ChildIo, ProcOutput, run_process};
 use crate::items::Items;
-use crate::parser::Args;
+use crate::pipeline::parse::Args;
 use crate::value::{Object, Value};
 
 const GOG_NOT_FOUND: &str = "gog not found on PATH (install: https://github.com/steipete/gogcli)";
@@ -29,11 +29,14 @@ async fn run_gog(argv: Vec<String>, ctx: &Ctx) -> Result<ProcOutput> {
     run_process(&program, &argv, &ctx.env, &ctx.cwd, ChildIo::default())
         .await
         .map_err(|e| {
-            Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
-                GOG_NOT_FOUND.to_string()
-            } else {
-                e.to_string()
-            })
+            Error::io(
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    GOG_NOT_FOUND.to_string()
+                } else {
+                    e.to_string()
+                },
+                e,
+            )
         })
 }
 

@@ -18,7 +18,7 @@ pub mod filters;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
-use crate::parser::Stage;
+use crate::pipeline::parse::Stage;
 use crate::value::Value;
 
 pub use template::render_item_template;

@@ -4,7 +4,7 @@ use super::Output;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
-use crate::parser::Args;
+use crate::pipeline::parse::Args;
 use crate::value::{Object, Value, stable_stringify};
 
 /// Normalises a state key like Lobster's `keyToPath`: lower-case, runs of

@@ -7,8 +7,8 @@ use super::filters::apply_filters;
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
-use crate::parser::Args;
 use crate::path::get_by_path;
+use crate::pipeline::parse::Args;
 use crate::value::{Value, is_js_space};
 
 /// Replaces every `{{ expr }}` (regex `\{\{\s*([^}]+?)\s*\}\}`) with
@@ -111,12 +111,13 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx) -> Result<Output> {
     {
         let path = ctx.cwd.join(file);
         let text = tokio::fs::read_to_string(&path).await.map_err(|e| {
-            Error::runtime(match e.kind() {
+            let message = match e.kind() {
                 std::io::ErrorKind::NotFound => {
                     format!("ENOENT: no such file or directory, open '{file}'")
                 }
                 _ => format!("{e}, open '{file}'"),
-            })
+            };
+            Error::io(message, e)
         })?;
         tpl = Some(text).filter(|s| !s.is_empty());
     }

@@ -19,7 +19,7 @@ use crate::commands;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::json_stream::ChunkedArray;
-use crate::parser::Stage;
+use crate::pipeline::parse::Stage;
 use crate::value::{Projection, Value};
 
 /// What the worker made of the command's output.

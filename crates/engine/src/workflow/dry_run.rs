@@ -3,7 +3,7 @@
 //! references, and describe the plan without running anything.
 
 use crate::error::{Error, Result};
-use crate::parser::parse_pipeline;
+use crate::pipeline::parse::parse_pipeline;
 use crate::value::{Object, Value, format_number};
 
 use super::condition;

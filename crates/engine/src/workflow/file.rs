@@ -212,13 +212,14 @@ pub fn resolve_path(candidate: &str, cwd: &Path) -> std::result::Result<PathBuf,
 /// Reads and validates a workflow file.
 pub fn load(path: &Path) -> Result<Workflow> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::runtime(match e.kind() {
+        let message = match e.kind() {
             std::io::ErrorKind::NotFound => format!(
                 "ENOENT: no such file or directory, open '{}'",
                 path.display()
             ),
             _ => format!("{e}, open '{}'", path.display()),
-        })
+        };
+        Error::io(message, e)
     })?;
     let is_json = path
         .extension()

@@ -5,7 +5,6 @@ pub mod condition;
 pub mod dry_run;
 pub mod file;
 pub mod graph;
-pub mod resume;
 pub mod run;
 pub mod template;
 

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::context::{Ctx, Env, Mode, Sink};
-use crate::error::{Error, Result};
+use crate::error::{Error, Failure, Result};
 use crate::exec::login_env::LoginSession;
 use crate::exec::process::ChildIo;
 use crate::items::Items;
-use crate::parser::parse_pipeline;
-use crate::runtime::run_pipeline;
+use crate::pipeline::parse::parse_pipeline;
+use crate::pipeline::run_pipeline;
 use crate::value::{Object, Value, is_js_space};
 
 use super::condition;
@@ -258,8 +258,7 @@ struct Prepared {
 
 /// Whether an error must bypass `on_error` and retries.
 fn is_pipeline_halt(e: &Error) -> bool {
-    e.message.contains(" halted for approval inside pipeline")
-        || e.message.contains(" halted before completion at pipeline")
+    e.failure == Failure::Halted
 }
 
 impl Run<'_> {
@@ -439,7 +438,7 @@ impl Run<'_> {
                         let approved_by = ctx
                             .env_var("LOBSTER_APPROVAL_APPROVED_BY")
                             .map(|s| s.trim().to_string());
-                        super::resume::check_identity(
+                        crate::resume::workflow::check_identity(
                             &step.id,
                             Some(&Value::Object(identity)),
                             approved_by.as_deref(),
@@ -486,10 +485,10 @@ impl Run<'_> {
                         tokio::time::timeout(Duration::from_millis(ms), self.execute(step, ctx))
                             .await
                             .unwrap_or_else(|_| {
-                                Err(Error::runtime(format!(
-                                    "Step '{}' timed out after {ms}ms",
-                                    step.id
-                                )))
+                                Err(Error::failed(
+                                    Failure::TimedOut,
+                                    format!("Step '{}' timed out after {ms}ms", step.id),
+                                ))
                             })
                     }
                     None => self.execute(step, ctx).await,
@@ -724,10 +723,10 @@ impl Run<'_> {
                 Some(ms) => tokio::time::timeout(Duration::from_millis(ms), work)
                     .await
                     .unwrap_or_else(|_| {
-                        Err(Error::runtime(format!(
-                            "Parallel step {} timed out after {ms}ms",
-                            step.id
-                        )))
+                        Err(Error::failed(
+                            Failure::TimedOut,
+                            format!("Parallel step {} timed out after {ms}ms", step.id),
+                        ))
                     })?,
                 None => work.await?,
             };
@@ -926,11 +925,14 @@ async fn run_shell_step(
         )
         .await
         .map_err(|e| {
-            Error::runtime(if e.kind() == std::io::ErrorKind::NotFound {
-                "workflow shell not found; check LOBSTER_SHELL".to_string()
-            } else {
-                format!("workflow command could not start: {e}")
-            })
+            Error::io(
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    "workflow shell not found; check LOBSTER_SHELL".to_string()
+                } else {
+                    format!("workflow command could not start: {e}")
+                },
+                e,
+            )
         })?;
     if out.code != Some(0) {
         let detail = [
@@ -997,13 +999,13 @@ async fn run_pipeline_step(
 }
 
 /// Rebuilds a stage from its stored `{name, args, raw}` record.
-fn stage_from_record(r: &Value) -> crate::parser::Stage {
-    crate::parser::Stage {
+fn stage_from_record(r: &Value) -> crate::pipeline::parse::Stage {
+    crate::pipeline::parse::Stage {
         name: r
             .get_key("name")
             .map(Value::to_js_string)
             .unwrap_or_default(),
-        args: crate::parser::Args::from_value(r.get_key("args").unwrap_or(&Value::Null)),
+        args: crate::pipeline::parse::Args::from_value(r.get_key("args").unwrap_or(&Value::Null)),
         raw: r
             .get_key("raw")
             .map(Value::to_js_string)
@@ -1015,7 +1017,7 @@ fn stage_from_record(r: &Value) -> crate::parser::Stage {
 #[allow(clippy::too_many_arguments)]
 async fn run_stages(
     id: &str,
-    stages: &[crate::parser::Stage],
+    stages: &[crate::pipeline::parse::Stage],
     at: usize,
     items: Vec<Value>,
     response: Option<Value>,
@@ -1041,9 +1043,12 @@ async fn run_stages(
         };
         let kind = request.and_then(|o| o.get("type")).and_then(Value::as_str);
         if kind == Some("approval_request") {
-            return Err(Error::runtime(format!(
-                "Workflow step {id} halted for approval inside pipeline stage {name}. Use a separate approval step in the workflow file."
-            )));
+            return Err(Error::failed(
+                Failure::Halted,
+                format!(
+                    "Workflow step {id} halted for approval inside pipeline stage {name}. Use a separate approval step in the workflow file."
+                ),
+            ));
         }
         if let (Some(req), crate::commands::Halt::InPlace { input }, true) =
             (request, &halt, can_ask)
@@ -1057,7 +1062,7 @@ async fn run_stages(
             }
             let pipeline = stages
                 .iter()
-                .map(|s| crate::parser::StageRecord::from(s).to_value())
+                .map(|s| crate::pipeline::parse::StageRecord::from(s).to_value())
                 .collect();
             return Ok(Attempt::Asked {
                 request: block,
@@ -1068,9 +1073,10 @@ async fn run_stages(
                 },
             });
         }
-        return Err(Error::runtime(format!(
-            "Workflow step {id} halted before completion at pipeline stage {name}"
-        )));
+        return Err(Error::failed(
+            Failure::Halted,
+            format!("Workflow step {id} halted before completion at pipeline stage {name}"),
+        ));
     }
     let rendered = sink.captured();
     let mut r = result(id);

@@ -1,10 +1,14 @@
-//! Runs a parsed pipeline stage by stage.
+//! Running a pipeline: parsing its text ([`parse`]), running the stages in
+//! order, and tool mode's pausing at `approve`/`ask` ([`tool`]).
+
+pub mod parse;
+pub mod tool;
 
 use crate::commands::{self, Halt};
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
-use crate::parser::Stage;
+use crate::pipeline::parse::Stage;
 use crate::value::Value;
 
 /// The result of running a pipeline.

@@ -1,6 +1,9 @@
 //! Resuming a paused run (`lobster resume`, the app, HTTP): dispatch by
 //! token kind. The CLI's argument parsing is the `lobster` crate's.
 
+mod pipeline;
+pub(crate) mod workflow;
+
 use std::sync::Arc;
 
 use crate::context::Ctx;
@@ -89,14 +92,12 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
     };
     let envelope = match decoded {
         Token::State { kind, state_key } if kind == KIND_PIPELINE => {
-            crate::pipeline_tool::resume(&state_key, row, args.intent, ctx).await
+            pipeline::resume(&state_key, row, args.intent, ctx).await
         }
         Token::State { state_key, .. } => {
-            crate::workflow::resume::resume_stored(&state_key, row, login, args.intent, ctx).await
+            workflow::resume_stored(&state_key, row, login, args.intent, ctx).await
         }
-        Token::InlineWorkflow(payload) => {
-            crate::workflow::resume::resume_inline(payload, args.intent, ctx).await
-        }
+        Token::InlineWorkflow(payload) => workflow::resume_inline(payload, args.intent, ctx).await,
     };
     // Lost the claim to a decision made in the app a moment ago: report how
     // that one ends rather than "already being resumed".

@@ -11,9 +11,9 @@ use crate::pause::{Intent, claim, decision_for, pending};
 use crate::schema::Schema;
 use crate::value::{Object, Value};
 
-use super::file::{self, Workflow};
-use super::pause_for;
-use super::run::{PipelineInput, PipelineResume, Run, resolve_workflow_args};
+use crate::workflow::file::{self, Workflow};
+use crate::workflow::pause_for;
+use crate::workflow::run::{PipelineInput, PipelineResume, Run, resolve_workflow_args};
 
 const NOT_FOUND: &str = "Workflow resume state not found";
 
