@@ -13,41 +13,9 @@ use crate::value::{Object, Value};
 
 use crate::workflow::file::{self, Workflow};
 use crate::workflow::pause_for;
-use crate::workflow::run::{PipelineInput, PipelineResume, Run, resolve_workflow_args};
+use crate::workflow::{PipelineInput, PipelineResume, Run, check_identity, resolve_workflow_args};
 
 const NOT_FOUND: &str = "Workflow resume state not found";
-
-/// Checks `LOBSTER_APPROVAL_APPROVED_BY` against the gate's identity rules.
-pub(crate) fn check_identity(
-    step_id: &str,
-    identity: Option<&Value>,
-    approved_by: Option<&str>,
-) -> Result<()> {
-    let get = |k: &str| identity.and_then(|i| i.get_key(k));
-    let required = get("requiredApprover").and_then(Value::as_str);
-    let different = get("requireDifferentApprover").is_some_and(Value::truthy);
-    let initiated = get("initiatedBy").and_then(Value::as_str);
-    if (required.is_some() || different) && approved_by.is_none() {
-        return Err(Error::parse(format!(
-            "Workflow step {step_id} approval requires approver identity; set LOBSTER_APPROVAL_APPROVED_BY"
-        )));
-    }
-    if let (Some(req), Some(by)) = (required, approved_by)
-        && req != by
-    {
-        return Err(Error::parse(format!(
-            "Workflow step {step_id} approval requires approver '{req}', got '{by}'"
-        )));
-    }
-    if let (true, Some(init), Some(by)) = (different, initiated, approved_by)
-        && init == by
-    {
-        return Err(Error::parse(format!(
-            "Workflow step {step_id} approval must be granted by someone other than '{init}'"
-        )));
-    }
-    Ok(())
-}
 
 /// A stored mid-pipeline input request, if the state holds one.
 fn pipeline_input(state: &Value) -> Option<PipelineInput> {

@@ -6,9 +6,9 @@ use crate::error::{Error, Result};
 use crate::pipeline::parse::parse_pipeline;
 use crate::value::{Object, Value, format_number};
 
+use super::args::resolve_workflow_args;
 use super::condition;
 use super::file::{Exec, OnError, Retry, Step, Workflow};
-use super::run::resolve_workflow_args;
 use super::template::{resolve_args, strict_lookup, whole_ref};
 
 const DEFERRED_NOTE: &str = "[contains step output refs — unknown at plan time]";

@@ -3,8 +3,8 @@
 
 use crate::value::{Object, Value, is_js_space};
 
+use super::args::resolve_workflow_args;
 use super::file::{Exec, Step, Workflow};
-use super::run::resolve_workflow_args;
 use super::template::{refs_in, resolve_args};
 
 /// Output format.

@@ -1,12 +1,24 @@
-//! Workflow files (`.lobster`, `.yaml`, `.yml`, `.json`): loading, running,
-//! pausing at approval and input gates, and resuming.
+//! Workflow files (`.lobster`, `.yaml`, `.yml`, `.json`): loading ([`file`]),
+//! args ([`args`]), the run loop and its policies ([`run`]), running each
+//! kind of step ([`steps`]), the state they share ([`state`]), approval and
+//! input gates with approver identity ([`gates`]), and recording a pause
+//! ([`run_file`], [`pause_for`]). Resuming is [`crate::resume`]'s.
 
+mod args;
 pub mod condition;
 pub mod dry_run;
 pub mod file;
+mod gates;
 pub mod graph;
-pub mod run;
+mod run;
+mod state;
+mod steps;
 pub mod template;
+
+pub use args::resolve_workflow_args;
+pub(crate) use gates::check_identity;
+pub use gates::{Gate, PipelineInput, PipelineResume};
+pub use state::{Outcome, Run, output_items};
 
 use std::path::Path;
 
@@ -18,7 +30,6 @@ use crate::token::KIND_WORKFLOW;
 use crate::value::{Object, Value};
 
 use self::file::Workflow;
-use self::run::{Gate, Outcome, Run, resolve_workflow_args};
 
 /// Runs a workflow file from the start; a pause is recorded in the store.
 pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelope> {
