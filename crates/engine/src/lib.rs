@@ -14,7 +14,7 @@ pub mod items;
 pub mod js_sort;
 pub mod json_error;
 pub mod json_stream;
-pub mod object;
+
 pub mod path;
 pub mod pause;
 pub mod pipeline;

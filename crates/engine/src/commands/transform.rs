@@ -9,9 +9,9 @@ use super::Output;
 use crate::error::{Error, Result};
 use crate::items::Items;
 use crate::js_sort;
-use crate::object::{Key, intern};
 use crate::path::{get_by_path, get_object_path};
 use crate::pipeline::parse::{Args, Stage};
+use crate::value::object::{Key, intern};
 use crate::value::{
     Object, RelOp, Value, compare_js_strings, is_js_space, loose_compare, loose_eq,
     string_to_number,
