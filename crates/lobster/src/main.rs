@@ -92,13 +92,17 @@ fn dispatch(argv: Vec<String>) -> i32 {
                 0
             }
             Some(topic) => match clawdis_engine::commands::help(topic) {
-                Some(text) => {
+                Ok(Some(text)) => {
                     out(&text);
                     0
                 }
-                None => {
+                Ok(None) => {
                     err(&format!("Unknown command: {topic}\n"));
                     2
+                }
+                Err(e) => {
+                    err(&format!("{e}\n"));
+                    1
                 }
             },
         },

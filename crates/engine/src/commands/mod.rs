@@ -1,5 +1,6 @@
 //! The built-in pipeline commands and their registry.
 
+mod catalog;
 mod discovery;
 mod exec;
 mod gates;
@@ -15,12 +16,16 @@ pub mod transform;
 
 pub mod filters;
 
+use std::future::Future;
+use std::pin::Pin;
+
 use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::items::Items;
-use crate::pipeline::parse::Stage;
+use crate::pipeline::parse::{Args, Stage};
 use crate::value::Value;
 
+pub use catalog::{describe_all, help};
 pub use template::render_item_template;
 
 /// How a stage stopped the pipeline.
@@ -66,104 +71,134 @@ impl Output {
     }
 }
 
-/// Every built-in command, sorted by name.
-pub const NAMES: &[&str] = &[
-    "approve",
-    "ask",
-    "clawd.invoke",
-    "commands.list",
-    "dedupe",
-    "diff.last",
-    "email.triage",
-    "exec",
-    "gog.gmail.search",
-    "gog.gmail.send",
-    "groupBy",
-    "head",
-    "json",
-    "llm.invoke",
-    "llm_task.invoke",
-    "map",
-    "openclaw.agent",
-    "openclaw.invoke",
-    "pick",
-    "sort",
-    "state.get",
-    "state.set",
-    "table",
-    "template",
-    "where",
-    "workflows.list",
-    "workflows.run",
+/// A stage's future: commands that need the context may wait on it.
+pub type StageFuture<'a> = Pin<Box<dyn Future<Output = Result<Output>> + Send + 'a>>;
+
+/// How a command runs.
+#[derive(Clone, Copy)]
+pub enum Runs {
+    /// A pure transform of items: no effects and no context, so it may run
+    /// ahead on another thread while its input still arrives
+    /// ([`crate::exec::ahead`]).
+    Pure(fn(&Args, Items) -> Result<Output>),
+    /// Anything else: effects, the context, or both. The stage is passed
+    /// whole because some commands answer to two names.
+    Effects(for<'a> fn(&'a Stage, Items, &'a Ctx) -> StageFuture<'a>),
+}
+
+/// A built-in command: its name and how it runs. What it documents
+/// (`commands.list`, `help`) is its entry in `catalog.json`.
+pub struct Command {
+    /// The name a pipeline calls it by.
+    pub name: &'static str,
+    /// How it runs.
+    pub runs: Runs,
+}
+
+/// Every built-in command, sorted by name: the one list of them.
+pub static COMMANDS: &[Command] = &[
+    effects("approve", |s, i, c| Box::pin(gates::approve(&s.args, i, c))),
+    effects("ask", |s, i, c| Box::pin(gates::ask(&s.args, i, c))),
+    effects("clawd.invoke", |s, i, c| {
+        Box::pin(integrations::invoke(&s.name, &s.args, i, c))
+    }),
+    effects("commands.list", |_, i, _| {
+        Box::pin(async move { discovery::commands_list(i) })
+    }),
+    pure("dedupe", transform::dedupe),
+    effects("diff.last", |s, i, c| {
+        Box::pin(state::diff_last(&s.args, i, c))
+    }),
+    effects("email.triage", |s, i, c| {
+        Box::pin(mail::triage(&s.args, i, c))
+    }),
+    effects("exec", |s, i, c| Box::pin(exec::run(&s.args, i, c, &[]))),
+    effects("gog.gmail.search", |s, i, c| {
+        Box::pin(mail::search(&s.args, i, c))
+    }),
+    effects("gog.gmail.send", |s, i, c| {
+        Box::pin(mail::send(&s.args, i, c))
+    }),
+    pure("groupBy", transform::group_by),
+    pure("head", transform::head),
+    effects("json", |_, i, c| {
+        Box::pin(async move { render::json(i, c) })
+    }),
+    effects("llm.invoke", |s, i, c| {
+        Box::pin(llm::invoke(&s.name, &s.args, i, c))
+    }),
+    effects("llm_task.invoke", |s, i, c| {
+        Box::pin(llm::invoke(&s.name, &s.args, i, c))
+    }),
+    pure("map", transform::map),
+    effects("openclaw.agent", |s, i, c| {
+        Box::pin(integrations::openclaw_agent(&s.args, i, c))
+    }),
+    effects("openclaw.invoke", |s, i, c| {
+        Box::pin(integrations::invoke(&s.name, &s.args, i, c))
+    }),
+    pure("pick", transform::pick),
+    pure("sort", transform::sort),
+    effects("state.get", |s, i, c| Box::pin(state::get(&s.args, i, c))),
+    effects("state.set", |s, i, c| Box::pin(state::set(&s.args, i, c))),
+    effects("table", |_, i, c| {
+        Box::pin(async move { render::table(i, c) })
+    }),
+    effects("template", |s, i, c| Box::pin(template::run(&s.args, i, c))),
+    pure("where", transform::where_),
+    effects("workflows.list", |_, i, _| {
+        Box::pin(async move { discovery::workflows_list(i) })
+    }),
+    effects("workflows.run", |s, i, c| {
+        Box::pin(discovery::workflows_run(&s.args, i, c))
+    }),
 ];
+
+const fn pure(name: &'static str, run: fn(&Args, Items) -> Result<Output>) -> Command {
+    Command {
+        name,
+        runs: Runs::Pure(run),
+    }
+}
+
+const fn effects(
+    name: &'static str,
+    run: for<'a> fn(&'a Stage, Items, &'a Ctx) -> StageFuture<'a>,
+) -> Command {
+    Command {
+        name,
+        runs: Runs::Effects(run),
+    }
+}
+
+/// The built-in command called `name`.
+pub fn find(name: &str) -> Option<&'static Command> {
+    COMMANDS
+        .binary_search_by(|c| c.name.cmp(name))
+        .ok()
+        .map(|i| &COMMANDS[i])
+}
 
 /// Whether `name` is a built-in command.
 pub fn exists(name: &str) -> bool {
-    NAMES.binary_search(&name).is_ok()
+    find(name).is_some()
 }
 
-/// What `commands.list` and `help` report about each command, recorded
-/// from Lobster 2026.9.13 (`commands.list` plus `help <name>`) so agents
-/// that read them see the same interface.
-static CATALOG_JSON: &str = include_str!("catalog.json");
-
-fn catalog() -> &'static [Value] {
-    static CATALOG: std::sync::LazyLock<Vec<Value>> =
-        std::sync::LazyLock::new(|| match Value::from_json(CATALOG_JSON) {
-            Ok(Value::Array(entries)) => entries,
-            _ => Vec::new(),
-        });
-    &CATALOG
-}
-
-/// `lobster help <name>` text.
-pub fn help(name: &str) -> Option<String> {
-    catalog()
-        .iter()
-        .find(|c| c.get_key("name").and_then(Value::as_str) == Some(name))
-        .and_then(|c| c.get_key("help"))
-        .map(Value::to_js_string)
-}
-
-/// The `commands.list` entries: `{name, description, argsSchema, examples, sideEffects}`.
-pub fn describe_all() -> Vec<Value> {
-    catalog()
-        .iter()
-        .filter_map(Value::as_object)
-        .map(|c| {
-            Value::Object(
-                c.iter()
-                    .filter(|(k, _)| *k != "help")
-                    .map(|(k, v)| (k, v.clone()))
-                    .collect(),
-            )
-        })
-        .collect()
-}
-
-/// Whether `name` is a pure item transform: no effects and no context, so
-/// it may run ahead on another thread while its input still arrives.
+/// Whether `name` is a pure item transform ([`Runs::Pure`]).
 pub fn is_pure(name: &str) -> bool {
-    matches!(
-        name,
-        "where" | "pick" | "head" | "sort" | "dedupe" | "groupBy" | "map"
-    )
+    find(name).is_some_and(|c| matches!(c.runs, Runs::Pure(_)))
+}
+
+fn unknown(name: &str) -> Error {
+    Error::runtime(format!("Unknown command: {name}"))
 }
 
 /// Runs one pure stage (see [`is_pure`]).
 fn run_pure_stage(stage: &Stage, input: Items) -> Result<Items> {
-    let args = &stage.args;
-    let out = match stage.name.as_str() {
-        "where" => transform::where_(args, input),
-        "pick" => transform::pick(args, input),
-        "head" => transform::head(args, input),
-        "sort" => transform::sort(args, input),
-        "dedupe" => transform::dedupe(args, input),
-        "groupBy" => transform::group_by(args, input),
-        "map" => transform::map(args, input),
-        other => Err(Error::runtime(format!("Unknown command: {other}"))),
-    };
-    out.map(|o| o.items)
+    match find(&stage.name).map(|c| c.runs) {
+        Some(Runs::Pure(run)) => run(&stage.args, input).map(|o| o.items),
+        _ => Err(unknown(&stage.name)),
+    }
 }
 
 /// Runs pure stages (see [`is_pure`]) one after another over `input`.
@@ -194,29 +229,9 @@ pub async fn run_stages_from(stages: &[Stage], input: Items, ctx: &Ctx) -> Resul
 
 /// Runs one stage over its input.
 pub async fn run_stage(stage: &Stage, input: Items, ctx: &Ctx) -> Result<Output> {
-    let args = &stage.args;
-    match stage.name.as_str() {
-        "exec" => exec::run(args, input, ctx, &[]).await,
-        name if is_pure(name) => run_pure_stage(stage, input).map(Output::items),
-        "template" => template::run(args, input, ctx).await,
-        "json" => render::json(input, ctx),
-        "table" => render::table(input, ctx),
-        "approve" => gates::approve(args, input, ctx).await,
-        "ask" => gates::ask(args, input, ctx).await,
-        "state.get" => state::get(args, input, ctx).await,
-        "state.set" => state::set(args, input, ctx).await,
-        "diff.last" => state::diff_last(args, input, ctx).await,
-        "commands.list" => discovery::commands_list(input),
-        "workflows.list" => discovery::workflows_list(input),
-        "workflows.run" => discovery::workflows_run(args, input, ctx).await,
-        "openclaw.invoke" | "clawd.invoke" => {
-            integrations::invoke(&stage.name, args, input, ctx).await
-        }
-        "llm.invoke" | "llm_task.invoke" => llm::invoke(&stage.name, args, input, ctx).await,
-        "openclaw.agent" => integrations::openclaw_agent(args, input, ctx).await,
-        "gog.gmail.search" => mail::search(args, input, ctx).await,
-        "gog.gmail.send" => mail::send(args, input, ctx).await,
-        "email.triage" => mail::triage(args, input, ctx).await,
-        other => Err(Error::runtime(format!("Unknown command: {other}"))),
+    match find(&stage.name).map(|c| c.runs) {
+        Some(Runs::Pure(run)) => run(&stage.args, input),
+        Some(Runs::Effects(run)) => run(stage, input, ctx).await,
+        None => Err(unknown(&stage.name)),
     }
 }
