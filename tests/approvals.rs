@@ -5,14 +5,14 @@
 
 use std::time::Duration;
 
-use clawdis_approvals::{Approvals, Choice, Event};
+use clawdis_approvals::Decider;
+use clawdis_approvals::{Approvals, Channel, Choice, Decision, Event};
 use clawdis_e2e::{MAIL_FLOW, Scratch, envelope, lobster};
-use clawdis_engine::context::Decider;
 
 fn app() -> Decider {
     Decider {
         by: Some("ann@example.com".into()),
-        via: "app".into(),
+        via: Channel::App,
     }
 }
 
@@ -52,7 +52,10 @@ async fn a_pause_from_another_process_is_announced_and_decided_once() {
         approval.approval_id.as_deref(),
         paused["requiresApproval"]["approvalId"].as_str()
     );
-    assert_eq!(approvals.list().await.unwrap()[0].status, "pending");
+    assert_eq!(
+        approvals.list().await.unwrap()[0].status.as_str(),
+        "pending"
+    );
 
     let result = approvals
         .decide(&approval.id, Choice::Approve, app())
@@ -65,13 +68,13 @@ async fn a_pause_from_another_process_is_announced_and_decided_once() {
         let Event::Changed { approval } = next_event(&mut rx).await else {
             panic!("then a change")
         };
-        if approval.status != "running" {
+        if approval.status.as_str() != "running" {
             break approval;
         }
     };
-    assert_eq!(decided.status, "done");
-    assert_eq!(decided.decision.as_deref(), Some("approve"));
-    assert_eq!(decided.decided_via.as_deref(), Some("app"));
+    assert_eq!(decided.status.as_str(), "done");
+    assert_eq!(decided.decision.map(Decision::as_str), Some("approve"));
+    assert_eq!(decided.decided_via.map(Channel::as_str), Some("app"));
     assert_eq!(decided.decided_by.as_deref(), Some("ann@example.com"));
     assert!(decided.decided_at.is_some());
 
@@ -121,7 +124,7 @@ async fn the_app_and_the_cli_racing_run_the_rest_once() {
             .await
             .unwrap()
             .into_iter()
-            .find(|a| a.status == "pending")
+            .find(|a| a.status.as_str() == "pending")
             .unwrap()
             .id;
         let cli = {
@@ -143,7 +146,7 @@ async fn the_app_and_the_cli_racing_run_the_rest_once() {
             "round {round}: the rest ran once"
         );
         let run = approvals.get(&id).await.unwrap();
-        match run.decided_via.as_deref() {
+        match run.decided_via.map(Channel::as_str) {
             // The app won: the CLI gets the app's outcome.
             Some("app") => {
                 assert_eq!(in_app.unwrap()["status"], "ok");
@@ -202,7 +205,10 @@ async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
         refused.to_string().contains("schema validation"),
         "{refused}"
     );
-    assert_eq!(approvals.get(&ask.id).await.unwrap().status, "pending");
+    assert_eq!(
+        approvals.get(&ask.id).await.unwrap().status.as_str(),
+        "pending"
+    );
     let done = approvals
         .decide(
             &ask.id,
@@ -213,7 +219,12 @@ async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
         .unwrap();
     assert_eq!(done["ok"], true, "{done}");
     assert_eq!(
-        approvals.get(&ask.id).await.unwrap().decision.as_deref(),
+        approvals
+            .get(&ask.id)
+            .await
+            .unwrap()
+            .decision
+            .map(Decision::as_str),
         Some("respond")
     );
 
@@ -224,7 +235,7 @@ async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
         .await
         .unwrap()
         .into_iter()
-        .find(|a| a.status == "pending")
+        .find(|a| a.status.as_str() == "pending")
         .unwrap();
     let cancelled = approvals
         .decide(&gate.id, Choice::Cancel, app())

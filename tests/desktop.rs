@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use clawdis_approvals::{Approvals, Event};
+use clawdis_approvals::{Approvals, Channel, Decision, Event};
 use clawdis_e2e::control::Client;
 use clawdis_e2e::desktop::{App, Desktop, Dunst, Notifications};
 use clawdis_e2e::{MAIL_FLOW, Scratch, alive, envelope};
@@ -110,7 +110,8 @@ impl DunstRig {
         loop {
             match tokio::time::timeout_at(deadline.into(), self.events.recv()).await {
                 Ok(Ok(Event::Changed { approval }))
-                    if approval.status != "running" && approval.status != "pending" =>
+                    if approval.status.as_str() != "running"
+                        && approval.status.as_str() != "pending" =>
                 {
                     return approval;
                 }
@@ -139,9 +140,12 @@ impl DunstRig {
 async fn approve_in_dunst_resumes_the_run_once() {
     let mut rig = DunstRig::paused().await;
     let decided = rig.pick("Approve").await;
-    assert_eq!(decided.status, "done", "{decided:?}");
-    assert_eq!(decided.decision.as_deref(), Some("approve"));
-    assert_eq!(decided.decided_via.as_deref(), Some("notification"));
+    assert_eq!(decided.status.as_str(), "done", "{decided:?}");
+    assert_eq!(decided.decision.map(Decision::as_str), Some("approve"));
+    assert_eq!(
+        decided.decided_via.map(Channel::as_str),
+        Some("notification")
+    );
     // The notification is resident: the app takes it down once answered.
     rig.dunst.wait_displayed(0, Duration::from_secs(5));
     // The agent resumes with its token later: the recorded outcome, and the
@@ -159,8 +163,15 @@ async fn approve_in_dunst_resumes_the_run_once() {
 async fn deny_in_dunst_cancels_the_run_once() {
     let mut rig = DunstRig::paused().await;
     let decided = rig.pick("Deny").await;
-    assert_eq!(decided.decision.as_deref(), Some("reject"), "{decided:?}");
-    assert_eq!(decided.decided_via.as_deref(), Some("notification"));
+    assert_eq!(
+        decided.decision.map(Decision::as_str),
+        Some("reject"),
+        "{decided:?}"
+    );
+    assert_eq!(
+        decided.decided_via.map(Channel::as_str),
+        Some("notification")
+    );
     rig.dunst.wait_displayed(0, Duration::from_secs(5));
     assert_eq!(
         rig.resume("yes")["status"],

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clawdis_approvals::Approvals;
+use clawdis_approvals::{Approvals, Channel, Decision};
 use clawdis_e2e::control::{Client, free_port};
 use clawdis_e2e::desktop::Desktop;
 use clawdis_e2e::webdriver::{Session, distinct_colours};
@@ -103,7 +103,10 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
     let approvals = Approvals::open(state).await.unwrap();
     let run = approvals.list().await.unwrap().remove(0);
     assert_eq!(
-        (run.decision.as_deref(), run.decided_via.as_deref()),
+        (
+            run.decision.map(Decision::as_str),
+            run.decided_via.map(Channel::as_str)
+        ),
         (Some("approve"), Some("app"))
     );
     let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
@@ -293,9 +296,12 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
     );
     let approvals = Approvals::open(state).await.unwrap();
     let runs = approvals.list().await.unwrap();
-    let run = runs.iter().find(|a| a.gate == "input").unwrap();
+    let run = runs.iter().find(|a| a.gate.as_str() == "input").unwrap();
     assert_eq!(
-        (run.decision.as_deref(), run.decided_via.as_deref()),
+        (
+            run.decision.map(Decision::as_str),
+            run.decided_via.map(Channel::as_str)
+        ),
         (Some("respond"), Some("app"))
     );
 }

@@ -1,7 +1,7 @@
 //! The commands the windows call (`window.__TAURI__.core.invoke`). Each one
 //! hands off to a backend crate; errors reach the page as a message string.
 
-use clawdis_approvals::{Approval, Choice};
+use clawdis_approvals::{Approval, Channel, Choice};
 use clawdis_browser::settings::{FieldIssue, Settings};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Builder, Runtime, State};
@@ -36,20 +36,9 @@ async fn approvals_decide<R: Runtime>(
     choice: String,
     response: Option<serde_json::Value>,
 ) -> Result<serde_json::Value, String> {
-    let choice = match (choice.as_str(), response) {
-        ("approve", _) => Choice::Approve,
-        ("deny", _) => Choice::Deny,
-        ("cancel", _) => Choice::Cancel,
-        ("respond", Some(response)) => Choice::Respond(response),
-        ("respond", None) => return Err("respond needs a response".into()),
-        (other, _) => {
-            return Err(format!(
-                "unknown choice {other:?}: approve, deny, cancel or respond"
-            ));
-        }
-    };
+    let choice = Choice::parse(&choice, response).map_err(|e| e.to_string())?;
     let result = approvals
-        .decide(&id, choice, decider("app"))
+        .decide(&id, choice, decider(Channel::App))
         .await
         .map_err(|e| e.to_string());
     tray::refresh(&app, approvals.pending_count());

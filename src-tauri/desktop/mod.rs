@@ -13,9 +13,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
-use clawdis_approvals::Approvals;
+use clawdis_approvals::{Approvals, Channel, Decider};
 use clawdis_cli::{AppArgs, Cli, Command, WindowName};
-use clawdis_engine::context::Decider;
 use tauri::Manager;
 
 pub use backend::Backend;
@@ -91,13 +90,13 @@ fn quit_on_signal<R: tauri::Runtime>(app: tauri::AppHandle<R>) {
 }
 
 /// A decision made by this machine's user through `via`.
-fn decider(via: &str) -> Decider {
+fn decider(via: Channel) -> Decider {
     let user = std::env::var("USER")
         .or_else(|_| std::env::var("USERNAME"))
         .ok();
     Decider {
         by: user.filter(|u| !u.is_empty()),
-        via: via.to_string(),
+        via,
     }
 }
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use clawdis_approvals::{Approval, Approvals, Choice, Event};
+use clawdis_approvals::{Approval, Approvals, Channel, Choice, Event, Gate, RunStatus};
 use tauri::{AppHandle, Emitter, Runtime};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -47,7 +47,7 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
                     overflow.fetch_add(1, Ordering::SeqCst);
                     summarize(app.clone(), overflow.clone());
                 }
-                Event::Changed { approval } if approval.status != "pending" => {
+                Event::Changed { approval } if approval.status != RunStatus::Pending => {
                     withdraw(&shown, &approval.id).await;
                 }
                 Event::Changed { .. } => {}
@@ -105,14 +105,18 @@ fn announce<R: Runtime>(
             }
         };
         tracing::debug!(id = %approval.id, ?action, "notification answered");
+        // The notification offers Approve and Deny; "default" is a click on
+        // its body.
         let choice = match action.as_deref() {
-            Some("approve") => Choice::Approve,
-            Some("deny") => Choice::Deny,
             Some("default") => return windows::open(&app, windows::Window::Approvals),
-            _ => return,
+            Some(key) => match Choice::parse(key, None) {
+                Ok(choice @ (Choice::Approve | Choice::Deny)) => choice,
+                _ => return,
+            },
+            None => return,
         };
         match approvals
-            .decide(&approval.id, choice, decider("notification"))
+            .decide(&approval.id, choice, decider(Channel::Notification))
             .await
         {
             Ok(envelope) => {
@@ -136,7 +140,7 @@ async fn show(approval: &Approval, shown: &Shown) -> Result<Option<String>, Stri
         .hint(Hint::Category("im".into()))
         .timeout(Timeout::Never)
         .action("default", "Open Approvals");
-    if approval.gate == "approval" {
+    if approval.gate == Gate::Approval {
         note.action("approve", "Approve").action("deny", "Deny");
     }
     let handle = Arc::new(note.show_async().await.map_err(|e| e.to_string())?);
@@ -278,8 +282,8 @@ fn summary_text(more: usize) -> String {
 }
 
 fn title(approval: &Approval) -> String {
-    match approval.gate.as_str() {
-        "input" => "Clawdis: input needed".to_string(),
-        _ => "Clawdis: approval needed".to_string(),
+    match approval.gate {
+        Gate::Input => "Clawdis: input needed".to_string(),
+        Gate::Approval => "Clawdis: approval needed".to_string(),
     }
 }

@@ -1,5 +1,6 @@
 //! One paused (or decided) run as the app shows it, and the bus events.
 
+use clawdis_store::{Channel, Decision, Gate, RunKind, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -16,15 +17,15 @@ pub type Json = Box<RawValue>;
 pub struct Approval {
     /// The run's id (its state key); windows and notifications decide by it.
     pub id: String,
-    /// `workflow-file` or `pipeline-resume` (the token kind).
+    /// What paused (its spelling is the token kind).
     #[serde(skip)]
-    pub kind: String,
+    pub kind: RunKind,
     /// The short approval id agents may quote (`lobster resume --id`).
     pub approval_id: Option<String>,
-    /// `approval` or `input`.
-    pub gate: String,
+    /// The gate: `approval` or `input`.
+    pub gate: Gate,
     /// `pending`, `running`, `done`, `cancelled` or `failed`.
-    pub status: String,
+    pub status: RunStatus,
     /// The workflow's name, for workflow files.
     pub workflow: Option<String>,
     /// What the person is asked.
@@ -42,11 +43,11 @@ pub struct Approval {
     /// When the run paused (RFC 3339).
     pub created_at: String,
     /// `approve`, `reject`, `respond` or `cancel`, once decided.
-    pub decision: Option<String>,
+    pub decision: Option<Decision>,
     /// Who decided, when known.
     pub decided_by: Option<String>,
-    /// `cli`, `app` or `notification`.
-    pub decided_via: Option<String>,
+    /// `cli`, `app`, `notification` or `http`.
+    pub decided_via: Option<Channel>,
     /// When (RFC 3339).
     pub decided_at: Option<String>,
 }
@@ -58,10 +59,10 @@ impl Approval {
         let items = request.items.unwrap_or_default();
         Approval {
             id: run.state_key.clone(),
-            kind: run.kind.clone(),
+            kind: run.kind,
             approval_id: run.approval_id.clone(),
-            gate: run.gate.clone(),
-            status: run.status.as_str().to_string(),
+            gate: run.gate,
+            status: run.status,
             workflow: run.workflow_name.clone(),
             prompt: match request.prompt {
                 Some(serde_json::Value::String(text)) => text,
@@ -74,9 +75,9 @@ impl Approval {
             defaults: request.defaults,
             cwd: run.cwd.clone(),
             created_at: run.created_at.clone(),
-            decision: run.decision.clone(),
+            decision: run.decision,
             decided_by: run.decided_by.clone(),
-            decided_via: run.decided_via.clone(),
+            decided_via: run.decided_via,
             decided_at: run.decided_at.clone(),
         }
     }

@@ -14,7 +14,7 @@ mod watch;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use clawdis_engine::context::{Ctx, Decider, Mode, Sink, StateHandle};
+use clawdis_engine::context::{Ctx, Mode, Sink, StateHandle};
 use clawdis_engine::pause::Intent;
 use clawdis_engine::resume::{ResumeArgs, resume};
 use clawdis_engine::value::Value;
@@ -22,6 +22,8 @@ use clawdis_store::Store;
 use tokio::sync::broadcast;
 
 pub use approval::{Approval, Event};
+pub use clawdis_engine::context::Decider;
+pub use clawdis_store::{Channel, Decision, Gate, RunStatus};
 
 /// What can go wrong with approvals.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +53,28 @@ pub enum Choice {
     Cancel,
     /// Answer an input gate with this JSON.
     Respond(serde_json::Value),
+}
+
+impl Choice {
+    /// The choice named `word` (`approve`, `deny`, `cancel` or `respond`,
+    /// which takes `response`): the one place a choice is read.
+    pub fn parse(
+        word: &str,
+        response: Option<serde_json::Value>,
+    ) -> Result<Choice, ApprovalsError> {
+        match (word, response) {
+            ("approve", _) => Ok(Choice::Approve),
+            ("deny", _) => Ok(Choice::Deny),
+            ("cancel", _) => Ok(Choice::Cancel),
+            ("respond", Some(response)) => Ok(Choice::Respond(response)),
+            ("respond", None) => Err(ApprovalsError::Invalid(
+                "decision respond needs a response".into(),
+            )),
+            (other, _) => Err(ApprovalsError::Invalid(format!(
+                "unknown choice {other:?}: approve, deny, cancel or respond"
+            ))),
+        }
+    }
 }
 
 /// How many decided runs [`Approvals::list`] returns besides the pending ones.
@@ -137,16 +161,16 @@ impl Approvals {
         decider: Decider,
     ) -> Result<serde_json::Value, ApprovalsError> {
         let run = self.get(id).await?;
-        if run.status != "pending" {
+        if run.status != RunStatus::Pending {
             return Err(ApprovalsError::AlreadyDecided(format!(
                 "{} was {}",
                 run.id, run.status
             )));
         }
-        let intent = match (choice, run.gate.as_str()) {
-            (Choice::Approve, "approval") => Intent::Approve(true),
-            (Choice::Deny, "approval") => Intent::Approve(false),
-            (Choice::Respond(json), "input") => Intent::Respond(
+        let intent = match (choice, run.gate) {
+            (Choice::Approve, Gate::Approval) => Intent::Approve(true),
+            (Choice::Deny, Gate::Approval) => Intent::Approve(false),
+            (Choice::Respond(json), Gate::Input) => Intent::Respond(
                 Value::from_json(&json.to_string())
                     .map_err(|e| ApprovalsError::Invalid(e.to_string()))?,
             ),
@@ -162,7 +186,7 @@ impl Approvals {
         if let Some(cwd) = run.cwd.as_deref().map(PathBuf::from).filter(|d| d.is_dir()) {
             ctx.cwd = cwd;
         }
-        let token = clawdis_engine::token::encode(&run.kind, &run.id);
+        let token = clawdis_engine::token::encode(run.kind.as_str(), &run.id);
         let envelope = resume(
             ResumeArgs {
                 token: Some(token),
@@ -178,11 +202,11 @@ impl Approvals {
             // by someone else: they got there first. Only a failure of the
             // run this decision resumed is the caller's result.
             let now = self.get(id).await?;
-            if now.status == "pending" {
+            if now.status == RunStatus::Pending {
                 return Err(ApprovalsError::Invalid(e.message.clone()));
             }
-            let ours = now.decision.as_deref() == Some(decision)
-                && now.decided_via.as_deref() == Some(decider.via.as_str())
+            let ours = now.decision == Some(decision)
+                && now.decided_via == Some(decider.via)
                 && now.decided_by == decider.by;
             if !ours {
                 return Err(ApprovalsError::AlreadyDecided(e.message.clone()));

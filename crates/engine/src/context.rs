@@ -220,8 +220,8 @@ pub struct Ctx {
 pub struct Decider {
     /// The person or account, when known.
     pub by: Option<String>,
-    /// `app`, `notification`, `http` (the CLI is `cli`).
-    pub via: String,
+    /// The channel the decision comes through.
+    pub via: clawdis_store::Channel,
 }
 
 impl Ctx {

@@ -1,6 +1,10 @@
 //! Recording a paused run in the store and claiming it on resume.
 
-use clawdis_store::{Claim, Decision, Finish, NewRun, ProcessOwner, Run, RunStatus, current_owner};
+pub use clawdis_store::Gate;
+use clawdis_store::{
+    Channel, Claim, Decided, Decision, Finish, NewRun, ProcessOwner, Run, RunKind, RunStatus,
+    current_owner,
+};
 
 use crate::context::Ctx;
 use crate::envelope::Envelope;
@@ -8,28 +12,10 @@ use crate::error::{Error, Result};
 use crate::token;
 use crate::value::{Object, Value};
 
-/// Which gate a run paused at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Gate {
-    /// An approval gate (`needs_approval`).
-    Approval,
-    /// An input request (`needs_input`).
-    Input,
-}
-
-impl Gate {
-    fn as_str(self) -> &'static str {
-        match self {
-            Gate::Approval => "approval",
-            Gate::Input => "input",
-        }
-    }
-}
-
 /// A pause about to be recorded.
 pub struct Pause {
-    /// Token kind (`workflow-file` / `pipeline-resume`).
-    pub kind: &'static str,
+    /// What paused.
+    pub kind: RunKind,
     /// The gate.
     pub gate: Gate,
     /// The request block without token or id.
@@ -52,8 +38,8 @@ fn new_approval_id() -> String {
 impl Pause {
     /// Prepares the row and the envelope (token and id added to the request).
     pub async fn prepare(self, ctx: &Ctx) -> Result<(NewRun, Envelope)> {
-        let state_key = token::new_state_key(self.kind);
-        let resume_token = token::encode(self.kind, &state_key);
+        let state_key = token::new_state_key(self.kind.as_str());
+        let resume_token = token::encode(self.kind.as_str(), &state_key);
         let mut approval_id = None;
         if self.gate == Gate::Approval {
             let store = ctx.state.store().await?;
@@ -76,8 +62,8 @@ impl Pause {
         let request = Value::Object(request);
         let run = NewRun {
             state_key,
-            kind: self.kind.to_string(),
-            gate: self.gate.as_str().to_string(),
+            kind: self.kind,
+            gate: self.gate,
             approval_id,
             workflow_name: self.workflow_name,
             request_json: request.to_json(),
@@ -112,12 +98,12 @@ pub enum Intent {
 
 impl Intent {
     /// The decision recorded for this intent.
-    pub fn decision(&self) -> &'static str {
+    pub fn decision(&self) -> Decision {
         match self {
-            Intent::Approve(true) => "approve",
-            Intent::Approve(false) => "reject",
-            Intent::Respond(_) => "respond",
-            Intent::Cancel => "cancel",
+            Intent::Approve(true) => Decision::Approve,
+            Intent::Approve(false) => Decision::Reject,
+            Intent::Respond(_) => Decision::Respond,
+            Intent::Cancel => Decision::Cancel,
         }
     }
 }
@@ -149,7 +135,7 @@ fn stale_running(run: &Run) -> bool {
 pub async fn claim(
     ctx: &Ctx,
     state_key: &str,
-    decision: Decision,
+    decision: Decided,
     not_found: &str,
 ) -> Result<Claimed> {
     let owner = current_owner();
@@ -170,17 +156,17 @@ pub async fn claim(
 
 /// The decision record for a resume: the context's [`Decider`](crate::context::Decider),
 /// else this CLI (`LOBSTER_APPROVAL_APPROVED_BY` names who).
-pub fn decision_for(intent: &Intent, ctx: &Ctx) -> Decision {
+pub fn decision_for(intent: &Intent, ctx: &Ctx) -> Decided {
     let (decided_by, decided_via) = match &ctx.decider {
-        Some(d) => (d.by.clone(), d.via.clone()),
+        Some(d) => (d.by.clone(), d.via),
         None => (
             ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY")
                 .map(|s| s.trim().to_string()),
-            "cli".to_string(),
+            Channel::Cli,
         ),
     };
-    Decision {
-        decision: intent.decision().to_string(),
+    Decided {
+        decision: intent.decision(),
         decided_by,
         decided_via,
     }

@@ -3,13 +3,15 @@
 use base64::Engine;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 
+use clawdis_store::RunKind;
+
 use crate::error::{Error, Result};
 use crate::value::{Object, Value};
 
 /// Token kind for workflow-file runs.
-pub const KIND_WORKFLOW: &str = "workflow-file";
+pub const KIND_WORKFLOW: &str = RunKind::Workflow.as_str();
 /// Token kind for pipeline runs.
-pub const KIND_PIPELINE: &str = "pipeline-resume";
+pub const KIND_PIPELINE: &str = RunKind::Pipeline.as_str();
 
 const LENIENT: GeneralPurpose = GeneralPurpose::new(
     &base64::alphabet::URL_SAFE,

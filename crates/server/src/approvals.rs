@@ -8,9 +8,8 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::response::IntoResponse;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use clawdis_approvals::{Approvals, ApprovalsError, Choice};
+use clawdis_approvals::{Approvals, ApprovalsError, Channel, Choice, Decider};
 use clawdis_browser::BrowserError;
-use clawdis_engine::context::Decider;
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -42,23 +41,13 @@ pub async fn decide(
     Path(id): Path<String>,
     body: Body,
 ) -> ApiResult {
-    let choice = match (body.str("decision"), body.0.get("response")) {
-        (Some("approve"), _) => Choice::Approve,
-        (Some("deny"), _) => Choice::Deny,
-        (Some("cancel"), _) => Choice::Cancel,
-        (Some("respond"), Some(response)) => Choice::Respond(response.clone()),
-        (Some("respond"), None) => {
-            return Err(BrowserError::invalid("decision respond needs a response").into());
-        }
-        _ => {
-            return Err(
-                BrowserError::invalid("decision must be approve, deny, cancel or respond").into(),
-            );
-        }
-    };
+    let choice = Choice::parse(
+        body.str("decision").unwrap_or_default(),
+        body.0.get("response").cloned(),
+    )?;
     let decider = Decider {
         by: body.str("by").map(str::to_string),
-        via: "http".into(),
+        via: Channel::Http,
     };
     let approvals = state.approvals().await?;
     let result = approvals.decide(&id, choice, decider).await?;

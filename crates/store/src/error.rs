@@ -11,6 +11,14 @@ pub enum StoreError {
     /// The schema could not be migrated.
     #[error("{0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A stored value no version of Clawdis writes.
+    #[error("the runs table holds {value:?} in column {column}")]
+    Corrupt {
+        /// The column.
+        column: &'static str,
+        /// What it holds.
+        value: String,
+    },
     /// The state directory could not be created.
     #[error("cannot create state directory {path}: {source}")]
     Dir {

@@ -16,7 +16,7 @@ mod runs;
 pub use error::{Result, StoreError};
 pub use open::{Store, create_private_dir};
 pub use owner::{ProcessOwner, current_owner};
-pub use runs::{Claim, Decision, Finish, NewRun, Run, RunStatus};
+pub use runs::{Channel, Claim, Decided, Decision, Finish, Gate, NewRun, Run, RunKind, RunStatus};
 
 /// File name of the database inside the state directory.
 pub const DB_FILE: &str = "clawdis.db";

@@ -9,8 +9,8 @@ use crate::items::Items;
 use crate::pause::{Gate, Pause};
 use crate::pipeline::parse::{Stage, StageRecord};
 use crate::pipeline::{PipelineResult, run_pipeline};
-use crate::token::KIND_PIPELINE;
 use crate::value::{Object, Value};
+use clawdis_store::RunKind;
 
 /// Runs a pipeline in tool mode and returns its envelope.
 pub async fn run_tool(stages: &[Stage], ctx: &Ctx) -> Envelope {
@@ -72,7 +72,7 @@ pub(crate) fn pause_from(stages: &[Stage], result: PipelineResult) -> Result<Pau
             state.insert("prompt", prompt);
             state.insert("createdAt", Value::from(clawdis_store::now_iso()));
             Ok(PauseOrItems::Pause(Pause {
-                kind: KIND_PIPELINE,
+                kind: RunKind::Pipeline,
                 gate: Gate::Approval,
                 request,
                 state: Value::Object(state),
@@ -104,7 +104,7 @@ pub(crate) fn pause_from(stages: &[Stage], result: PipelineResult) -> Result<Pau
                 }
             }
             Ok(PauseOrItems::Pause(Pause {
-                kind: KIND_PIPELINE,
+                kind: RunKind::Pipeline,
                 gate: Gate::Input,
                 request: block,
                 state: Value::Object(state),

@@ -6,6 +6,8 @@ pub(crate) mod workflow;
 
 use std::sync::Arc;
 
+use clawdis_store::{Channel, Decision, RunKind};
+
 use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::{Error, Result};
@@ -50,8 +52,8 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
             // without pausing again keeps it (its later use then finds no
             // resume state).
             let run = run.filter(|r| {
-                let approved_pipeline = r.kind == KIND_PIPELINE
-                    && r.decision.as_deref() == Some("approve")
+                let approved_pipeline = r.kind == RunKind::Pipeline
+                    && r.decision == Some(Decision::Approve)
                     && r.status == clawdis_store::RunStatus::Done
                     && r.next_state_key.is_none();
                 !id.is_empty()
@@ -67,7 +69,7 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
                 )));
             };
             Token::State {
-                kind: run.kind,
+                kind: run.kind.as_str().to_string(),
                 state_key: run.state_key,
             }
         }
@@ -111,7 +113,7 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
 
 /// Whether `run` was decided outside the CLI: in the app, by a notification.
 fn decided_elsewhere(run: &clawdis_store::Run) -> bool {
-    run.decided_via.as_deref().is_some_and(|via| via != "cli")
+    run.decided_via.is_some_and(|via| via != Channel::Cli)
 }
 
 /// A run's record as a resume first reads it.

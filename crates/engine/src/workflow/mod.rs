@@ -26,8 +26,8 @@ use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::Result;
 use crate::pause::{Gate as PauseGate, Pause};
-use crate::token::KIND_WORKFLOW;
 use crate::value::{Object, Value};
+use clawdis_store::RunKind;
 
 use self::file::Workflow;
 
@@ -139,7 +139,7 @@ pub(crate) fn pause_for(
     };
     state.insert("createdAt", Value::from(clawdis_store::now_iso()));
     Err(Pause {
-        kind: KIND_WORKFLOW,
+        kind: RunKind::Workflow,
         gate: gate_kind,
         request,
         state: Value::Object(state),

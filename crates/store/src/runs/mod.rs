@@ -2,7 +2,11 @@
 
 use sqlx::{Connection, Row};
 
-use crate::{ProcessOwner, Result, Store, now_iso};
+mod columns;
+
+pub use columns::{Channel, Decision, Gate, RunKind, RunStatus};
+
+use crate::{ProcessOwner, Result, Store, StoreError, now_iso};
 
 /// The columns [`run_from_row`] reads, in order.
 macro_rules! run_columns {
@@ -20,53 +24,15 @@ macro_rules! claim_set {
     };
 }
 
-/// Where a paused run stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RunStatus {
-    /// Waiting for a decision.
-    Pending,
-    /// Claimed by a resume that is executing it.
-    Running,
-    /// Resumed to completion (or to its next gate).
-    Done,
-    /// Rejected or cancelled.
-    Cancelled,
-    /// The resume failed while executing.
-    Failed,
-}
-
-impl RunStatus {
-    /// The stored spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Pending => "pending",
-            RunStatus::Running => "running",
-            RunStatus::Done => "done",
-            RunStatus::Cancelled => "cancelled",
-            RunStatus::Failed => "failed",
-        }
-    }
-
-    fn parse(s: &str) -> RunStatus {
-        match s {
-            "pending" => RunStatus::Pending,
-            "running" => RunStatus::Running,
-            "done" => RunStatus::Done,
-            "cancelled" => RunStatus::Cancelled,
-            _ => RunStatus::Failed,
-        }
-    }
-}
-
 /// A paused run to record.
 #[derive(Clone, Debug)]
 pub struct NewRun {
     /// `workflow_resume_<uuid>` or `pipeline_resume_<uuid>`.
     pub state_key: String,
-    /// Token kind: `workflow-file` or `pipeline-resume`.
-    pub kind: String,
-    /// `approval` or `input`.
-    pub gate: String,
+    /// What paused.
+    pub kind: RunKind,
+    /// The gate it paused at.
+    pub gate: Gate,
     /// Short approval id (approval gates only).
     pub approval_id: Option<String>,
     /// Workflow name, when the run is a named workflow.
@@ -84,10 +50,10 @@ pub struct NewRun {
 pub struct Run {
     /// State key.
     pub state_key: String,
-    /// Token kind.
-    pub kind: String,
-    /// `approval` or `input`.
-    pub gate: String,
+    /// What paused.
+    pub kind: RunKind,
+    /// The gate it paused at.
+    pub gate: Gate,
     /// Short approval id.
     pub approval_id: Option<String>,
     /// Status.
@@ -102,12 +68,12 @@ pub struct Run {
     pub created_at: String,
     /// Owner of the current claim (`pid:start`), while running.
     pub claim_id: Option<String>,
-    /// The decision taken (`approve`, `reject`, `respond`, `cancel`).
-    pub decision: Option<String>,
+    /// The decision taken.
+    pub decision: Option<Decision>,
     /// Who decided.
     pub decided_by: Option<String>,
-    /// Through which channel (`cli`, `app`, `notification`, `http`).
-    pub decided_via: Option<String>,
+    /// Through which channel.
+    pub decided_via: Option<Channel>,
     /// When.
     pub decided_at: Option<String>,
     /// Final envelope of the resume, as JSON.
@@ -118,15 +84,15 @@ pub struct Run {
     pub cwd: Option<String>,
 }
 
-/// A decision that claims a pending run.
+/// A decision that claims a pending run, with who took it and how.
 #[derive(Clone, Debug)]
-pub struct Decision {
-    /// `approve`, `reject`, `respond` or `cancel`.
-    pub decision: String,
+pub struct Decided {
+    /// The decision.
+    pub decision: Decision,
     /// Who decided, if known.
     pub decided_by: Option<String>,
-    /// Channel: `cli`, `app`, `notification`, `http`.
-    pub decided_via: String,
+    /// The channel it came through.
+    pub decided_via: Channel,
 }
 
 /// What [`Store::claim`] found.
@@ -180,7 +146,7 @@ impl Store {
         .bind(state_key)
         .fetch_optional(&mut *self.conns.get().await?)
         .await?;
-        Ok(row.map(|r| run_from_row(&r)))
+        row.map(|r| run_from_row(&r)).transpose()
     }
 
     /// Looks a run up by its short approval id.
@@ -193,7 +159,7 @@ impl Store {
         .bind(approval_id)
         .fetch_optional(&mut *self.conns.get().await?)
         .await?;
-        Ok(row.map(|r| run_from_row(&r)))
+        row.map(|r| run_from_row(&r)).transpose()
     }
 
     /// Runs in `status`, newest first.
@@ -221,7 +187,7 @@ impl Store {
                 .await?
             }
         };
-        Ok(rows.iter().map(run_from_row).collect())
+        rows.iter().map(run_from_row).collect()
     }
 
     /// Claims a pending run for `owner`, exactly once across processes.
@@ -233,7 +199,7 @@ impl Store {
         &self,
         state_key: &str,
         owner: &ProcessOwner,
-        decision: &Decision,
+        decision: &Decided,
     ) -> Result<Claim> {
         // A pending run, the usual case, is claimed in one statement.
         let pending = claim_update(
@@ -249,7 +215,7 @@ impl Store {
         .fetch_optional(&mut *self.conns.get().await?)
         .await?;
         if let Some(row) = pending {
-            return Ok(Claim::Claimed(run_from_row(&row)));
+            return Ok(Claim::Claimed(run_from_row(&row)?));
         }
         let Some(run) = self.get_run(state_key).await? else {
             return Ok(Claim::Missing);
@@ -280,7 +246,7 @@ impl Store {
         .fetch_optional(&mut *self.conns.get().await?)
         .await?;
         match claimed {
-            Some(row) => Ok(Claim::Claimed(run_from_row(&row))),
+            Some(row) => Ok(Claim::Claimed(run_from_row(&row)?)),
             None => Ok(self
                 .get_run(state_key)
                 .await?
@@ -325,26 +291,53 @@ impl Store {
     }
 }
 
-fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Run {
-    Run {
+/// Reads column `i`, spelled as one of `T`'s values.
+fn spelled<T>(
+    r: &sqlx::sqlite::SqliteRow,
+    i: usize,
+    column: &'static str,
+    parse: fn(&str) -> Option<T>,
+) -> Result<T> {
+    let text: &str = r.get(i);
+    parse(text).ok_or_else(|| StoreError::Corrupt {
+        column,
+        value: text.to_string(),
+    })
+}
+
+/// Like [`spelled`], for a column that may be NULL.
+fn spelled_opt<T>(
+    r: &sqlx::sqlite::SqliteRow,
+    i: usize,
+    column: &'static str,
+    parse: fn(&str) -> Option<T>,
+) -> Result<Option<T>> {
+    match r.get::<Option<&str>, _>(i) {
+        None => Ok(None),
+        Some(_) => spelled(r, i, column, parse).map(Some),
+    }
+}
+
+fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<Run> {
+    Ok(Run {
         state_key: r.get(0),
-        kind: r.get(1),
-        gate: r.get(2),
+        kind: spelled(r, 1, "kind", RunKind::parse)?,
+        gate: spelled(r, 2, "gate", Gate::parse)?,
         approval_id: r.get(3),
-        status: RunStatus::parse(r.get::<&str, _>(4)),
+        status: spelled(r, 4, "status", RunStatus::parse)?,
         workflow_name: r.get(5),
         request_json: r.get(6),
         state_json: r.get(7),
         created_at: r.get(8),
         claim_id: r.get(9),
-        decision: r.get(10),
+        decision: spelled_opt(r, 10, "decision", Decision::parse)?,
         decided_by: r.get(11),
-        decided_via: r.get(12),
+        decided_via: spelled_opt(r, 12, "decided_via", Channel::parse)?,
         decided_at: r.get(13),
         result_json: r.get(14),
         next_state_key: r.get(15),
         cwd: r.get(16),
-    }
+    })
 }
 
 /// `sql` (a [`claim_set!`] update) with the claim by `owner` bound; the
@@ -352,16 +345,16 @@ fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Run {
 fn claim_update<'q>(
     sql: &'static str,
     owner: &ProcessOwner,
-    decision: &'q Decision,
+    decision: &'q Decided,
 ) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
     let now = now_iso();
     sqlx::query(sql)
         .bind(owner.to_string())
         .bind(i64::from(owner.pid))
         .bind(now.clone())
-        .bind(&decision.decision)
+        .bind(decision.decision.as_str())
         .bind(&decision.decided_by)
-        .bind(&decision.decided_via)
+        .bind(decision.decided_via.as_str())
         .bind(now)
 }
 
@@ -374,9 +367,9 @@ fn insert_query(
          VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
     )
     .bind(&run.state_key)
-    .bind(&run.kind)
+    .bind(run.kind.as_str())
     .bind(&run.approval_id)
-    .bind(&run.gate)
+    .bind(run.gate.as_str())
     .bind(&run.workflow_name)
     .bind(&run.request_json)
     .bind(&run.state_json)
@@ -389,8 +382,8 @@ fn insert_query(
 pub(crate) fn test_run(key: &str, approval: &str) -> NewRun {
     NewRun {
         state_key: key.into(),
-        kind: "workflow-file".into(),
-        gate: "approval".into(),
+        kind: RunKind::Workflow,
+        gate: Gate::Approval,
         approval_id: Some(approval.into()),
         workflow_name: None,
         request_json: "{}".into(),
@@ -404,11 +397,11 @@ mod tests {
     use super::*;
     use crate::current_owner;
 
-    fn decision() -> Decision {
-        Decision {
-            decision: "approve".into(),
+    fn decision() -> Decided {
+        Decided {
+            decision: Decision::Approve,
             decided_by: None,
-            decided_via: "cli".into(),
+            decided_via: Channel::Cli,
         }
     }
 
