@@ -1,6 +1,7 @@
 //! The clawd browser: Clawdis launches its own Chrome/Chromium with an
 //! isolated profile (never the user's), themed "clawd" in lobster orange, on
-//! dedicated ports. This crate knows nothing about Tauri or HTTP.
+//! dedicated ports. This crate knows nothing about Tauri or HTTP: it returns
+//! typed results, and the server maps them to statuses.
 
 pub mod act;
 pub mod cdp;
@@ -28,11 +29,9 @@ pub mod storage;
 pub mod targets;
 pub mod wait;
 
-use serde::Serialize;
-
-/// Errors from the browser crate; serialisable so servers can return them.
-#[derive(Debug, thiserror::Error, Serialize)]
-#[serde(tag = "kind", content = "message", rename_all = "snake_case")]
+/// Errors from the browser crate, typed by what went wrong; the server
+/// decides what each means over HTTP.
+#[derive(Debug, thiserror::Error)]
 pub enum BrowserError {
     /// Bad configuration (a relative executable path, port 9222, ...).
     #[error("{0}")]
@@ -87,7 +86,7 @@ pub enum BrowserError {
 }
 
 impl BrowserError {
-    /// A 400 with no code.
+    /// A request the caller got wrong, with no code.
     pub fn invalid(message: impl Into<String>) -> Self {
         BrowserError::Invalid {
             message: message.into(),
@@ -95,27 +94,11 @@ impl BrowserError {
         }
     }
 
-    /// A 400 with a code.
+    /// A request the caller got wrong, with a stable code.
     pub fn invalid_code(code: &'static str, message: impl Into<String>) -> Self {
         BrowserError::Invalid {
             message: message.into(),
             code: Some(code),
-        }
-    }
-
-    /// The HTTP status this error maps to.
-    pub fn status(&self) -> u16 {
-        match self {
-            BrowserError::Config(_) | BrowserError::Invalid { .. } => 400,
-            BrowserError::Forbidden { .. } => 403,
-            BrowserError::Missing(_) => 404,
-            BrowserError::PortInUse(_)
-            | BrowserError::Conflict(_)
-            | BrowserError::StaleRef(_)
-            | BrowserError::DialogOpen(_) => 409,
-            BrowserError::Unsupported(_) => 501,
-            BrowserError::Timeout(_) => 504,
-            BrowserError::NotFound(_) | BrowserError::Io(_) | BrowserError::Cdp(_) => 500,
         }
     }
 

@@ -5,15 +5,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Query as Q, State};
+use clawdis_browser::act;
 use clawdis_browser::element::Locator;
 use clawdis_browser::events::DialogReply;
 use clawdis_browser::hooks::{self, Upload};
-use clawdis_browser::{BrowserError, act};
 use clawdis_browser::{element, emulation, logs};
 use serde_json::Value;
 
 use crate::AppState;
-use crate::api::{ApiResult, Body, Query, flag, ok, profile};
+use crate::api::{ApiError, ApiResult, Body, Query, flag, ok, profile};
 
 fn timeout(body: &Body) -> Option<Duration> {
     body.uint("timeoutMs")
@@ -75,7 +75,7 @@ pub async fn response_body(
     profile(&q, Some(&body))?;
     let pattern = body
         .str("url")
-        .ok_or_else(|| BrowserError::invalid("url is required"))?;
+        .ok_or_else(|| ApiError::bad_request("url is required"))?;
     let wait = timeout(&body).unwrap_or(hooks::DOWNLOAD_TIMEOUT);
     let max = body.uint("maxChars").map(|n| n as usize);
     ok(logs::response_body(&state.manager, body.str("targetId"), pattern, wait, max).await?)
@@ -86,7 +86,7 @@ pub async fn dialog(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bo
     profile(&q, Some(&body))?;
     let accept = match body.0.get("accept") {
         Some(Value::Bool(b)) => *b,
-        _ => return Err(BrowserError::invalid("accept is required").into()),
+        _ => return Err(ApiError::bad_request("accept is required")),
     };
     let reply = DialogReply {
         accept,
@@ -124,7 +124,7 @@ pub async fn file_chooser(
         _ => Vec::new(),
     };
     if paths.is_empty() {
-        return Err(BrowserError::invalid("paths are required").into());
+        return Err(ApiError::bad_request("paths are required"));
     }
     let trigger = body.str("ref");
     let input = body
@@ -133,9 +133,9 @@ pub async fn file_chooser(
         .or_else(|| body.str("element").map(|s| Locator::Selector(s.into())));
     let via = match (trigger, input) {
         (Some(_), Some(_)) => {
-            return Err(
-                BrowserError::invalid("ref cannot be combined with inputRef/element").into(),
-            );
+            return Err(ApiError::bad_request(
+                "ref cannot be combined with inputRef/element",
+            ));
         }
         (Some(r), None) => Upload::Trigger(Locator::Ref(r.into())),
         (None, Some(at)) => Upload::Input(at),
@@ -156,7 +156,7 @@ pub async fn download(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: 
     profile(&q, Some(&body))?;
     let trigger = body
         .str("ref")
-        .ok_or_else(|| BrowserError::invalid("ref is required"))?;
+        .ok_or_else(|| ApiError::bad_request("ref is required"))?;
     ok(hooks::download(
         &state.manager,
         body.str("targetId"),
@@ -193,7 +193,7 @@ pub async fn highlight(
     profile(&q, Some(&body))?;
     let reference = body
         .str("ref")
-        .ok_or_else(|| BrowserError::invalid("ref is required"))?;
+        .ok_or_else(|| ApiError::bad_request("ref is required"))?;
     let m = &state.manager;
     let (target_id, page) = m.page_ready(body.str("targetId")).await?;
     let color = m.settings().accent_color;
@@ -218,7 +218,7 @@ pub async fn grant(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
         })
         .unwrap_or_default();
     if permissions.is_empty() {
-        return Err(BrowserError::invalid("permissions are required").into());
+        return Err(ApiError::bad_request("permissions are required"));
     }
     ok(emulation::grant(&state.manager, &permissions, body.str("origin")).await?)
 }

@@ -13,28 +13,113 @@ use clawdis_browser::BrowserError;
 use clawdis_browser::manager::Manager;
 use serde_json::{Map, Value, json};
 
-/// An error response.
+/// An error answer: its status, the message, and a stable machine-readable
+/// code where there is one. This is the one place errors from the browser,
+/// the approvals and the engine become HTTP statuses.
 #[derive(Debug)]
-pub struct ApiError(pub BrowserError);
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+    code: Option<&'static str>,
+}
+
+impl ApiError {
+    /// An answer with `status`.
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            message: message.into(),
+            code: None,
+        }
+    }
+
+    /// 400: the request is wrong.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// 403: refused by policy.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::FORBIDDEN, message)
+    }
+
+    /// 404: no such thing.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::NOT_FOUND, message)
+    }
+
+    /// 409: it conflicts with the current state.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::CONFLICT, message)
+    }
+
+    /// 501: this server does not do that.
+    pub fn not_implemented(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::NOT_IMPLEMENTED, message)
+    }
+
+    /// 500: it failed on our side.
+    pub fn internal(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+
+    /// The same answer with a stable `code`.
+    pub fn with_code(self, code: &'static str) -> Self {
+        ApiError {
+            code: Some(code),
+            ..self
+        }
+    }
+
+    /// The status answered.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+}
 
 impl From<BrowserError> for ApiError {
     fn from(e: BrowserError) -> Self {
-        ApiError(e)
+        let status = match &e {
+            BrowserError::Config(_) | BrowserError::Invalid { .. } => StatusCode::BAD_REQUEST,
+            BrowserError::Forbidden { .. } => StatusCode::FORBIDDEN,
+            BrowserError::Missing(_) => StatusCode::NOT_FOUND,
+            BrowserError::PortInUse(_)
+            | BrowserError::Conflict(_)
+            | BrowserError::StaleRef(_)
+            | BrowserError::DialogOpen(_) => StatusCode::CONFLICT,
+            BrowserError::Unsupported(_) => StatusCode::NOT_IMPLEMENTED,
+            BrowserError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            BrowserError::NotFound(_) | BrowserError::Io(_) | BrowserError::Cdp(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        };
+        ApiError {
+            status,
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<clawdis_engine::Error> for ApiError {
+    fn from(e: clawdis_engine::Error) -> Self {
+        match e.kind {
+            clawdis_engine::ErrorKind::ParseError => ApiError::bad_request(e.message),
+            clawdis_engine::ErrorKind::RuntimeError => ApiError::internal(e.message),
+        }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let status =
-            StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        if status.is_server_error() {
-            tracing::warn!(error = %self.0, "request failed");
+        if self.status.is_server_error() {
+            tracing::warn!(error = %self.message, "request failed");
         }
-        let mut body = json!({ "error": self.0.to_string() });
-        if let Some(code) = self.0.code() {
+        let mut body = json!({ "error": self.message });
+        if let Some(code) = self.code {
             body["code"] = json!(code);
         }
-        (status, Json(body)).into_response()
+        (self.status, Json(body)).into_response()
     }
 }
 
@@ -57,18 +142,16 @@ impl<S: Send + Sync> FromRequest<S> for Body {
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let bytes = Bytes::from_request(req, state)
             .await
-            .map_err(|e| ApiError(BrowserError::invalid(e.to_string())))?;
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(Body::default());
         }
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(map)) => Ok(Body(map)),
-            Ok(_) => Err(ApiError(BrowserError::invalid(
-                "request body must be a JSON object",
-            ))),
-            Err(e) => Err(ApiError(BrowserError::invalid(format!(
+            Ok(_) => Err(ApiError::bad_request("request body must be a JSON object")),
+            Err(e) => Err(ApiError::bad_request(format!(
                 "request body is not valid JSON: {e}"
-            )))),
+            ))),
         }
     }
 }
@@ -113,11 +196,10 @@ pub fn flag(q: &Query, key: &str) -> bool {
 pub fn number(q: &Query, key: &str) -> Result<Option<usize>, ApiError> {
     match q.get(key).map(|v| v.trim()).filter(|v| !v.is_empty()) {
         None => Ok(None),
-        Some(v) => v.parse::<usize>().map(Some).map_err(|_| {
-            ApiError(BrowserError::invalid(format!(
-                "{key} must be a non-negative integer"
-            )))
-        }),
+        Some(v) => v
+            .parse::<usize>()
+            .map(Some)
+            .map_err(|_| ApiError::bad_request(format!("{key} must be a non-negative integer"))),
     }
 }
 
@@ -127,5 +209,50 @@ pub fn profile(q: &Query, body: Option<&Body>) -> Result<(), ApiError> {
         .get("profile")
         .map(String::as_str)
         .or_else(|| body.and_then(|b| b.str("profile")));
-    Manager::check_profile(name).map_err(ApiError)
+    Manager::check_profile(name).map_err(ApiError::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn browser_errors_map_to_their_statuses_and_codes() {
+        let cases = [
+            (BrowserError::Config("c".into()), 400),
+            (BrowserError::invalid_code("ACT_INVALID_REQUEST", "i"), 400),
+            (
+                BrowserError::Forbidden {
+                    message: "f".into(),
+                    code: Some("ACT_EVALUATE_DISABLED"),
+                },
+                403,
+            ),
+            (BrowserError::Missing("m".into()), 404),
+            (BrowserError::PortInUse("p".into()), 409),
+            (BrowserError::Conflict("c".into()), 409),
+            (BrowserError::StaleRef("s".into()), 409),
+            (BrowserError::DialogOpen("d".into()), 409),
+            (BrowserError::Unsupported("u".into()), 501),
+            (BrowserError::Timeout("t".into()), 504),
+            (BrowserError::NotFound("n".into()), 500),
+            (BrowserError::Io("io".into()), 500),
+            (BrowserError::Cdp("cdp".into()), 500),
+        ];
+        for (error, status) in cases {
+            let code = error.code();
+            let api = ApiError::from(error);
+            assert_eq!(api.status().as_u16(), status, "{api:?}");
+            assert_eq!(api.code, code, "{api:?}");
+        }
+    }
+
+    #[test]
+    fn engine_errors_are_the_callers_or_ours_by_kind() {
+        let parse = ApiError::from(clawdis_engine::Error::parse("bad pipeline"));
+        assert_eq!(parse.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(parse.message, "bad pipeline");
+        let runtime = ApiError::from(clawdis_engine::Error::runtime("it broke"));
+        assert_eq!(runtime.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
 }

@@ -9,7 +9,6 @@ use axum::extract::{Path, State};
 use axum::response::IntoResponse;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use clawdis_approvals::{Approvals, ApprovalsError, Channel, Choice, Decider};
-use clawdis_browser::BrowserError;
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -18,12 +17,12 @@ use crate::api::{ApiError, ApiResult, Body, ok};
 
 impl From<ApprovalsError> for ApiError {
     fn from(e: ApprovalsError) -> Self {
-        ApiError(match e {
-            ApprovalsError::NotFound(_) => BrowserError::Missing(e.to_string()),
-            ApprovalsError::AlreadyDecided(_) => BrowserError::Conflict(e.to_string()),
-            ApprovalsError::Invalid(_) => BrowserError::invalid(e.to_string()),
-            ApprovalsError::Store(_) => BrowserError::Io(e.to_string()),
-        })
+        match e {
+            ApprovalsError::NotFound(_) => ApiError::not_found(e.to_string()),
+            ApprovalsError::AlreadyDecided(_) => ApiError::conflict(e.to_string()),
+            ApprovalsError::Invalid(_) => ApiError::bad_request(e.to_string()),
+            ApprovalsError::Store(_) => ApiError::internal(e.to_string()),
+        }
     }
 }
 

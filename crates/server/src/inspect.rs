@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use axum::extract::{Query as Q, State};
 use chromiumoxide::Page;
-use clawdis_browser::BrowserError;
 use clawdis_browser::element;
 use clawdis_browser::inspect::{self, ImageType, ShotArea};
 use clawdis_browser::manager::{NAVIGATE_TIMEOUT, page_url};
@@ -14,7 +13,7 @@ use clawdis_browser::snapshot::{self, SnapshotOptions};
 use serde_json::{Value, json};
 
 use crate::AppState;
-use crate::api::{ApiResult, Body, Query, flag, number, ok, profile};
+use crate::api::{ApiError, ApiResult, Body, Query, flag, number, ok, profile};
 
 async fn url_of(page: &Page) -> String {
     page_url(page).await.unwrap_or_default()
@@ -25,7 +24,7 @@ pub async fn navigate(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: 
     profile(&q, Some(&body))?;
     let url = body
         .str("url")
-        .ok_or_else(|| BrowserError::invalid("url is required"))?;
+        .ok_or_else(|| ApiError::bad_request("url is required"))?;
     let timeout = body.uint("timeoutMs").map_or(NAVIGATE_TIMEOUT, |ms| {
         Duration::from_millis(ms.clamp(100, 120_000))
     });
@@ -46,16 +45,19 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
         .unwrap_or("ai");
     let efficient = q.get("mode").is_some_and(|m| m == "efficient");
     if !matches!(format, "ai" | "aria" | "domSnapshot") {
-        return Err(BrowserError::invalid(format!(
+        return Err(ApiError::bad_request(format!(
             "format must be ai, aria or domSnapshot, not {format}"
-        ))
-        .into());
+        )));
     }
     if format != "ai" && (flag(&q, "labels") || efficient) {
-        return Err(BrowserError::invalid("labels/mode=efficient require format=ai").into());
+        return Err(ApiError::bad_request(
+            "labels/mode=efficient require format=ai",
+        ));
     }
     if flag(&q, "labels") {
-        return Err(BrowserError::Unsupported("snapshot labels are not supported".into()).into());
+        return Err(ApiError::not_implemented(
+            "snapshot labels are not supported",
+        ));
     }
     let mut opts = SnapshotOptions {
         limit: number(&q, "limit")?,
@@ -117,9 +119,9 @@ pub async fn screenshot(
     let full_page = body.bool("fullPage").unwrap_or(false);
     let (reference, element) = (body.str("ref"), body.str("element"));
     if full_page && (reference.is_some() || element.is_some()) {
-        return Err(
-            BrowserError::invalid("fullPage is not supported for element screenshots").into(),
-        );
+        return Err(ApiError::bad_request(
+            "fullPage is not supported for element screenshots",
+        ));
     }
     let kind = ImageType::parse(body.str("type"))?;
     let m = &state.manager;
@@ -130,7 +132,7 @@ pub async fn screenshot(
         ShotArea::Element(
             element::query_selector(&page, selector)
                 .await?
-                .ok_or_else(|| BrowserError::Missing(format!("no element matches {selector}")))?,
+                .ok_or_else(|| ApiError::not_found(format!("no element matches {selector}")))?,
         )
     } else if full_page {
         ShotArea::FullPage
@@ -157,15 +159,12 @@ pub async fn pdf(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
 pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     if !state.manager.settings().evaluate_enabled {
-        return Err(BrowserError::Forbidden {
-            message: "evaluate is disabled in settings".into(),
-            code: Some("ACT_EVALUATE_DISABLED"),
-        }
-        .into());
+        return Err(ApiError::forbidden("evaluate is disabled in settings")
+            .with_code("ACT_EVALUATE_DISABLED"));
     }
     let js = body
         .str("js")
-        .ok_or_else(|| BrowserError::invalid("js is required"))?;
+        .ok_or_else(|| ApiError::bad_request("js is required"))?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     let result = inspect::eval(&page, js, body.bool("await").unwrap_or(false)).await?;
     ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "result": result }))
@@ -176,7 +175,7 @@ pub async fn query(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
     profile(&q, Some(&body))?;
     let selector = body
         .str("selector")
-        .ok_or_else(|| BrowserError::invalid("selector is required"))?;
+        .ok_or_else(|| ApiError::bad_request("selector is required"))?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     let matches = inspect::query(&page, selector, body.uint("limit").map(|n| n as usize)).await?;
     ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "matches": matches }))

@@ -4,12 +4,12 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, Query as Q, State};
+use clawdis_browser::emulation;
 use clawdis_browser::storage::{self, Kind};
-use clawdis_browser::{BrowserError, emulation};
 use serde_json::{Value, json};
 
 use crate::AppState;
-use crate::api::{ApiResult, Body, Query, ok, profile};
+use crate::api::{ApiError, ApiResult, Body, Query, ok, profile};
 
 /// `GET /cookies?targetId` → `{ok, targetId, cookies}`.
 pub async fn cookies(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
@@ -32,7 +32,7 @@ pub async fn set_cookie(
         .0
         .get("cookie")
         .and_then(Value::as_object)
-        .ok_or_else(|| BrowserError::invalid("cookie is required"))?;
+        .ok_or_else(|| ApiError::bad_request("cookie is required"))?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     storage::set_cookie(&page, cookie).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
@@ -77,11 +77,11 @@ pub async fn write(
     let k = Kind::parse(&kind)?;
     let key = body
         .str("key")
-        .ok_or_else(|| BrowserError::invalid("key is required"))?;
+        .ok_or_else(|| ApiError::bad_request("key is required"))?;
     let value = match body.0.get("value") {
         Some(Value::String(s)) => s.clone(),
         Some(v) if !v.is_null() => v.to_string(),
-        _ => return Err(BrowserError::invalid("value is required").into()),
+        _ => return Err(ApiError::bad_request("value is required")),
     };
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
     storage::write(&page, k, key, &value).await?;

@@ -3,11 +3,10 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, Query as Q, State};
-use clawdis_browser::BrowserError;
 use serde_json::json;
 
 use crate::AppState;
-use crate::api::{ApiResult, Body, Query, ok, profile};
+use crate::api::{ApiError, ApiResult, Body, Query, ok, profile};
 
 /// `{running, tabs}`.
 pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
@@ -23,7 +22,7 @@ pub async fn open(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body
     profile(&q, Some(&body))?;
     let url = body
         .str("url")
-        .ok_or_else(|| BrowserError::invalid("url is required"))?;
+        .ok_or_else(|| ApiError::bad_request("url is required"))?;
     let tab = state
         .manager
         .open(url, body.bool("newTab").unwrap_or(true))
@@ -36,7 +35,7 @@ pub async fn focus(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
     profile(&q, Some(&body))?;
     let wanted = body
         .str("targetId")
-        .ok_or_else(|| BrowserError::invalid("targetId is required"))?;
+        .ok_or_else(|| ApiError::bad_request("targetId is required"))?;
     let target_id = state.manager.focus(wanted).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
@@ -62,14 +61,14 @@ pub async fn action(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bo
         let tabs = m
             .tabs()
             .await?
-            .ok_or_else(|| BrowserError::Conflict("browser not running".into()))?;
+            .ok_or_else(|| ApiError::conflict("browser not running"))?;
         let index = match body.uint("index") {
             Some(i) => i as usize,
             None => tabs.iter().position(|t| t.is_active).unwrap_or(0),
         };
         tabs.get(index)
             .map(|t| t.target_id.clone())
-            .ok_or_else(|| BrowserError::Missing(format!("no tab at index {index}")))
+            .ok_or_else(|| ApiError::not_found(format!("no tab at index {index}")))
     };
     match action {
         "list" => {
@@ -92,6 +91,8 @@ pub async fn action(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bo
             m.focus(&id).await?;
             ok(json!({ "ok": true, "targetId": id }))
         }
-        other => Err(BrowserError::invalid(format!("unknown tab action: {other}")).into()),
+        other => Err(ApiError::bad_request(format!(
+            "unknown tab action: {other}"
+        ))),
     }
 }
