@@ -261,6 +261,18 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
         json!([]),
     );
     assert_eq!(labels, json!(["name *", "copies", "urgent"]));
+    // A refused call shows the backend's message (the command answers a
+    // serialised error, `{error, kind}`).
+    app.run(
+        "decide(document.querySelector('.card.pending').dataset.id, 'maybe'); return null",
+        json!([]),
+    );
+    let shown = app.wait_for(
+        "document.querySelector('#status').textContent.includes('unknown choice') && document.querySelector('#status').textContent",
+        json!(null),
+        Duration::from_secs(5),
+    );
+    assert!(!shown.as_str().unwrap().contains("[object"), "{shown}");
     app.fill(".card.pending input[name=name]", "ann");
     // Another run pausing re-renders the window: the half-filled form stays.
     let other = s.run("exec --json --shell 'echo [1]' | approve --prompt other");

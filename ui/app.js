@@ -1,9 +1,14 @@
 // Shared by the windows: calls into the app and small DOM helpers.
 "use strict";
 
-/** Calls an app command; rejects with the backend's message. */
+/** Calls an app command; rejects with the backend's error, `{error, kind, code?}`. */
 function call(cmd, args) {
   return window.__TAURI__.core.invoke(cmd, args || {});
+}
+
+/** The text to show for a rejected call. */
+function errorText(e) {
+  return e && typeof e.error === "string" ? e.error : String(e);
 }
 
 /** Subscribes to an app event. */

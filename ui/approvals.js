@@ -10,7 +10,7 @@ async function decide(id, choice, response) {
     const result = await call("approvals_decide", { id, choice, response });
     status.textContent = `Resumed: ${result.ok ? result.status : "failed: " + result.error.message}`;
   } catch (e) {
-    status.textContent = String(e);
+    status.textContent = errorText(e);
   }
   await render();
 }
@@ -78,7 +78,7 @@ async function render() {
   try {
     list = await call("approvals_list");
   } catch (e) {
-    status.textContent = String(e);
+    status.textContent = errorText(e);
     return;
   }
   const pending = list.filter((a) => a.status === "pending");

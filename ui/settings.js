@@ -39,8 +39,8 @@ form.addEventListener("submit", async (ev) => {
     if (!view.saved) view.settings = { ...view.settings, ...payload };
     show(view);
   } catch (e) {
-    status.textContent = String(e);
+    status.textContent = errorText(e);
   }
 });
 
-call("settings_get").then(show, (e) => (status.textContent = String(e)));
+call("settings_get").then(show, (e) => (status.textContent = errorText(e)));

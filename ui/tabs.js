@@ -9,7 +9,7 @@ async function act(cmd, targetId) {
   try {
     await call(cmd, { targetId });
   } catch (e) {
-    status.textContent = String(e);
+    status.textContent = errorText(e);
   }
   refresh();
 }
@@ -19,7 +19,7 @@ async function refresh() {
   try {
     tabs = await call("tabs_list");
   } catch (e) {
-    status.textContent = String(e);
+    status.textContent = errorText(e);
     return;
   }
   const key = JSON.stringify(tabs.map((t) => [t.targetId, t.title, t.url, t.isActive]));

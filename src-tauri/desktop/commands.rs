@@ -1,11 +1,13 @@
 //! The commands the windows call (`window.__TAURI__.core.invoke`). Each one
-//! hands off to a backend crate; errors reach the page as a message string.
+//! hands off to a backend crate; errors reach the page serialised
+//! ([`CommandError`]).
 
 use clawdis_approvals::{Approval, Channel, Choice};
 use clawdis_browser::settings::{FieldIssue, Settings};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Builder, Runtime, State};
 
+use super::command_error::CommandError;
 use super::{ApprovalsState, Backend, decider, tray};
 
 /// Registers every command on `builder` (also used with the mock runtime).
@@ -23,8 +25,8 @@ pub fn register<R: Runtime>(builder: Builder<R>) -> Builder<R> {
 
 /// Pending runs, then recently decided ones.
 #[tauri::command]
-async fn approvals_list(approvals: State<'_, ApprovalsState>) -> Result<Vec<Approval>, String> {
-    approvals.list().await.map_err(|e| e.to_string())
+async fn approvals_list(approvals: State<'_, ApprovalsState>) -> Result<Vec<Approval>, CommandError> {
+    approvals.list().await.map_err(CommandError::from)
 }
 
 /// `approve`, `deny` or `cancel` a run, or `respond` with `response`.
@@ -35,12 +37,12 @@ async fn approvals_decide<R: Runtime>(
     id: String,
     choice: String,
     response: Option<serde_json::Value>,
-) -> Result<serde_json::Value, String> {
-    let choice = Choice::parse(&choice, response).map_err(|e| e.to_string())?;
+) -> Result<serde_json::Value, CommandError> {
+    let choice = Choice::parse(&choice, response).map_err(CommandError::from)?;
     let result = approvals
         .decide(&id, choice, decider(Channel::App))
         .await
-        .map_err(|e| e.to_string());
+        .map_err(CommandError::from);
     tray::refresh(&app, approvals.pending_count());
     result
 }
@@ -56,8 +58,8 @@ struct SettingsView {
 }
 
 #[tauri::command]
-fn settings_get(backend: State<'_, Backend>) -> Result<SettingsView, String> {
-    let settings = Settings::load(&backend.home).map_err(|e| e.to_string())?;
+fn settings_get(backend: State<'_, Backend>) -> Result<SettingsView, CommandError> {
+    let settings = Settings::load(&backend.home).map_err(CommandError::from)?;
     let issues = settings.validate();
     Ok(SettingsView {
         settings,
@@ -88,8 +90,8 @@ async fn settings_save<R: Runtime>(
     backend: State<'_, Backend>,
     approvals: State<'_, ApprovalsState>,
     form: SettingsForm,
-) -> Result<SettingsView, String> {
-    let mut settings = Settings::load(&backend.home).map_err(|e| e.to_string())?;
+) -> Result<SettingsView, CommandError> {
+    let mut settings = Settings::load(&backend.home).map_err(CommandError::from)?;
     settings.enabled = form.enabled;
     settings.control_url = form.control_url.trim().to_string();
     settings.cdp_port = form.cdp_port;
@@ -109,13 +111,13 @@ async fn settings_save<R: Runtime>(
             saved: false,
         });
     }
-    settings.save(&backend.home).map_err(|e| e.to_string())?;
+    settings.save(&backend.home).map_err(CommandError::from)?;
     backend
         .state
         .manager
         .apply_settings(settings.clone())
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(CommandError::from)?;
     tray::refresh(&app, approvals.pending_count());
     Ok(SettingsView {
         settings,
@@ -128,36 +130,36 @@ async fn settings_save<R: Runtime>(
 #[tauri::command]
 async fn tabs_list(
     backend: State<'_, Backend>,
-) -> Result<Vec<clawdis_browser::manager::Tab>, String> {
+) -> Result<Vec<clawdis_browser::manager::Tab>, CommandError> {
     Ok(backend
         .state
         .manager
         .tabs()
         .await
-        .map_err(|e| e.to_string())?
+        .map_err(CommandError::from)?
         .unwrap_or_default())
 }
 
 #[tauri::command]
-async fn tab_focus(backend: State<'_, Backend>, target_id: String) -> Result<(), String> {
+async fn tab_focus(backend: State<'_, Backend>, target_id: String) -> Result<(), CommandError> {
     backend
         .state
         .manager
         .focus(&target_id)
         .await
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(CommandError::from)
 }
 
 #[tauri::command]
-async fn tab_close(backend: State<'_, Backend>, target_id: String) -> Result<(), String> {
+async fn tab_close(backend: State<'_, Backend>, target_id: String) -> Result<(), CommandError> {
     backend
         .state
         .manager
         .close(&target_id, true)
         .await
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(CommandError::from)
 }
 
 #[cfg(test)]
@@ -350,9 +352,10 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            unknown.as_str().unwrap().contains("unknown choice"),
+            unknown["error"].as_str().unwrap().contains("unknown choice"),
             "{unknown}"
         );
+        assert_eq!(unknown["kind"], "invalid", "{unknown}");
         let missing = invoke(
             &window,
             "approvals_decide",
@@ -360,9 +363,10 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            missing.as_str().unwrap().contains("no paused run"),
+            missing["error"].as_str().unwrap().contains("no paused run"),
             "{missing}"
         );
+        assert_eq!(missing["kind"], "not_found", "{missing}");
         assert_eq!(
             invoke(&window, "tabs_list", json!({})).unwrap(),
             json!([]),

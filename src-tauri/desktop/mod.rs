@@ -3,6 +3,7 @@
 //! backend's crates; this module only wires them to Tauri.
 
 mod backend;
+mod command_error;
 mod commands;
 mod notify;
 mod tray;

@@ -102,6 +102,25 @@ impl BrowserError {
         }
     }
 
+    /// What kind of error this is, as a stable snake_case name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            BrowserError::Config(_) => "config",
+            BrowserError::NotFound(_) => "not_found",
+            BrowserError::PortInUse(_) => "port_in_use",
+            BrowserError::Io(_) => "io",
+            BrowserError::Invalid { .. } => "invalid",
+            BrowserError::Missing(_) => "missing",
+            BrowserError::Conflict(_) => "conflict",
+            BrowserError::StaleRef(_) => "stale_ref",
+            BrowserError::Forbidden { .. } => "forbidden",
+            BrowserError::Unsupported(_) => "unsupported",
+            BrowserError::Cdp(_) => "cdp",
+            BrowserError::DialogOpen(_) => "dialog_open",
+            BrowserError::Timeout(_) => "timeout",
+        }
+    }
+
     /// The machine-readable code, if any.
     pub fn code(&self) -> Option<&'static str> {
         match self {
