@@ -25,7 +25,9 @@ pub fn register<R: Runtime>(builder: Builder<R>) -> Builder<R> {
 
 /// Pending runs, then recently decided ones.
 #[tauri::command]
-async fn approvals_list(approvals: State<'_, ApprovalsState>) -> Result<Vec<Approval>, CommandError> {
+async fn approvals_list(
+    approvals: State<'_, ApprovalsState>,
+) -> Result<Vec<Approval>, CommandError> {
     approvals.list().await.map_err(CommandError::from)
 }
 
@@ -352,7 +354,10 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            unknown["error"].as_str().unwrap().contains("unknown choice"),
+            unknown["error"]
+                .as_str()
+                .unwrap()
+                .contains("unknown choice"),
             "{unknown}"
         );
         assert_eq!(unknown["kind"], "invalid", "{unknown}");

@@ -13,6 +13,7 @@ use chromiumoxide::{Browser, Page};
 use futures::StreamExt;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
+use serde_json::json;
 
 use crate::{BrowserError, Result};
 
@@ -186,4 +187,18 @@ pub async fn page_call_with(
             timeout.as_millis()
         ))),
     }
+}
+
+/// The page's current URL.
+pub async fn page_url(page: &Page) -> Result<String> {
+    let v = page_call(
+        page,
+        "Runtime.evaluate",
+        json!({ "expression": "location.href", "returnByValue": true }),
+    )
+    .await?;
+    Ok(v.pointer("/result/value")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string())
 }

@@ -9,7 +9,6 @@ use tokio::time::Instant;
 
 use crate::cdp::page_call;
 use crate::inspect::exception_message;
-use crate::manager::Manager;
 use crate::{BrowserError, Result};
 
 /// How often a condition on the page is re-checked while waiting.
@@ -33,36 +32,25 @@ impl std::fmt::Display for Locator {
     }
 }
 
-/// The backend node id of the element `at` names. A selector is waited for
-/// until `timeout`; a ref must be from a snapshot of the current document.
-pub async fn find(
-    manager: &Manager,
-    target_id: &str,
-    page: &Page,
-    at: &Locator,
-    timeout: Duration,
-) -> Result<i64> {
-    match at {
-        Locator::Ref(r) => manager.element(target_id, page, r).await,
-        Locator::Selector(s) => {
-            let deadline = Instant::now() + timeout;
-            loop {
-                if let Some(id) = query_selector(page, s).await? {
-                    return Ok(id);
-                }
-                if Instant::now() >= deadline {
-                    return Err(BrowserError::Missing(format!(
-                        "no element matches selector {s} (waited {} ms)",
-                        timeout.as_millis()
-                    )));
-                }
-                tokio::time::sleep(POLL).await;
-            }
+/// The backend node id of the first element matching selector `s`,
+/// waited for until `timeout`.
+pub async fn wait_for_selector(page: &Page, s: &str, timeout: Duration) -> Result<i64> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(id) = query_selector(page, s).await? {
+            return Ok(id);
         }
+        if Instant::now() >= deadline {
+            return Err(BrowserError::Missing(format!(
+                "no element matches selector {s} (waited {} ms)",
+                timeout.as_millis()
+            )));
+        }
+        tokio::time::sleep(POLL).await;
     }
 }
 
-/// The first element matching `selector` now, if any; a bad selector is a 400.
+/// The first element matching `selector` now, if any; a bad selector is a request error.
 pub async fn query_selector(page: &Page, selector: &str) -> Result<Option<i64>> {
     let found = page_call(
         page,
@@ -104,7 +92,8 @@ fn gone() -> BrowserError {
 }
 
 /// Calls `function` with `this` bound to the element and JSON `args`;
-/// awaits a returned promise and returns the value. A thrown error is a 400.
+/// awaits a returned promise and returns the value. A thrown error is
+/// [`BrowserError::Invalid`].
 pub async fn call_on(page: &Page, backend: i64, function: &str, args: &[Value]) -> Result<Value> {
     let object = object_id(page, backend).await?;
     let args: Vec<Value> = args.iter().map(|a| json!({ "value": a })).collect();
@@ -300,15 +289,8 @@ fn centre(quads: &Value) -> Option<(f64, f64)> {
     })
 }
 
-/// Outlines the element a ref names in `color` for two seconds.
-pub async fn highlight(
-    manager: &Manager,
-    target_id: &str,
-    page: &chromiumoxide::Page,
-    reference: &str,
-    color: &str,
-) -> Result<()> {
-    let backend = manager.element(target_id, page, reference).await?;
+/// Outlines element `backend` in `color` for two seconds.
+pub async fn highlight(page: &chromiumoxide::Page, backend: i64, color: &str) -> Result<()> {
     scroll_into_view(page, backend).await?;
     let js = "function(color) { const before = this.style.outline; \
               this.style.outline = `3px solid ${color}`; \

@@ -3,9 +3,9 @@
 use chromiumoxide::Page;
 use serde_json::{Map, Value, json};
 
+use crate::cdp::Cdp;
 use crate::cdp::page_call;
 use crate::inspect::eval;
-use crate::manager::Manager;
 use crate::{BrowserError, Result};
 
 fn bad_value(what: &str, e: BrowserError) -> BrowserError {
@@ -47,7 +47,8 @@ fn unknown(setting: &str) -> BrowserError {
     }
 }
 
-/// 501 for OpenClaw settings this server lacks, 404 for unknown ones.
+/// [`BrowserError::Unsupported`] for OpenClaw settings we lack,
+/// [`BrowserError::Missing`] for unknown ones.
 pub fn check(setting: &str) -> Result<()> {
     if SETTINGS.contains(&setting) {
         Ok(())
@@ -196,12 +197,7 @@ pub async fn apply(page: &Page, setting: &str, body: &Map<String, Value>) -> Res
 
 /// Grants browser permissions (`geolocation`, `notifications`, ...), for
 /// one origin or all.
-pub async fn grant(
-    manager: &Manager,
-    permissions: &[String],
-    origin: Option<&str>,
-) -> Result<Value> {
-    let cdp = manager.ensure().await?;
+pub async fn grant(cdp: &Cdp, permissions: &[String], origin: Option<&str>) -> Result<Value> {
     let mut params = json!({ "permissions": permissions });
     if let Some(origin) = origin {
         params["origin"] = json!(origin);

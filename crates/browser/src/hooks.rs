@@ -80,7 +80,7 @@ pub async fn upload(
     let wait = timeout.unwrap_or(crate::act::ACTION_TIMEOUT);
     match via {
         Upload::Input(at) => {
-            let backend = element::find(manager, &target_id, &page, &at, wait).await?;
+            let backend = manager.find(&target_id, &page, &at, wait).await?;
             page_call(
                 &page,
                 "DOM.setFileInputFiles",
@@ -91,7 +91,7 @@ pub async fn upload(
         }
         Upload::Trigger(at) => {
             let events = manager.events(&target_id, &page).await?;
-            let backend = element::find(manager, &target_id, &page, &at, wait).await?;
+            let backend = manager.find(&target_id, &page, &at, wait).await?;
             let point = element::point(&page, backend, wait).await?;
             let mut done = events.arm_chooser(&page, files, wait).await?;
             input::click(&page, point, Button::Left, false, 0, Duration::ZERO).await?;
@@ -146,7 +146,7 @@ pub async fn download(
     let waited = async {
         let deadline = Instant::now() + timeout;
         if let Some(at) = trigger {
-            let backend = element::find(manager, &target_id, &page, &at, timeout).await?;
+            let backend = manager.find(&target_id, &page, &at, timeout).await?;
             let point = element::point(&page, backend, timeout).await?;
             input::click(&page, point, Button::Left, false, 0, Duration::ZERO).await?;
         }

@@ -9,7 +9,7 @@ use chromiumoxide::Page;
 use serde_json::{Value, json};
 
 use crate::cdp::page_call;
-use crate::manager::now_ms;
+use crate::events::now_ms;
 use crate::{BrowserError, Result};
 
 /// Longest side of a screenshot, in pixels.
@@ -215,7 +215,8 @@ pub fn exception_message(details: &Value) -> String {
         .to_string()
 }
 
-/// Evaluates an expression; a thrown exception is a 400 carrying its message.
+/// Evaluates an expression; a thrown exception is [`BrowserError::Invalid`]
+/// carrying its message.
 pub async fn eval(page: &Page, js: &str, await_promise: bool) -> Result<Value> {
     let result = page_call(
         page,

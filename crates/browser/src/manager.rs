@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::page::EventLoadEventFired;
@@ -14,7 +14,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::cdp::{Cdp, page_call, page_events};
-use crate::events::TabEvents;
+use crate::element::{self, Locator};
+use crate::events::{TabEvents, now_ms};
 use crate::launch::{LaunchOptions, no_display, running_as_root};
 use crate::process::{self, RunningBrowser};
 use crate::refs::RefTable;
@@ -141,14 +142,6 @@ impl Inner {
     }
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 /// Owns the clawd browser for one backend process.
 pub struct Manager {
     home: PathBuf,
@@ -264,7 +257,7 @@ impl Manager {
         inner.cdp.clone()
     }
 
-    /// The connection, or 409 "browser not running".
+    /// The connection, or a conflict: "browser not running".
     pub fn connected(&self) -> Result<Arc<Cdp>> {
         self.live()
             .ok_or_else(|| BrowserError::Conflict("browser not running".into()))
@@ -581,7 +574,7 @@ impl Manager {
         Ok((id, page))
     }
 
-    /// `page_for`, refused with 409 `DIALOG_OPEN` while a JavaScript dialog
+    /// `page_for`, refused with `DIALOG_OPEN` while a JavaScript dialog
     /// blocks the page (every call into it would hang until answered).
     pub async fn page_ready(&self, target: Option<&str>) -> Result<(String, Page)> {
         let (id, page) = self.page_for(target).await?;
@@ -657,20 +650,6 @@ async fn new_blank_tab(cdp: &Cdp) -> Result<String> {
         .ok_or_else(|| BrowserError::Cdp("Target.createTarget returned no targetId".into()))
 }
 
-/// The page's current URL.
-pub async fn page_url(page: &Page) -> Result<String> {
-    let v = page_call(
-        page,
-        "Runtime.evaluate",
-        json!({ "expression": "location.href", "returnByValue": true }),
-    )
-    .await?;
-    Ok(v.pointer("/result/value")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string())
-}
-
 /// `Page.navigate`, then waits (up to `timeout`) for the load event of the
 /// new document. A page that never finishes loading, or that opens a
 /// dialog while loading (`dialog` changes), is left as it is.
@@ -712,6 +691,21 @@ async fn navigate_page(
 }
 
 impl Manager {
+    /// The backend node id of the element `at` names: a ref from a snapshot
+    /// of the current document, or a selector waited for until `timeout`.
+    pub async fn find(
+        &self,
+        target_id: &str,
+        page: &Page,
+        at: &Locator,
+        timeout: Duration,
+    ) -> Result<i64> {
+        match at {
+            Locator::Ref(r) => self.element(target_id, page, r).await,
+            Locator::Selector(s) => element::wait_for_selector(page, s, timeout).await,
+        }
+    }
+
     /// The DOM node a snapshot ref names on this page's current document.
     pub async fn element(&self, target_id: &str, page: &Page, reference: &str) -> Result<i64> {
         let document = crate::snapshot::document_id(page).await?;

@@ -4,8 +4,8 @@ use chromiumoxide::Page;
 use serde_json::{Map, Value, json};
 
 use crate::cdp::page_call;
+use crate::cdp::page_url;
 use crate::inspect::eval;
-use crate::manager::page_url;
 use crate::{BrowserError, Result};
 
 /// The cookies that apply to the page (and its frames).

@@ -4,8 +4,8 @@
 use crate::{BrowserError, Result};
 
 /// Picks the one id in `ids` that `wanted` names: an exact match wins, else
-/// a unique case-insensitive prefix. Ambiguity is a conflict (409), no
-/// match is "tab not found" (404).
+/// a unique case-insensitive prefix. Ambiguity is a conflict, no
+/// match is "tab not found" (missing).
 pub fn resolve<'a>(
     wanted: &str,
     ids: impl IntoIterator<Item = &'a str> + Clone,

@@ -92,7 +92,7 @@ const CHECK: &str = r#"(c) => {
 }"#;
 
 /// What is still missing ("" when everything holds). Errors thrown by the
-/// page (a bad selector, a throwing predicate) are a 400; a context lost to
+/// page (a bad selector, a throwing predicate) are [`BrowserError::Invalid`]; a context lost to
 /// a navigation is "not yet".
 async fn unmet(page: &Page, spec: &WaitSpec) -> Result<String> {
     let conditions = json!({

@@ -197,7 +197,8 @@ pub async fn highlight(
     let m = &state.manager;
     let (target_id, page) = m.page_ready(body.str("targetId")).await?;
     let color = m.settings().accent_color;
-    element::highlight(m, &target_id, &page, reference, &color).await?;
+    let backend = m.element(&target_id, &page, reference).await?;
+    element::highlight(&page, backend, &color).await?;
     ok(
         serde_json::json!({ "ok": true, "targetId": target_id, "url": m.target_url(&target_id).await.unwrap_or_default() }),
     )
@@ -220,5 +221,6 @@ pub async fn grant(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
     if permissions.is_empty() {
         return Err(ApiError::bad_request("permissions are required"));
     }
-    ok(emulation::grant(&state.manager, &permissions, body.str("origin")).await?)
+    let cdp = state.manager.ensure().await?;
+    ok(emulation::grant(&cdp, &permissions, body.str("origin")).await?)
 }

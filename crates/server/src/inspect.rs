@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use axum::extract::{Query as Q, State};
 use chromiumoxide::Page;
+use clawdis_browser::cdp::page_url;
 use clawdis_browser::element;
 use clawdis_browser::inspect::{self, ImageType, ShotArea};
-use clawdis_browser::manager::{NAVIGATE_TIMEOUT, page_url};
+use clawdis_browser::manager::NAVIGATE_TIMEOUT;
 use clawdis_browser::snapshot::{self, SnapshotOptions};
 use serde_json::{Value, json};
 

@@ -244,7 +244,9 @@ impl Runner<'_> {
     }
 
     async fn find(&self, at: &Locator, timeout: Duration) -> Result<i64> {
-        element::find(self.manager, self.target_id, self.page, at, timeout).await
+        self.manager
+            .find(self.target_id, self.page, at, timeout)
+            .await
     }
 
     async fn point(&self, at: &Locator, timeout: Duration) -> Result<(f64, f64)> {

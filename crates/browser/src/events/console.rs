@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::TabEvents;
-use crate::manager::now_ms;
+use super::now_ms;
 
 /// How many console messages a tab keeps.
 const CONSOLE: usize = 500;

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::TabEvents;
+use super::now_ms;
 use crate::cdp::page_call;
-use crate::manager::now_ms;
 use crate::{BrowserError, Result};
 
 /// How many answered dialogs a tab remembers.

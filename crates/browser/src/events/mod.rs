@@ -11,7 +11,7 @@ mod network;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::network::{
@@ -251,4 +251,12 @@ impl TabEvents {
         .await?;
         Ok(done)
     }
+}
+
+/// Milliseconds since the Unix epoch: the time events are stamped with.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
