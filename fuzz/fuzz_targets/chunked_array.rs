@@ -9,7 +9,7 @@
 
 use std::io::Read;
 
-use clawdis_engine::json_stream::{ChunkedArray, json_items};
+use clawdis_engine::fuzzing::{ChunkedArray, json_items};
 use clawdis_engine::value::{Projection, Value};
 use libfuzzer_sys::fuzz_target;
 

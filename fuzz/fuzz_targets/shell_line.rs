@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use clawdis_engine::context::Env;
-use clawdis_engine::exec::shell_free::Direct;
+use clawdis_engine::fuzzing::Direct;
 use libfuzzer_sys::fuzz_target;
 
 /// A directory with a few odd names for patterns to match against.

@@ -12,7 +12,7 @@
 
 use std::process::Command;
 
-use clawdis_engine::exec::login_env::{SYSTEM_PROFILE_DIRS, SYSTEM_PROFILE_FILES};
+use clawdis_engine::exec::{SYSTEM_PROFILE_DIRS, SYSTEM_PROFILE_FILES};
 
 /// `cmd` (its program, arguments, environment and directory) run on a
 /// machine with plain system profiles.

@@ -11,15 +11,14 @@ pub mod envelope;
 pub mod error;
 pub mod exec;
 pub mod items;
-pub mod js_sort;
-pub mod json_error;
-pub mod json_stream;
-
-pub mod path;
+mod js_sort;
+mod json_error;
+mod json_stream;
+mod path;
 pub mod pause;
 pub mod pipeline;
 pub mod resume;
-pub mod schema;
+mod schema;
 pub mod token;
 pub mod value;
 pub mod workflow;
@@ -28,3 +27,11 @@ pub use context::{Ctx, Mode, StateHandle};
 pub use envelope::{Envelope, Status};
 pub use error::{Error, ErrorKind, Failure, Result};
 pub use value::Value;
+
+/// What the fuzz targets in `fuzz/` drive besides the public surface.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::exec::shell_free::Direct;
+    pub use crate::json_stream::{ChunkedArray, json_items};
+}

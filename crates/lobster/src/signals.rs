@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use clawdis_engine::exec::process::signal_all_children;
+use clawdis_engine::exec::signal_all_children;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 async fn recv(s: &mut Option<Signal>) {

@@ -12,9 +12,9 @@ mod mail;
 mod render;
 mod state;
 mod template;
-pub mod transform;
+pub(crate) mod transform;
 
-pub mod filters;
+pub(crate) mod filters;
 
 use std::future::Future;
 use std::pin::Pin;

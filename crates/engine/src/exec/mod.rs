@@ -15,10 +15,13 @@
 //! run is given turns every fast path off; tests/fast_paths.rs runs the
 //! same workflows both ways and compares what they print.
 
-pub mod ahead;
-pub mod login_env;
-pub mod process;
-pub mod shell_free;
+pub(crate) mod ahead;
+pub(crate) mod login_env;
+pub(crate) mod process;
+pub(crate) mod shell_free;
+
+pub use login_env::{SYSTEM_PROFILE_DIRS, SYSTEM_PROFILE_FILES};
+pub use process::signal_all_children;
 
 use crate::context::Env;
 

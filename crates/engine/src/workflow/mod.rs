@@ -5,7 +5,7 @@
 //! ([`run_file`], [`pause_for`]). Resuming is [`crate::resume`]'s.
 
 mod args;
-pub mod condition;
+pub(crate) mod condition;
 pub mod dry_run;
 pub mod file;
 mod gates;
@@ -13,7 +13,7 @@ pub mod graph;
 mod run;
 mod state;
 mod steps;
-pub mod template;
+pub(crate) mod template;
 
 pub use args::resolve_workflow_args;
 pub(crate) use gates::check_identity;
