@@ -114,17 +114,10 @@ pub async fn run(args: &Args, input: Items, ctx: &Ctx, then: &[Stage]) -> Result
         out.stdout = utf8_lossy(outcome.bytes);
     }
     if out.code != Some(0) {
-        let detail = [
-            out.stderr.trim_matches(is_js_space),
-            out.stdout.trim_matches(is_js_space),
-        ]
-        .into_iter()
-        .find(|s| !s.is_empty())
-        .unwrap_or(&ran)
-        .to_string();
         return Err(Error::runtime(format!(
-            "exec failed ({}): {detail}",
-            out.code_text()
+            "exec failed ({}): {}",
+            out.code_text(),
+            out.failure_detail(&ran)
         )));
     }
 

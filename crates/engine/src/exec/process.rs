@@ -10,6 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
 use crate::context::Env;
+use crate::value::is_js_space;
 
 /// What a finished child produced.
 #[derive(Debug)]
@@ -27,6 +28,18 @@ impl ProcOutput {
     pub fn code_text(&self) -> String {
         self.code
             .map_or_else(|| "null".to_string(), |c| c.to_string())
+    }
+
+    /// What a failure message names, as Lobster does: the trimmed stderr,
+    /// else the trimmed stdout, else `ran` (the line or program).
+    pub fn failure_detail<'a>(&'a self, ran: &'a str) -> &'a str {
+        [
+            self.stderr.trim_matches(is_js_space),
+            self.stdout.trim_matches(is_js_space),
+        ]
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .unwrap_or(ran)
     }
 }
 

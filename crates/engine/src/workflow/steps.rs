@@ -112,17 +112,10 @@ pub(super) async fn run_shell_step(
             )
         })?;
     if out.code != Some(0) {
-        let detail = [
-            out.stderr.trim_matches(is_js_space),
-            out.stdout.trim_matches(is_js_space),
-        ]
-        .into_iter()
-        .find(|s| !s.is_empty())
-        .unwrap_or(command)
-        .to_string();
         return Err(Error::runtime(format!(
-            "workflow command failed ({}): {detail}",
-            out.code_text()
+            "workflow command failed ({}): {}",
+            out.code_text(),
+            out.failure_detail(command)
         )));
     }
     let mut r = result(id);
