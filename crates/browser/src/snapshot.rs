@@ -1,7 +1,7 @@
 //! Accessibility snapshots with element refs: `aria` (flat nodes, `axN`
 //! refs, from Chromium's `Accessibility.getFullAXTree`, per frame, so
 //! iframes are included), `ai` (an indented role/name text, `[ref=eN]`,
-//! with a refs map, from the in-page [`walker`]) and `domSnapshot` (a DOM
+//! with a refs map, from the in-page `walker`) and `domSnapshot` (a DOM
 //! walk).
 
 use std::collections::{HashMap, HashSet};

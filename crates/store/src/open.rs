@@ -141,7 +141,7 @@ impl Store {
     }
 
     /// Closes the store, waiting for statements in progress. A write-ahead
-    /// log grown past [`WAL_KEEP_BYTES`] is first checkpointed into the
+    /// log grown past `WAL_KEEP_BYTES` is first checkpointed into the
     /// database and truncated (skipped if another process keeps it busy).
     pub async fn close(&self) {
         self.checkpoint_long_log().await;

@@ -79,7 +79,7 @@ pub type StageFuture<'a> = Pin<Box<dyn Future<Output = Result<Output>> + Send + 
 pub enum Runs {
     /// A pure transform of items: no effects and no context, so it may run
     /// ahead on another thread while its input still arrives
-    /// ([`crate::exec::ahead`]).
+    /// (`crate::exec::ahead`).
     Pure(fn(&Args, Items) -> Result<Output>),
     /// Anything else: effects, the context, or both. The stage is passed
     /// whole because some commands answer to two names.
@@ -210,7 +210,7 @@ pub fn run_pure(stages: &[Stage], input: Items) -> Result<Items> {
 
 /// Runs the first of `stages` and tells how many stages that took: an
 /// `exec` also runs the pure stages right after it, with `--json` over its
-/// output while the child is still writing it (see [`crate::exec::ahead`]).
+/// output while the child is still writing it (see `crate::exec::ahead`).
 pub async fn run_stages_from(stages: &[Stage], input: Items, ctx: &Ctx) -> Result<(Output, usize)> {
     let Some(stage) = stages.first() else {
         return Ok((Output::items(input), 0));

@@ -4,11 +4,11 @@
 //!
 //! | fast path | file | what it saves (measured, docs/benchmarks.md) | guard |
 //! |---|---|---|---|
-//! | replayed login environment | [`login_env`] | the login shell of every shell line: `sh -lc true` 5.0 ms against `sh -c true` 0.8 ms; (b) 11.4 → 3.8 ms with plain profiles | only where every profile file is plain assignments ([`login_env`]); tests/fast_paths.rs |
-//! | shell-free lines | [`shell_free`] | the `sh -c` process of a line that is one plain command or an output-only builtin: 0.7–0.9 ms a line | only on top of a replayed environment, only with dash; compared with dash in its unit tests and tests/plain_commands.rs |
-//! | working ahead | [`ahead`] | waiting for a command's whole output before pure stages run: `exec --json … \| head` over 100k items 30 → 25 ms | result used only for a strict JSON array from a command that succeeded; tests/exec_ahead.rs |
+//! | replayed login environment | `login_env` | the login shell of every shell line: `sh -lc true` 5.0 ms against `sh -c true` 0.8 ms; (b) 11.4 → 3.8 ms with plain profiles | only where every profile file is plain assignments (`login_env`); tests/fast_paths.rs |
+//! | shell-free lines | `shell_free` | the `sh -c` process of a line that is one plain command or an output-only builtin: 0.7–0.9 ms a line | only on top of a replayed environment, only with dash; compared with dash in its unit tests and tests/plain_commands.rs |
+//! | working ahead | `ahead` | waiting for a command's whole output before pure stages run: `exec --json … \| head` over 100k items 30 → 25 ms | result used only for a strict JSON array from a command that succeeded; tests/exec_ahead.rs |
 //!
-//! [`process`] is the plumbing all of them share with the slow path:
+//! `process` is the plumbing all of them share with the slow path:
 //! spawning in a process group, feeding stdin, collecting output, killing.
 //!
 //! `CLAWDIS_FAST_PATHS=0` (or `false`, `off`, `no`) in the environment a

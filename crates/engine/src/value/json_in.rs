@@ -182,7 +182,7 @@ impl<'de> Visitor<'de> for ValidVisitor {
 /// Reads a value, building only the `keep` properties of a top-level
 /// object; the values of its other properties are checked as [`Valid`] and
 /// dropped. For readers that cannot see the other properties (see
-/// [`crate::commands::transform::keys_seen`]).
+/// `crate::commands::transform::keys_seen`).
 pub struct Projection<'a> {
     /// The properties to build.
     pub keep: &'a [String],

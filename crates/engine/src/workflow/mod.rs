@@ -1,8 +1,8 @@
-//! Workflow files (`.lobster`, `.yaml`, `.yml`, `.json`): loading ([`file`]),
-//! args ([`args`]), the run loop and its policies ([`run`]), running each
-//! kind of step ([`steps`]), the state they share ([`state`]), approval and
-//! input gates with approver identity ([`gates`]), and recording a pause
-//! ([`run_file`], [`pause_for`]). Resuming is [`crate::resume`]'s.
+//! Workflow files (`.lobster`, `.yaml`, `.yml`, `.json`): loading ([`file`](self::file)),
+//! args (`args`), the run loop and its policies (`run`), running each
+//! kind of step (`steps`), the state they share (`state`), approval and
+//! input gates with approver identity (`gates`), and recording a pause
+//! ([`run_file`], `pause_for`). Resuming is [`crate::resume`]'s.
 
 mod args;
 pub(crate) mod condition;

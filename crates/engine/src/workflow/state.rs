@@ -50,7 +50,7 @@ pub struct Run<'a> {
     pub stack: Vec<PathBuf>,
     /// A pipeline step to resume mid-pipeline with an input response.
     pub pipeline_resume: Option<PipelineResume>,
-    /// The login-shell environment, once captured (see [`crate::exec::login_env`]).
+    /// The login-shell environment, once captured (see `crate::exec::login_env`).
     pub login: Arc<LoginSession>,
 }
 
