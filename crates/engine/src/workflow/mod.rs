@@ -1,4 +1,4 @@
-//! Workflow files (`.lobster`, `.yaml`, `.yml`, `.json`): loading ([file](self::file)),
+//! Workflow files (`.lobster`, `.yaml`, `.yml`, `.json`): loading ([`file`](mod@file)),
 //! args (`args`), the run loop and its policies (`run`), running each
 //! kind of step (`steps`), the state they share (`state`), approval and
 //! input gates with approver identity (`gates`), and recording a pause
