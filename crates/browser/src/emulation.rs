@@ -197,7 +197,7 @@ pub async fn apply(page: &Page, setting: &str, body: &Map<String, Value>) -> Res
 
 /// Grants browser permissions (`geolocation`, `notifications`, ...), for
 /// one origin or all.
-pub async fn grant(cdp: &Cdp, permissions: &[String], origin: Option<&str>) -> Result<Value> {
+pub async fn grant(cdp: &Cdp, permissions: &[String], origin: Option<&str>) -> Result<()> {
     let mut params = json!({ "permissions": permissions });
     if let Some(origin) = origin {
         params["origin"] = json!(origin);
@@ -208,5 +208,5 @@ pub async fn grant(cdp: &Cdp, permissions: &[String], origin: Option<&str>) -> R
             BrowserError::Cdp(m) => BrowserError::invalid(format!("permissions refused: {m}")),
             other => other,
         })?;
-    Ok(json!({ "ok": true }))
+    Ok(())
 }

@@ -7,6 +7,7 @@ use chromiumoxide::cdp::browser_protocol::browser::{
     DownloadProgressState, EventDownloadProgress, EventDownloadWillBegin,
 };
 use futures::StreamExt;
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -26,27 +27,27 @@ pub const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(20);
 static DOWNLOADS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Answers the tab's pending dialog, or arms the answer for its next one.
-/// Returns `{ok, targetId, handled}`.
+/// Returns the tab and whether a dialog was answered now.
 pub async fn dialog(
     manager: &Manager,
     target: Option<&str>,
     reply: DialogReply,
     dialog_id: Option<&str>,
     timeout: Option<Duration>,
-) -> Result<Value> {
+) -> Result<(String, bool)> {
     let (target_id, page) = manager.page_for(target).await?;
     let events = manager.events(&target_id, &page).await?;
     let handled = events
         .reply(&page, reply, dialog_id, timeout.unwrap_or(HOOK_TIMEOUT))
         .await?;
-    Ok(json!({ "ok": true, "targetId": target_id, "handled": handled }))
+    Ok((target_id, handled))
 }
 
-/// `{ok, targetId, browserState}` for `GET /dialogs`.
-pub async fn dialogs(manager: &Manager, target: Option<&str>) -> Result<Value> {
+/// The tab and its dialogs, pending and recent (`browserState`).
+pub async fn dialogs(manager: &Manager, target: Option<&str>) -> Result<(String, Value)> {
     let (target_id, page) = manager.page_for(target).await?;
     let events = manager.events(&target_id, &page).await?;
-    Ok(json!({ "ok": true, "targetId": target_id, "browserState": events.browser_state() }))
+    Ok((target_id, events.browser_state()))
 }
 
 /// How the files of an upload reach the page.
@@ -60,15 +61,15 @@ pub enum Upload {
     Next,
 }
 
-/// Uploads files from `<home>/uploads`. Paths are checked before the page
-/// is touched.
+/// Uploads files from `<home>/uploads` and returns the tab. Paths are
+/// checked before the page is touched.
 pub async fn upload(
     manager: &Manager,
     target: Option<&str>,
     paths: &[String],
     via: Upload,
     timeout: Option<Duration>,
-) -> Result<Value> {
+) -> Result<String> {
     if paths.is_empty() {
         return Err(BrowserError::invalid("paths are required"));
     }
@@ -114,18 +115,31 @@ pub async fn upload(
                 .await?;
         }
     }
-    Ok(json!({ "ok": true, "targetId": target_id }))
+    Ok(target_id)
+}
+
+/// A saved download.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Download {
+    /// Where it came from.
+    pub url: String,
+    /// The name the page suggested.
+    pub suggested_filename: String,
+    /// Where it was saved.
+    pub path: String,
 }
 
 /// Clicks `trigger` (if any) and saves the download it starts as `path`
-/// under `<home>/downloads` (default: the suggested file name).
+/// under `<home>/downloads` (default: the suggested file name); returns the
+/// tab and the download.
 pub async fn download(
     manager: &Manager,
     target: Option<&str>,
     trigger: Option<Locator>,
     path: Option<&str>,
     timeout: Option<Duration>,
-) -> Result<Value> {
+) -> Result<(String, Download)> {
     let requested = path
         .map(|p| files::download_target(manager.home(), p))
         .transpose()?;
@@ -198,15 +212,14 @@ pub async fn download(
     };
     std::fs::rename(incoming.join(&begun.guid), &dest)?;
     tracing::info!(url = %begun.url, path = %dest.display(), "download saved");
-    Ok(json!({
-        "ok": true,
-        "targetId": target_id,
-        "download": {
-            "url": begun.url,
-            "suggestedFilename": begun.suggested_filename,
-            "path": dest.display().to_string(),
-        }
-    }))
+    Ok((
+        target_id,
+        Download {
+            url: begun.url.clone(),
+            suggested_filename: begun.suggested_filename.clone(),
+            path: dest.display().to_string(),
+        },
+    ))
 }
 
 /// A suggested file name reduced to one safe path segment.

@@ -3,51 +3,72 @@
 
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use crate::cdp::page_call;
-use crate::events::TabEvents;
+use crate::events::{ConsoleMessage, RequestEntry, TabEvents};
 use crate::manager::Manager;
 use crate::{BrowserError, Result};
 
-/// `{ok, targetId, url, <key>: read(events)}` once the tab's events so far
-/// are recorded.
-async fn settled(
+/// Which tab a log was read from, and its URL then.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TabAt {
+    /// The tab.
+    pub target_id: String,
+    /// Its URL.
+    pub url: String,
+}
+
+/// `read(events)` once the tab's events so far are recorded.
+async fn settled<T>(
     manager: &Manager,
     target: Option<&str>,
-    key: &str,
-    read: impl FnOnce(&TabEvents) -> Value,
-) -> Result<Value> {
+    read: impl FnOnce(&TabEvents) -> T,
+) -> Result<(TabAt, T)> {
     let (target_id, page) = manager.page_for(target).await?;
     let events = manager.events(&target_id, &page).await?;
     events.settle(&page).await;
     let url = manager.target_url(&target_id).await.unwrap_or_default();
-    let mut out = json!({ "ok": true, "targetId": target_id, "url": url });
-    out[key] = read(&events);
-    Ok(out)
+    let read = read(&events);
+    Ok((TabAt { target_id, url }, read))
 }
 
-/// `{ok, targetId, url, messages}` for `GET /console?level=`.
+/// The tab's console messages at `level` or above.
 pub async fn console(
     manager: &Manager,
     target: Option<&str>,
     level: Option<&str>,
-) -> Result<Value> {
-    settled(manager, target, "messages", |e| json!(e.console(level))).await
+) -> Result<(TabAt, Vec<ConsoleMessage>)> {
+    settled(manager, target, |e| e.console(level)).await
 }
 
-/// `{ok, targetId, url, requests}` for `GET /requests?filter=&clear=`.
+/// The tab's network requests matching `filter`; `clear` empties the log.
 pub async fn requests(
     manager: &Manager,
     target: Option<&str>,
     filter: Option<&str>,
     clear: bool,
-) -> Result<Value> {
-    settled(manager, target, "requests", |e| {
-        json!(e.requests(filter, clear))
-    })
-    .await
+) -> Result<(TabAt, Vec<RequestEntry>)> {
+    settled(manager, target, |e| e.requests(filter, clear)).await
+}
+
+/// A response body as read from the browser.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResponseBody {
+    /// The response's URL.
+    pub url: String,
+    /// Its HTTP status, when one arrived.
+    pub status: Option<u16>,
+    /// The body: text, or base64 for binary bodies.
+    pub body: String,
+    /// Whether `body` is base64.
+    pub base64_encoded: bool,
+    /// Whether `body` was cut to the limit.
+    pub truncated: bool,
 }
 
 /// Default limit of a response body returned as text.
@@ -62,7 +83,7 @@ pub async fn response_body(
     pattern: &str,
     timeout: Duration,
     max_chars: Option<usize>,
-) -> Result<Value> {
+) -> Result<(TabAt, ResponseBody)> {
     let (target_id, page) = manager.page_for(target).await?;
     let events = manager.events(&target_id, &page).await?;
     let mut loaded = events.response_loaded();
@@ -96,21 +117,24 @@ pub async fn response_body(
         .unwrap_or(false);
     let body = got.get("body").and_then(Value::as_str).unwrap_or_default();
     let (body, truncated) = crate::inspect::truncate(body, max_chars.unwrap_or(BODY_CHARS));
-    Ok(json!({
-        "ok": true,
-        "targetId": target_id,
-        "url": manager.target_url(&target_id).await.unwrap_or_default(),
-        "response": {
-            "url": entry.url,
-            "status": entry.status,
-            "body": body,
-            "base64Encoded": base64,
-            "truncated": truncated,
-        }
-    }))
+    let url = manager.target_url(&target_id).await.unwrap_or_default();
+    Ok((
+        TabAt { target_id, url },
+        ResponseBody {
+            url: entry.url,
+            status: entry.status,
+            body,
+            base64_encoded: base64,
+            truncated,
+        },
+    ))
 }
 
-/// `{ok, targetId, url, errors}` for `GET /errors?clear=`.
-pub async fn errors(manager: &Manager, target: Option<&str>, clear: bool) -> Result<Value> {
-    settled(manager, target, "errors", |e| json!(e.errors(clear))).await
+/// The tab's page errors; `clear` empties the log.
+pub async fn errors(
+    manager: &Manager,
+    target: Option<&str>,
+    clear: bool,
+) -> Result<(TabAt, Vec<ConsoleMessage>)> {
+    settled(manager, target, |e| e.errors(clear)).await
 }

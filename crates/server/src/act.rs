@@ -10,10 +10,10 @@ use clawdis_browser::element::Locator;
 use clawdis_browser::events::DialogReply;
 use clawdis_browser::hooks::{self, Upload};
 use clawdis_browser::{element, emulation, logs};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::AppState;
-use crate::api::{ApiError, ApiResult, Body, Query, flag, ok, profile};
+use crate::api::{ApiError, ApiResult, Body, Query, flag, ok, ok_with, profile};
 
 fn timeout(body: &Body) -> Option<Duration> {
     body.uint("timeoutMs")
@@ -23,31 +23,37 @@ fn timeout(body: &Body) -> Option<Duration> {
 /// `POST /act {kind, targetId?, ...}`.
 pub async fn act(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
-    ok(act::act(&state.manager, &body.0).await?)
+    let action = act::parse(&body.0, false)?;
+    ok_with(act::act(&state.manager, &action).await?)
 }
 
 /// `GET /dialogs?targetId` → `{ok, targetId, browserState}`.
 pub async fn dialogs(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
-    ok(hooks::dialogs(&state.manager, q.get("targetId").map(String::as_str)).await?)
+    let (target_id, browser_state) =
+        hooks::dialogs(&state.manager, q.get("targetId").map(String::as_str)).await?;
+    ok_with(json!({ "targetId": target_id, "browserState": browser_state }))
 }
 
 /// `GET /console?targetId&level` → `{ok, targetId, url, messages}`.
 pub async fn console(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let level = q.get("level").map(String::as_str).filter(|l| !l.is_empty());
-    ok(logs::console(&state.manager, q.get("targetId").map(String::as_str), level).await?)
+    let (tab, messages) =
+        logs::console(&state.manager, q.get("targetId").map(String::as_str), level).await?;
+    ok_with(json!({ "targetId": tab.target_id, "url": tab.url, "messages": messages }))
 }
 
 /// `GET /errors?targetId&clear` → `{ok, targetId, url, errors}`.
 pub async fn errors(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
-    ok(logs::errors(
+    let (tab, errors) = logs::errors(
         &state.manager,
         q.get("targetId").map(String::as_str),
         flag(&q, "clear"),
     )
-    .await?)
+    .await?;
+    ok_with(json!({ "targetId": tab.target_id, "url": tab.url, "errors": errors }))
 }
 
 /// `GET /requests?targetId&filter&clear` → `{ok, targetId, url, requests}`.
@@ -57,13 +63,14 @@ pub async fn requests(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
         .get("filter")
         .map(String::as_str)
         .filter(|f| !f.is_empty());
-    ok(logs::requests(
+    let (tab, requests) = logs::requests(
         &state.manager,
         q.get("targetId").map(String::as_str),
         filter,
         flag(&q, "clear"),
     )
-    .await?)
+    .await?;
+    ok_with(json!({ "targetId": tab.target_id, "url": tab.url, "requests": requests }))
 }
 
 /// `POST /response/body {url, targetId?, timeoutMs?, maxChars?}` → `{ok, targetId, url, response}`.
@@ -78,7 +85,9 @@ pub async fn response_body(
         .ok_or_else(|| ApiError::bad_request("url is required"))?;
     let wait = timeout(&body).unwrap_or(hooks::DOWNLOAD_TIMEOUT);
     let max = body.uint("maxChars").map(|n| n as usize);
-    ok(logs::response_body(&state.manager, body.str("targetId"), pattern, wait, max).await?)
+    let (tab, response) =
+        logs::response_body(&state.manager, body.str("targetId"), pattern, wait, max).await?;
+    ok_with(json!({ "targetId": tab.target_id, "url": tab.url, "response": response }))
 }
 
 /// `POST /hooks/dialog {accept, promptText?, dialogId?, targetId?, timeoutMs?}`.
@@ -96,14 +105,15 @@ pub async fn dialog(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bo
             .and_then(Value::as_str)
             .map(str::to_string),
     };
-    ok(hooks::dialog(
+    let (target_id, handled) = hooks::dialog(
         &state.manager,
         body.str("targetId"),
         reply,
         body.str("dialogId"),
         timeout(&body),
     )
-    .await?)
+    .await?;
+    ok_with(json!({ "targetId": target_id, "handled": handled }))
 }
 
 /// `POST /hooks/file-chooser {paths, ref? | inputRef? | element?, targetId?, timeoutMs?}`.
@@ -141,14 +151,15 @@ pub async fn file_chooser(
         (None, Some(at)) => Upload::Input(at),
         (None, None) => Upload::Next,
     };
-    ok(hooks::upload(
+    let target_id = hooks::upload(
         &state.manager,
         body.str("targetId"),
         &paths,
         via,
         timeout(&body),
     )
-    .await?)
+    .await?;
+    ok_with(json!({ "targetId": target_id }))
 }
 
 /// `POST /download {ref, path?, targetId?, timeoutMs?}`.
@@ -157,14 +168,15 @@ pub async fn download(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: 
     let trigger = body
         .str("ref")
         .ok_or_else(|| ApiError::bad_request("ref is required"))?;
-    ok(hooks::download(
+    let (target_id, download) = hooks::download(
         &state.manager,
         body.str("targetId"),
         Some(Locator::Ref(trigger.into())),
         body.str("path"),
         timeout(&body),
     )
-    .await?)
+    .await?;
+    ok_with(json!({ "targetId": target_id, "download": download }))
 }
 
 /// `POST /wait/download {path?, targetId?, timeoutMs?}`: saves the next download.
@@ -174,14 +186,15 @@ pub async fn wait_download(
     body: Body,
 ) -> ApiResult {
     profile(&q, Some(&body))?;
-    ok(hooks::download(
+    let (target_id, download) = hooks::download(
         &state.manager,
         body.str("targetId"),
         None,
         body.str("path"),
         timeout(&body),
     )
-    .await?)
+    .await?;
+    ok_with(json!({ "targetId": target_id, "download": download }))
 }
 
 /// `POST /highlight {ref, targetId?}`: outlines the element for two seconds.
@@ -222,5 +235,6 @@ pub async fn grant(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
         return Err(ApiError::bad_request("permissions are required"));
     }
     let cdp = state.manager.ensure().await?;
-    ok(emulation::grant(&cdp, &permissions, body.str("origin")).await?)
+    emulation::grant(&cdp, &permissions, body.str("origin")).await?;
+    ok_with(json!({}))
 }

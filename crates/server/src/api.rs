@@ -131,6 +131,19 @@ pub fn ok(value: Value) -> ApiResult {
     Ok(Json(value).into_response())
 }
 
+/// `{"ok": true, ...fields}` as a 200: the success answer of the browser
+/// routes, built from what the browser crate returned.
+pub fn ok_with(fields: impl serde::Serialize) -> ApiResult {
+    let mut body = Map::new();
+    body.insert("ok".into(), Value::Bool(true));
+    match serde_json::to_value(fields) {
+        Ok(Value::Object(fields)) => body.extend(fields),
+        Ok(other) => return Err(ApiError::internal(format!("not an object: {other}"))),
+        Err(e) => return Err(ApiError::internal(e.to_string())),
+    }
+    ok(Value::Object(body))
+}
+
 /// A JSON object body; an empty body is `{}` (OpenClaw's client sends
 /// `POST /start` with none).
 #[derive(Debug, Default)]

@@ -10,7 +10,8 @@ mod parse;
 use std::time::Duration;
 
 use chromiumoxide::Page;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Value, json};
 
 use crate::cdp::page_call;
 use crate::element::{self, Locator};
@@ -138,10 +139,44 @@ enum Outcome {
     Blocked,
 }
 
-/// Runs `/act`: parses the body, resolves the tab, runs the action and
-/// returns the response body.
-pub async fn act(manager: &Manager, body: &Map<String, Value>) -> Result<Value> {
-    let action = parse(body, false)?;
+/// What an action did.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActOutcome {
+    /// The tab it acted on.
+    pub target_id: String,
+    /// The tab's URL afterwards (absent when the action closed it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// What the action returned, for those that return something.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// A batch's results, one per action run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<Vec<BatchItem>>,
+    /// Whether a JavaScript dialog opened and stopped the action.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub blocked_by_dialog: bool,
+    /// The tab's dialogs, when one blocked the action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub browser_state: Option<Value>,
+}
+
+/// One action of a batch: its result, or why it failed.
+#[derive(Debug, Serialize)]
+pub struct BatchItem {
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// What it returned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Resolves the action's tab and runs it.
+pub async fn act(manager: &Manager, action: &Action) -> Result<ActOutcome> {
     if action.evaluates() && !manager.settings().evaluate_enabled {
         return Err(BrowserError::Forbidden {
             message: "evaluate is disabled in settings (evaluateEnabled: false)".into(),
@@ -163,7 +198,14 @@ pub async fn act(manager: &Manager, body: &Map<String, Value>) -> Result<Value> 
     }
     if action.kind == Kind::Close {
         manager.close(&target_id, true).await?;
-        return Ok(json!({ "ok": true, "targetId": target_id }));
+        return Ok(ActOutcome {
+            target_id,
+            url: None,
+            result: None,
+            results: None,
+            blocked_by_dialog: false,
+            browser_state: None,
+        });
     }
     let events = manager.events(&target_id, &page).await?;
     let run = Runner {
@@ -172,7 +214,8 @@ pub async fn act(manager: &Manager, body: &Map<String, Value>) -> Result<Value> 
         page: &page,
         events: &events,
     };
-    let mut response = json!({ "ok": true, "targetId": target_id });
+    let mut result = None;
+    let mut batch = None;
     let blocked = match &action.kind {
         Kind::Batch {
             actions,
@@ -182,45 +225,52 @@ pub async fn act(manager: &Manager, body: &Map<String, Value>) -> Result<Value> 
             let mut blocked = false;
             for a in actions {
                 match run.guarded(a).await {
-                    Ok(Outcome::Done(result)) => {
-                        let mut r = json!({ "ok": true });
-                        if let Some(v) = result {
-                            r["result"] = v;
-                        }
-                        results.push(r);
-                    }
+                    Ok(Outcome::Done(result)) => results.push(BatchItem {
+                        ok: true,
+                        result,
+                        error: None,
+                    }),
                     Ok(Outcome::Blocked) => {
-                        results.push(json!({ "ok": false, "error": "blocked by a dialog" }));
+                        results.push(BatchItem {
+                            ok: false,
+                            result: None,
+                            error: Some("blocked by a dialog".into()),
+                        });
                         blocked = true;
                         break;
                     }
                     Err(e) => {
-                        results.push(json!({ "ok": false, "error": e.to_string() }));
+                        results.push(BatchItem {
+                            ok: false,
+                            result: None,
+                            error: Some(e.to_string()),
+                        });
                         if *stop_on_error {
                             break;
                         }
                     }
                 }
             }
-            response["results"] = json!(results);
+            batch = Some(results);
             blocked
         }
-        _ => match run.guarded(&action).await? {
-            Outcome::Done(result) => {
-                if let Some(v) = result {
-                    response["result"] = v;
-                }
+        _ => match run.guarded(action).await? {
+            Outcome::Done(done) => {
+                result = done;
                 false
             }
             Outcome::Blocked => true,
         },
     };
-    response["url"] = json!(manager.target_url(&target_id).await.unwrap_or_default());
-    if blocked {
-        response["blockedByDialog"] = json!(true);
-        response["browserState"] = events.browser_state();
-    }
-    Ok(response)
+    let url = manager.target_url(&target_id).await.unwrap_or_default();
+    Ok(ActOutcome {
+        target_id,
+        url: Some(url),
+        result,
+        results: batch,
+        blocked_by_dialog: blocked,
+        browser_state: blocked.then(|| events.browser_state()),
+    })
 }
 
 struct Runner<'a> {
