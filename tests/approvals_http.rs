@@ -102,6 +102,8 @@ fn serve_lists_streams_and_decides_approvals() {
         .0,
         404
     );
+    // A `by` in the body names nobody: the decision is the credential's
+    // (issue #22: an agent holding a token could approve "as" anyone).
     let decided = c.ok(
         "POST",
         &format!("/approvals/{id}"),
@@ -128,7 +130,7 @@ fn serve_lists_streams_and_decides_approvals() {
     let run = &c.ok("GET", "/approvals", None)["approvals"][0];
     assert_eq!(
         (run["decidedBy"].as_str(), run["decidedVia"].as_str()),
-        (Some("ops@example.com"), Some("http"))
+        (Some("owner"), Some("http"))
     );
     assert_eq!(
         std::fs::read_to_string(work.join("shipped.txt")).unwrap(),

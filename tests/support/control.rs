@@ -184,6 +184,14 @@ impl Client {
         }
     }
 
+    /// A client for the API on `port` that sends `token` (a named one).
+    pub fn with_token(port: u16, token: &str) -> Client {
+        Client {
+            port,
+            auth: format!("Bearer {}", token.trim()),
+        }
+    }
+
     /// A client for the API on `port` of a backend (the app's, say) whose
     /// token is the file under `home` (`CLAWDIS_KEYCHAIN=off`).
     pub fn for_home(port: u16, home: &Path) -> Client {

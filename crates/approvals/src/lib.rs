@@ -110,6 +110,11 @@ impl Approvals {
         }))
     }
 
+    /// The store the approvals are kept in.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// Receives every later [`Event`].
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
         self.bus.subscribe()

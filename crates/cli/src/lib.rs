@@ -13,7 +13,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use clawdis_browser::settings::{Settings, parse_control_url};
 use clawdis_engine::context::{clawdis_home, process_env, state_dir_in};
-use clawdis_server::{AppState, ServerConfig, control_token};
+use clawdis_server::{AppState, ServerConfig, control_token, create_token};
+use clawdis_store::{Role, Store};
 
 /// `clawdis [--home DIR] [serve|token|app]`.
 #[derive(Parser)]
@@ -38,8 +39,47 @@ pub enum Command {
     App(AppArgs),
     /// Run the backend headless: the browser control API on loopback.
     Serve(ServeArgs),
-    /// Print the control API bearer token.
-    Token,
+    /// Print the owner's bearer token, or manage named tokens for agents
+    /// and approvers.
+    Token(TokenArgs),
+}
+
+/// `clawdis token [create|list|revoke]`.
+#[derive(clap::Args)]
+pub struct TokenArgs {
+    /// Without one: print the owner's token. Give agents a token of their own.
+    #[command(subcommand)]
+    pub action: Option<TokenAction>,
+}
+
+/// What to do with named tokens.
+#[derive(Subcommand)]
+pub enum TokenAction {
+    /// Create a token; prints it on stdout, the only time it is shown.
+    Create {
+        /// Its name (1 to 64 of A-Z a-z 0-9 . _ -).
+        #[arg(long)]
+        name: String,
+        /// What it may do.
+        #[arg(long, value_enum)]
+        role: RoleArg,
+    },
+    /// List tokens: name, role, created, revoked (never the token).
+    List,
+    /// Revoke a token by name.
+    Revoke {
+        /// The token's name.
+        name: String,
+    },
+}
+
+/// A named token's role.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum RoleArg {
+    /// Runs workflows and drives the browser; never decides a gate that needs a person.
+    Agent,
+    /// A person's token: may decide any gate.
+    Approver,
 }
 
 impl Cli {
@@ -111,15 +151,57 @@ pub fn init_tracing() {
 /// Runs a subcommand other than [`Command::App`] (which needs the shell).
 pub fn run(home: PathBuf, command: Command) -> Result<()> {
     match command {
-        Command::Token => {
+        Command::Token(TokenArgs { action: None }) => {
             print_line(&control_token(&home)?);
             Ok(())
         }
+        Command::Token(TokenArgs {
+            action: Some(action),
+        }) => tokens(&home, action),
         Command::Serve(args) => serve(home, args),
         Command::App(_) => {
             bail!("this clawdis was built without the desktop app; run `clawdis serve`")
         }
     }
+}
+
+/// `clawdis token create|list|revoke`, on the store the backend reads.
+fn tokens(home: &std::path::Path, action: TokenAction) -> Result<()> {
+    let state_dir = state_dir_in(&process_env(), home);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let store = Store::open_dir(&state_dir)
+            .await
+            .with_context(|| format!("opening the store in {}", state_dir.display()))?;
+        match action {
+            TokenAction::Create { name, role } => {
+                let role = match role {
+                    RoleArg::Agent => Role::Agent,
+                    RoleArg::Approver => Role::Approver,
+                };
+                print_line(&create_token(&store, &name, role).await?);
+            }
+            TokenAction::List => {
+                for t in store.list_tokens().await? {
+                    let state = t
+                        .revoked_at
+                        .map_or("live".to_string(), |at| format!("revoked {at}"));
+                    print_line(&format!(
+                        "{}\t{}\t{}\t{state}",
+                        t.name, t.role, t.created_at
+                    ));
+                }
+            }
+            TokenAction::Revoke { name } => {
+                if !store.revoke_token(&name).await? {
+                    bail!("no live token named {name:?}");
+                }
+            }
+        }
+        Ok(())
+    })
 }
 
 /// A backend ready to serve: where to listen and the shared state.

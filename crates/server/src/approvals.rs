@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::extract::{Path, State};
 use axum::response::IntoResponse;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -12,8 +13,8 @@ use clawdis_approvals::{Approvals, ApprovalsError, Channel, Choice, Decider};
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::AppState;
 use crate::api::{ApiError, ApiResult, Body, ok};
+use crate::{AppState, Principal};
 
 impl From<ApprovalsError> for ApiError {
     fn from(e: ApprovalsError) -> Self {
@@ -33,10 +34,11 @@ pub async fn list(State(state): State<Arc<AppState>>) -> ApiResult {
 }
 
 /// `POST /approvals/{id}` with `{decision: approve|deny|cancel|respond,
-/// response?, by?}`: resumes the run in this process, exactly once; answers
-/// with the resume's tool envelope.
+/// response?}`: resumes the run in this process, exactly once, decided by
+/// the caller's principal; answers with the resume's tool envelope.
 pub async fn decide(
     State(state): State<Arc<AppState>>,
+    Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
     body: Body,
 ) -> ApiResult {
@@ -44,8 +46,10 @@ pub async fn decide(
         body.str("decision").unwrap_or_default(),
         body.0.get("response").cloned(),
     )?;
+    // Who decides is who presented the credential; a `by` in the body is
+    // not evidence of anything (an agent could name anyone).
     let decider = Decider {
-        by: body.str("by").map(str::to_string),
+        by: Some(principal.label()),
         via: Channel::Http,
     };
     let approvals = state.approvals().await?;

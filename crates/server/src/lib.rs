@@ -7,6 +7,7 @@ mod api;
 mod approvals;
 mod basic;
 mod inspect;
+mod principal;
 mod security;
 mod state;
 mod tabs;
@@ -25,6 +26,7 @@ use clawdis_browser::manager::Manager;
 use clawdis_browser::settings::Settings;
 use serde_json::json;
 
+pub use principal::{Principal, TokenError, create_token};
 pub use token::control_token;
 
 /// Largest accepted JSON body.
@@ -93,6 +95,17 @@ impl AppState {
     pub async fn closed(&self) {
         let mut closing = self.closing.subscribe();
         let _ = closing.wait_for(|closing| *closing).await;
+    }
+
+    /// Who presented `secret`: the owner, a live named token, or nobody.
+    async fn principal_for(&self, secret: &str) -> Result<Option<Principal>, api::ApiError> {
+        if security::constant_time_eq(secret.as_bytes(), self.token.as_bytes()) {
+            return Ok(Some(Principal::Owner));
+        }
+        let approvals = self.approvals().await?;
+        principal::named(approvals.store(), secret)
+            .await
+            .map_err(|e| api::ApiError::internal(e.to_string()))
     }
 
     /// The home's approvals, opened and watched on first use.

@@ -67,23 +67,34 @@ fn presented(headers: &HeaderMap) -> Option<String> {
     text("x-openclaw-password").map(|p| p.trim().to_string())
 }
 
-fn token_ok(headers: &HeaderMap, token: &str) -> bool {
-    presented(headers).is_some_and(|given| constant_time_eq(given.as_bytes(), token.as_bytes()))
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// Whether `a` and `b` are equal, in time that depends on their lengths only.
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Applies the guard to every request.
-pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    if host_header(headers).is_none_or(|h| !is_loopback_host(&h)) {
+pub async fn guard(
+    State(state): State<Arc<AppState>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if host_header(request.headers()).is_none_or(|h| !is_loopback_host(&h)) {
         return json_error(StatusCode::FORBIDDEN, "Host must be a loopback address");
     }
-    if !token_ok(headers, &state.token) {
+    // The caller is whoever the credential names (the owner or a named
+    // token); routes read it from the request, never from its body.
+    let principal = match presented(request.headers()) {
+        Some(secret) => match state.principal_for(&secret).await {
+            Ok(found) => found,
+            Err(e) => return e.into_response(),
+        },
+        None => None,
+    };
+    let Some(principal) = principal else {
         return (StatusCode::UNAUTHORIZED, "Unauthorized").into_response();
-    }
+    };
+    request.extensions_mut().insert(principal);
+    let headers = request.headers();
     let writes = matches!(
         *request.method(),
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE

@@ -1,7 +1,8 @@
 //! Durable state for Clawdis in one SQLite file.
 //!
 //! Holds paused runs (approval and input gates) with their decisions, and the
-//! key/value state behind `state.set`, `state.get` and `diff.last`. Every
+//! key/value state behind `state.set`, `state.get` and `diff.last`, and the
+//! digests of named bearer tokens. Every
 //! change is a single SQLite transaction, so a `kill -9` at any point leaves
 //! either the old or the new state, never half of one. A paused run is
 //! resumed exactly once: [`Store::claim`] is a compare-and-set on its status.
@@ -12,11 +13,14 @@ mod kv;
 mod open;
 mod owner;
 mod runs;
+mod spelled;
+mod tokens;
 
 pub use error::{Result, StoreError};
 pub use open::{Store, create_private_dir};
 pub use owner::{ProcessOwner, current_owner};
 pub use runs::{Channel, Claim, Decided, Decision, Finish, Gate, NewRun, Run, RunKind, RunStatus};
+pub use tokens::{Role, TokenRecord};
 
 /// File name of the database inside the state directory.
 pub const DB_FILE: &str = "clawdis.db";

@@ -1,0 +1,126 @@
+//! Who is calling. The owner presents the control token (`clawdis token`);
+//! everyone else presents a named token with a role (`clawdis token create`),
+//! kept in the store as a SHA-256 digest only. Identity comes from the
+//! credential, never from a field the caller fills in.
+
+use clawdis_store::{Role, Store, StoreError};
+use sha2::{Digest, Sha256};
+
+/// A caller, as its credential names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Principal {
+    /// The control token's holder.
+    Owner,
+    /// A named token.
+    Token {
+        /// The token's name.
+        name: String,
+        /// What it may do.
+        role: Role,
+    },
+}
+
+impl Principal {
+    /// How runs and decisions record it: `owner` or `token:<name>`.
+    pub fn label(&self) -> String {
+        match self {
+            Principal::Owner => "owner".to_string(),
+            Principal::Token { name, .. } => format!("token:{name}"),
+        }
+    }
+}
+
+/// Why a token could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// The name is empty, too long or has characters outside `A-Z a-z 0-9 . _ -`.
+    #[error("a token name is 1 to 64 of A-Z a-z 0-9 . _ - (got {0:?})")]
+    BadName(String),
+    /// A token (live or revoked) already has this name.
+    #[error("a token named {0:?} exists already")]
+    Taken(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The hex SHA-256 digest a token is kept as. Tokens are 244 random bits,
+/// so a fast digest is enough: there is nothing to guess.
+pub fn digest(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Creates a token named `name` with `role` and returns it: the only time
+/// it is seen in clear.
+pub async fn create_token(store: &Store, name: &str, role: Role) -> Result<String, TokenError> {
+    let valid = (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if !valid {
+        return Err(TokenError::BadName(name.to_string()));
+    }
+    let token = format!(
+        "clawdis_{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    if !store.insert_token(name, role, &digest(&token)).await? {
+        return Err(TokenError::Taken(name.to_string()));
+    }
+    Ok(token)
+}
+
+/// The principal a presented named token belongs to, if it is live.
+pub async fn named(store: &Store, presented: &str) -> Result<Option<Principal>, StoreError> {
+    Ok(store
+        .token_by_digest(&digest(presented))
+        .await?
+        .map(|t| Principal::Token {
+            name: t.name,
+            role: t.role,
+        }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digest_is_hex_sha256() {
+        assert_eq!(
+            digest("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_created_token_names_its_principal_until_revoked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_dir(dir.path()).await.unwrap();
+        let token = create_token(&store, "ci-agent", Role::Agent).await.unwrap();
+        assert_eq!(
+            named(&store, &token).await.unwrap(),
+            Some(Principal::Token {
+                name: "ci-agent".into(),
+                role: Role::Agent
+            })
+        );
+        assert!(matches!(
+            create_token(&store, "ci-agent", Role::Approver).await,
+            Err(TokenError::Taken(_))
+        ));
+        for bad in ["", "has space", "x/y", &"n".repeat(65)] {
+            assert!(matches!(
+                create_token(&store, bad, Role::Agent).await,
+                Err(TokenError::BadName(_))
+            ));
+        }
+        assert_eq!(named(&store, "clawdis_wrong").await.unwrap(), None);
+        store.revoke_token("ci-agent").await.unwrap();
+        assert_eq!(named(&store, &token).await.unwrap(), None);
+    }
+}
