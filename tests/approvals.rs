@@ -13,6 +13,7 @@ fn app() -> Decider {
     Decider {
         by: Some("ann@example.com".into()),
         via: Channel::App,
+        human: true,
     }
 }
 

@@ -24,6 +24,7 @@ impl From<ApprovalsError> for CommandError {
             ApprovalsError::NotFound(_) => "not_found",
             ApprovalsError::AlreadyDecided(_) => "already_decided",
             ApprovalsError::Invalid(_) => "invalid",
+            ApprovalsError::Forbidden(_) => "forbidden",
             ApprovalsError::Store(_) => "store",
         };
         CommandError {

@@ -40,6 +40,9 @@ pub enum ApprovalsError {
     /// A response that is not JSON, or a choice the gate does not take.
     #[error("{0}")]
     Invalid(String),
+    /// This decider may not decide this gate (it needs a person).
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 /// A person's choice on a paused run.
@@ -206,6 +209,9 @@ impl Approvals {
             // answer its schema rejects) and the run keeps waiting. Decided
             // by someone else: they got there first. Only a failure of the
             // run this decision resumed is the caller's result.
+            if e.failure == clawdis_engine::Failure::NotAllowed {
+                return Err(ApprovalsError::Forbidden(e.message.clone()));
+            }
             let now = self.get(id).await?;
             if now.status == RunStatus::Pending {
                 return Err(ApprovalsError::Invalid(e.message.clone()));

@@ -222,6 +222,9 @@ pub struct Decider {
     pub by: Option<String>,
     /// The channel the decision comes through.
     pub via: clawdis_store::Channel,
+    /// Whether a person decides: the app, its notification, an approver
+    /// token. Only they may decide a gate whose policy is `approvers: human`.
+    pub human: bool,
 }
 
 impl Ctx {

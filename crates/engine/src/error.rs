@@ -60,6 +60,9 @@ pub enum Failure {
     Io,
     /// The state store failed; the error keeps its source.
     Store,
+    /// The caller may not do this: a gate that needs a person, asked by
+    /// an agent.
+    NotAllowed,
 }
 
 /// An engine error: its class on the wire, what kind of failure it is,

@@ -22,6 +22,7 @@ impl From<ApprovalsError> for ApiError {
             ApprovalsError::NotFound(_) => ApiError::not_found(e.to_string()),
             ApprovalsError::AlreadyDecided(_) => ApiError::conflict(e.to_string()),
             ApprovalsError::Invalid(_) => ApiError::bad_request(e.to_string()),
+            ApprovalsError::Forbidden(_) => ApiError::forbidden(e.to_string()),
             ApprovalsError::Store(_) => ApiError::internal(e.to_string()),
         }
     }
@@ -51,6 +52,7 @@ pub async fn decide(
     let decider = Decider {
         by: Some(principal.label()),
         via: Channel::Http,
+        human: principal.is_person(),
     };
     let approvals = state.approvals().await?;
     let result = approvals.decide(&id, choice, decider).await?;

@@ -21,6 +21,18 @@ pub enum Principal {
 }
 
 impl Principal {
+    /// Whether a person holds the credential: an approver token. The owner
+    /// token is not proof of a person (agents are often given it).
+    pub fn is_person(&self) -> bool {
+        matches!(
+            self,
+            Principal::Token {
+                role: Role::Approver,
+                ..
+            }
+        )
+    }
+
     /// How runs and decisions record it: `owner` or `token:<name>`.
     pub fn label(&self) -> String {
         match self {

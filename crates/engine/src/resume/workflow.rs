@@ -5,17 +5,44 @@ use std::sync::Arc;
 
 use crate::context::Ctx;
 use crate::envelope::Envelope;
-use crate::error::{Error, Result};
+use crate::error::{Error, Failure, Result};
 use crate::exec::login_env::LoginSession;
 use crate::pause::{Intent, claim, decision_for, pending};
 use crate::schema::Schema;
 use crate::value::{Object, Value};
 
-use crate::workflow::file::{self, Workflow};
+use crate::workflow::file::{self, Approvers, Workflow};
 use crate::workflow::pause_for;
 use crate::workflow::{PipelineInput, PipelineResume, Run, check_identity, resolve_workflow_args};
 
 const NOT_FOUND: &str = "Workflow resume state not found";
+
+/// Refuses to approve or deny a gate whose policy is `approvers: human`
+/// unless a person decides ([`crate::context::Decider::human`]). Cancelling
+/// stays open to anyone who may resume: it only stops the run.
+fn needs_a_person(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<()> {
+    let human_gate = state
+        .get_key("approvalIdentity")
+        .and_then(|i| i.get_key("approvers"))
+        .and_then(Value::as_str)
+        == Some("human");
+    let person = ctx.decider.as_ref().is_some_and(|d| d.human);
+    if !human_gate || person || !matches!(intent, Intent::Approve(_)) {
+        return Ok(());
+    }
+    let step = state
+        .get_key("approvalStepId")
+        .map(Value::to_js_string)
+        .unwrap_or_default();
+    Err(Error::failed(
+        Failure::NotAllowed,
+        format!(
+            "Workflow step {step} needs a person's decision (approvers: human): approve or deny it in the \
+             Clawdis app or its notification, or with an approver token (POST /approvals/{{id}}); \
+             lobster resume, agent tokens and the owner token cannot decide it"
+        ),
+    ))
+}
 
 /// A stored mid-pipeline input request, if the state holds one.
 fn pipeline_input(state: &Value) -> Option<PipelineInput> {
@@ -44,6 +71,7 @@ fn pipeline_input(state: &Value) -> Option<PipelineInput> {
 /// Validates the intent against the state and applies the decision to the
 /// step results. Errors here leave the token usable.
 fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
+    needs_a_person(state, intent, ctx)?;
     let mut results = state
         .get_key("steps")
         .and_then(Value::as_object)
@@ -234,6 +262,21 @@ async fn resume_stored_inner(
 /// Resumes a legacy token that carries the whole state inline.
 pub async fn resume_inline(payload: Value, intent: Intent, ctx: &Ctx) -> Envelope {
     let run = async {
+        // An inline token carries its own state, so whoever holds one could
+        // write any: a file with a gate that needs a person is never resumed
+        // from one.
+        if let Ok(workflow) = load_workflow(&payload)
+            && workflow.steps.iter().any(|s| {
+                s.approval
+                    .as_ref()
+                    .is_some_and(|a| a.approvers == Approvers::Human)
+            })
+        {
+            return Err(Error::failed(
+                Failure::NotAllowed,
+                "this workflow has gates that need a person's decision; it cannot be resumed from an inline token",
+            ));
+        }
         if matches!(intent, Intent::Cancel | Intent::Approve(false)) {
             return Ok(Envelope::cancelled());
         }

@@ -46,6 +46,19 @@ pub struct Approval {
     pub required_approver: Option<String>,
     /// Whether the approver must differ from the initiator.
     pub require_different_approver: Option<bool>,
+    /// Who may decide (`approvers:`); plain Lobster gates are `Any`.
+    pub approvers: Approvers,
+}
+
+/// Who may decide an approval gate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Approvers {
+    /// Whoever holds the resume token or the approval id (Lobster's gate).
+    #[default]
+    Any,
+    /// Only a person: the app, its notification, or an approver token;
+    /// never `lobster resume`, an agent token or the owner token.
+    Human,
 }
 
 /// Input gate settings.
@@ -798,6 +811,17 @@ fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
             )));
         }
     }
+    let approvers = match o.get("approvers") {
+        None => Approvers::Any,
+        Some(Value::String(s)) if s == "any" => Approvers::Any,
+        Some(Value::String(s)) if s == "human" => Approvers::Human,
+        Some(other) => {
+            return Err(Error::runtime(format!(
+                "Workflow step {id} approval.approvers must be human or any, not {}",
+                other.to_json()
+            )));
+        }
+    };
     for key in ["require_different_approver", "requireDifferentApprover"] {
         if o.get(key).is_some_and(|v| !matches!(v, Value::Bool(_))) {
             return Err(Error::runtime(format!(
@@ -827,6 +851,7 @@ fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
                 Value::Bool(b) => Some(*b),
                 _ => None,
             }),
+        approvers,
     }))
 }
 
@@ -909,5 +934,34 @@ mod path_tests {
         assert_eq!(v.get_key("b"), Some(&Value::Number(f64::NEG_INFINITY)));
         assert!(matches!(v.get_key("c"), Some(Value::Number(n)) if n.is_nan()));
         assert_eq!(v.to_json(), r#"{"a":null,"b":null,"c":null}"#);
+    }
+}
+
+#[cfg(test)]
+mod approval_tests {
+    use super::*;
+
+    #[test]
+    fn approvers_is_human_or_any() {
+        let load = |approvers: &str| {
+            let text = format!(
+                "steps:\n  - id: g\n    approval:\n      prompt: ok?\n      approvers: {approvers}\n"
+            );
+            from_value(&parse_yaml(&text).unwrap(), Path::new("wf.lobster"))
+        };
+        let gate = |wf: Workflow| wf.steps[0].approval.clone().unwrap().approvers;
+        assert_eq!(gate(load("human").unwrap()), Approvers::Human);
+        assert_eq!(gate(load("any").unwrap()), Approvers::Any);
+        let err = load("agents").unwrap_err();
+        assert_eq!(
+            err.message,
+            "Workflow step g approval.approvers must be human or any, not \"agents\""
+        );
+        let plain = from_value(
+            &parse_yaml("steps:\n  - id: g\n    approval: required\n").unwrap(),
+            Path::new("wf.lobster"),
+        )
+        .unwrap();
+        assert_eq!(gate(plain), Approvers::Any, "Lobster's gate is anyone's");
     }
 }

@@ -129,6 +129,9 @@ pub(super) fn approval_request(
 
     let mut request = Object::new();
     request.insert("type", Value::from("approval_request"));
+    if cfg.approvers == file::Approvers::Human {
+        identity.insert("approvers", Value::from("human"));
+    }
     let json = step_result.get_key("json");
     let from_output = json.and_then(Value::as_object).and_then(|o| {
         let nested = o

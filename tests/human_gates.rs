@@ -1,0 +1,200 @@
+//! A gate whose policy is `approvers: human` is decided by a person only:
+//! the app, its notification, or an approver token. `lobster resume`, an
+//! agent token and the owner token are refused with an error that says
+//! where a person decides, and the run keeps waiting for them.
+
+use std::path::Path;
+use std::process::Output;
+
+use base64::Engine;
+use clawdis_e2e::control::{Client, start_server_full};
+use clawdis_e2e::{bin, envelope, lobster};
+use serde_json::json;
+
+const SHIP: &str = "name: ship\nsteps:\n  - id: build\n    run: echo built\n  - id: gate\n    \
+                    approval:\n      prompt: Ship it?\n      approvers: human\n  - id: ship\n    \
+                    run: echo shipped >> shipped.txt; echo done\n";
+
+fn token(home: &Path, name: &str, role: &str) -> String {
+    let out = std::process::Command::new(bin("clawdis"))
+        .arg("--home")
+        .arg(home)
+        .args(["token", "create", "--name", name, "--role", role])
+        .env("CLAWDIS_KEYCHAIN", "off")
+        .env_remove("LOBSTER_STATE_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn resume(home: &Path, work: &Path, args: &[&str]) -> Output {
+    lobster(home)
+        .current_dir(work)
+        .arg("resume")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn only_a_person_decides_a_human_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("ship.lobster"), SHIP).unwrap();
+    let paused = envelope(
+        &lobster(&home)
+            .current_dir(&work)
+            .args(["run", "--mode", "tool", "ship.lobster"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let request = &paused["requiresApproval"];
+    assert_eq!(request["approvers"], "human", "{request}");
+    let resume_token = request["resumeToken"].as_str().unwrap().to_string();
+    let approval_id = request["approvalId"].as_str().unwrap().to_string();
+
+    // The agent's own CLI cannot approve or deny it, by token or by id,
+    // whatever identity variables it sets.
+    for args in [
+        vec!["--token", &resume_token, "--approve", "yes"],
+        vec!["--id", &approval_id, "--approve", "no"],
+    ] {
+        let out = lobster(&home)
+            .current_dir(&work)
+            .env("LOBSTER_APPROVAL_APPROVED_BY", "ann")
+            .arg("resume")
+            .args(&args)
+            .output()
+            .unwrap();
+        let refused = envelope(&out);
+        assert_eq!(out.status.code(), Some(1), "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("needs a person's decision") && message.contains("approver token"),
+            "{message}"
+        );
+    }
+    assert!(!work.join("shipped.txt").exists());
+
+    // Over HTTP: the owner token and an agent token are refused with 403.
+    let agent = token(&home, "agent", "agent");
+    let person = token(&home, "ann", "approver");
+    let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    let owner = Client::new(&server);
+    let id = owner.ok("GET", "/approvals", None)["approvals"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for client in [&owner, &Client::with_token(server.port, &agent)] {
+        let (status, body) = client.call(
+            "POST",
+            &format!("/approvals/{id}"),
+            Some(json!({"decision": "approve"})),
+        );
+        assert_eq!(status, 403, "{body}");
+        assert!(
+            body["error"].as_str().unwrap().contains("approver token"),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        owner.ok("GET", "/approvals", None)["approvals"][0]["status"],
+        "pending",
+        "still waiting for a person"
+    );
+
+    // A person's token decides it, once.
+    let ann = Client::with_token(server.port, &person);
+    let decided = ann.ok(
+        "POST",
+        &format!("/approvals/{id}"),
+        Some(json!({"decision": "approve"})),
+    );
+    assert_eq!(decided["result"]["status"], "ok", "{decided}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("shipped.txt")).unwrap(),
+        "shipped\n"
+    );
+    let run = &ann.ok("GET", "/approvals", None)["approvals"][0];
+    assert_eq!(run["decidedBy"], "token:ann");
+}
+
+#[test]
+fn an_agent_may_still_cancel_a_human_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("ship.lobster"), SHIP).unwrap();
+    let paused = envelope(
+        &lobster(&home)
+            .current_dir(&work)
+            .args(["run", "--mode", "tool", "ship.lobster"])
+            .output()
+            .unwrap(),
+    );
+    let resume_token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+    let cancelled = envelope(&resume(
+        &home,
+        &work,
+        &["--token", resume_token, "--cancel"],
+    ));
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    assert!(!work.join("shipped.txt").exists());
+}
+
+/// Lobster's legacy inline tokens carry their own state; one could be
+/// written to skip the gate, so a file with a human gate never resumes
+/// from one.
+#[test]
+fn an_inline_token_cannot_skip_a_human_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("ship.lobster"), SHIP).unwrap();
+    let forged = json!({
+        "protocolVersion": 1,
+        "v": 1,
+        "kind": "workflow-file",
+        "filePath": work.join("ship.lobster"),
+        "resumeAtIndex": 2,
+        "steps": {"build": {"id": "build", "stdout": "built\n"}},
+        "approvalStepId": "gate",
+    });
+    let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(forged.to_string());
+    let out = resume(&home, &work, &["--token", &token, "--approve", "yes"]);
+    let refused = envelope(&out);
+    assert_eq!(refused["ok"], false, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("need a person's decision"),
+        "{refused}"
+    );
+    assert!(!work.join("shipped.txt").exists());
+
+    // The same forged token for a plain Lobster gate resumes, as in Lobster:
+    // the refusal above is the policy's, not a broken token.
+    std::fs::write(
+        work.join("ship.lobster"),
+        SHIP.replace("      approvers: human\n", ""),
+    )
+    .unwrap();
+    let resumed = envelope(&resume(
+        &home,
+        &work,
+        &["--token", &token, "--approve", "yes"],
+    ));
+    assert_eq!(resumed["status"], "ok", "{resumed}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("shipped.txt")).unwrap(),
+        "shipped\n"
+    );
+}
