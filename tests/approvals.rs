@@ -14,6 +14,7 @@ fn app() -> Decider {
         by: Some("ann@example.com".into()),
         via: Channel::App,
         human: true,
+        comment: None,
     }
 }
 

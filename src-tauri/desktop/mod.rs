@@ -100,6 +100,7 @@ fn decider(via: Channel) -> Decider {
         via,
         // The app's windows and notifications are a person's.
         human: true,
+        comment: None,
     }
 }
 

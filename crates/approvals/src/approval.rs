@@ -50,6 +50,10 @@ pub struct Approval {
     pub decided_via: Option<Channel>,
     /// When (RFC 3339).
     pub decided_at: Option<String>,
+    /// What the decider said: an approval's comment, a denial's reason.
+    pub comment: Option<String>,
+    /// How the decided run ended: its final tool envelope.
+    pub result: Option<Json>,
 }
 
 impl Approval {
@@ -79,6 +83,11 @@ impl Approval {
             decided_by: run.decided_by.clone(),
             decided_via: run.decided_via,
             decided_at: run.decided_at.clone(),
+            comment: run.decision_comment.clone(),
+            result: run
+                .result_json
+                .as_deref()
+                .and_then(|r| RawValue::from_string(r.to_string()).ok()),
         }
     }
 

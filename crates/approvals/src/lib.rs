@@ -150,13 +150,13 @@ impl Approvals {
             .collect())
     }
 
-    /// One run by id (its state key).
+    /// One run by id: its state key, or the 8-hex approval id agents quote.
     pub async fn get(&self, id: &str) -> Result<Approval, ApprovalsError> {
-        let run = self
-            .store
-            .get_run(id)
-            .await?
-            .ok_or_else(|| ApprovalsError::NotFound(id.to_string()))?;
+        let run = match self.store.get_run(id).await? {
+            Some(run) => Some(run),
+            None => self.store.get_run_by_approval_id(id).await?,
+        };
+        let run = run.ok_or_else(|| ApprovalsError::NotFound(id.to_string()))?;
         Ok(Approval::from_run(&run))
     }
 

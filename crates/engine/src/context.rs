@@ -225,6 +225,9 @@ pub struct Decider {
     /// Whether a person decides: the app, its notification, an approver
     /// token. Only they may decide a gate whose policy is `approvers: human`.
     pub human: bool,
+    /// What they said with this decision: an approval's comment, a
+    /// denial's reason.
+    pub comment: Option<String>,
 }
 
 impl Ctx {

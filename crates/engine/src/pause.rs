@@ -157,18 +157,20 @@ pub async fn claim(
 /// The decision record for a resume: the context's [`Decider`](crate::context::Decider),
 /// else this CLI (`LOBSTER_APPROVAL_APPROVED_BY` names who).
 pub fn decision_for(intent: &Intent, ctx: &Ctx) -> Decided {
-    let (decided_by, decided_via) = match &ctx.decider {
-        Some(d) => (d.by.clone(), d.via),
+    let (decided_by, decided_via, comment) = match &ctx.decider {
+        Some(d) => (d.by.clone(), d.via, d.comment.clone()),
         None => (
             ctx.env_var("LOBSTER_APPROVAL_APPROVED_BY")
                 .map(|s| s.trim().to_string()),
             Channel::Cli,
+            None,
         ),
     };
     Decided {
         decision: intent.decision(),
         decided_by,
         decided_via,
+        comment,
     }
 }
 

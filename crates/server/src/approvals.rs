@@ -6,14 +6,16 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::Extension;
-use axum::extract::{Path, State};
+use axum::Json;
+use axum::extract::{Path, Query as Q, State};
+use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use clawdis_approvals::{Approvals, ApprovalsError, Channel, Choice, Decider};
+use clawdis_approvals::{Approval, Approvals, ApprovalsError, Channel, Choice, Decider, RunStatus};
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::api::{ApiError, ApiResult, Body, ok};
+use crate::api::{ApiError, ApiResult, Body, Query, ok};
 use crate::{AppState, Principal};
 
 impl From<ApprovalsError> for ApiError {
@@ -28,15 +30,37 @@ impl From<ApprovalsError> for ApiError {
     }
 }
 
-/// `GET /approvals`: pending runs (oldest first), then recent decisions.
-pub async fn list(State(state): State<Arc<AppState>>) -> ApiResult {
+/// `GET /approvals?status=pending|decided`: pending runs (oldest first),
+/// then recent decisions; `status` keeps one of the two.
+pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     let approvals = state.approvals().await?;
-    ok(json!({ "approvals": approvals.list().await? }))
+    let wanted = match q.get("status").map(String::as_str) {
+        None | Some("") => None,
+        Some("pending") => Some(true),
+        Some("decided") => Some(false),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "status must be pending or decided, not {other:?}"
+            )));
+        }
+    };
+    let listed: Vec<Approval> = approvals
+        .list()
+        .await?
+        .into_iter()
+        .filter(|a| wanted.is_none_or(|pending| (a.status == RunStatus::Pending) == pending))
+        .collect();
+    ok(json!({ "approvals": listed }))
+}
+
+/// `GET /approvals/{id}`: one run, by its id or its 8-hex approval id.
+pub async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
+    let approvals = state.approvals().await?;
+    ok(json!({ "approval": approvals.get(&id).await? }))
 }
 
 /// `POST /approvals/{id}` with `{decision: approve|deny|cancel|respond,
-/// response?}`: resumes the run in this process, exactly once, decided by
-/// the caller's principal; answers with the resume's tool envelope.
+/// response?, comment?}`: the one-route form of the four below.
 pub async fn decide(
     State(state): State<Arc<AppState>>,
     Extension(principal): Extension<Principal>,
@@ -47,16 +71,89 @@ pub async fn decide(
         body.str("decision").unwrap_or_default(),
         body.0.get("response").cloned(),
     )?;
-    // Who decides is who presented the credential; a `by` in the body is
-    // not evidence of anything (an agent could name anyone).
+    decide_as(&state, &principal, &id, choice, body.str("comment")).await
+}
+
+/// `POST /approvals/{id}/approve {comment?}`.
+pub async fn approve(
+    State(state): State<Arc<AppState>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
+    decide_as(
+        &state,
+        &principal,
+        &id,
+        Choice::Approve,
+        body.str("comment"),
+    )
+    .await
+}
+
+/// `POST /approvals/{id}/deny {reason?}`; the reason is kept as the
+/// decision's comment.
+pub async fn deny(
+    State(state): State<Arc<AppState>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
+    decide_as(&state, &principal, &id, Choice::Deny, body.str("reason")).await
+}
+
+/// `POST /approvals/{id}/respond {response}`, checked against the input
+/// gate's schema.
+pub async fn respond(
+    State(state): State<Arc<AppState>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
+    let choice = Choice::parse("respond", body.0.get("response").cloned())?;
+    decide_as(&state, &principal, &id, choice, body.str("comment")).await
+}
+
+/// `POST /approvals/{id}/cancel`.
+pub async fn cancel(
+    State(state): State<Arc<AppState>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
+    decide_as(&state, &principal, &id, Choice::Cancel, body.str("comment")).await
+}
+
+/// Resumes run `id` with `choice` in this process, exactly once, decided by
+/// `principal` (a `by` in a body is not evidence of anything: an agent
+/// could name anyone); answers with the resume's tool envelope. A run
+/// decided already answers 409 with that first decision and its outcome.
+async fn decide_as(
+    state: &AppState,
+    principal: &Principal,
+    id: &str,
+    choice: Choice,
+    comment: Option<&str>,
+) -> ApiResult {
     let decider = Decider {
         by: Some(principal.label()),
         via: Channel::Http,
         human: principal.is_person(),
+        comment: comment.map(str::to_string),
     };
     let approvals = state.approvals().await?;
-    let result = approvals.decide(&id, choice, decider).await?;
-    ok(json!({ "ok": true, "result": result }))
+    match approvals.decide(id, choice, decider).await {
+        Ok(result) => ok(json!({ "ok": true, "result": result })),
+        Err(e @ ApprovalsError::AlreadyDecided(_)) => {
+            let first = approvals.get(id).await?;
+            Ok((
+                StatusCode::CONFLICT,
+                Json(json!({ "error": e.to_string(), "approval": first })),
+            )
+                .into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// `GET /approvals/events`: every later pause and change as an SSE event

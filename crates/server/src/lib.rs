@@ -187,7 +187,14 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/wait/download", post(act::wait_download))
         .route("/approvals", get(approvals::list))
         .route("/approvals/events", get(approvals::events))
-        .route("/approvals/{id}", post(approvals::decide))
+        .route(
+            "/approvals/{id}",
+            get(approvals::get_one).post(approvals::decide),
+        )
+        .route("/approvals/{id}/approve", post(approvals::approve))
+        .route("/approvals/{id}/deny", post(approvals::deny))
+        .route("/approvals/{id}/respond", post(approvals::respond))
+        .route("/approvals/{id}/cancel", post(approvals::cancel))
         .fallback(unknown_route);
     let router = OPENCLAW_UNIMPLEMENTED
         .iter()

@@ -12,7 +12,8 @@ use crate::{ProcessOwner, Result, Store, StoreError, now_iso};
 macro_rules! run_columns {
     () => {
         "state_key, kind, gate, approval_id, status, workflow_name, request_json, state_json, created_at, \
-         claim_id, decision, decided_by, decided_via, decided_at, result_json, next_state_key, cwd"
+         claim_id, decision, decided_by, decided_via, decided_at, result_json, next_state_key, cwd, \
+         decision_comment"
     };
 }
 
@@ -20,7 +21,7 @@ macro_rules! run_columns {
 macro_rules! claim_set {
     () => {
         "UPDATE runs SET status = 'running', claim_id = ?, claimed_pid = ?, claimed_at = ?, \
-         decision = ?, decided_by = ?, decided_via = ?, decided_at = ? "
+         decision = ?, decided_by = ?, decided_via = ?, decided_at = ?, decision_comment = ? "
     };
 }
 
@@ -82,6 +83,8 @@ pub struct Run {
     pub next_state_key: Option<String>,
     /// The directory the pausing process ran in.
     pub cwd: Option<String>,
+    /// What the decider said: an approval's comment, a denial's reason.
+    pub decision_comment: Option<String>,
 }
 
 /// A decision that claims a pending run, with who took it and how.
@@ -93,6 +96,8 @@ pub struct Decided {
     pub decided_by: Option<String>,
     /// The channel it came through.
     pub decided_via: Channel,
+    /// What the decider said with it.
+    pub comment: Option<String>,
 }
 
 /// What [`Store::claim`] found.
@@ -337,6 +342,7 @@ fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<Run> {
         result_json: r.get(14),
         next_state_key: r.get(15),
         cwd: r.get(16),
+        decision_comment: r.get(17),
     })
 }
 
@@ -356,6 +362,7 @@ fn claim_update<'q>(
         .bind(&decision.decided_by)
         .bind(decision.decided_via.as_str())
         .bind(now)
+        .bind(&decision.comment)
 }
 
 /// The statement recording `run` as pending.
@@ -402,6 +409,7 @@ mod tests {
             decision: Decision::Approve,
             decided_by: None,
             decided_via: Channel::Cli,
+            comment: None,
         }
     }
 
