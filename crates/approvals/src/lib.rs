@@ -209,8 +209,14 @@ impl Approvals {
             // answer its schema rejects) and the run keeps waiting. Decided
             // by someone else: they got there first. Only a failure of the
             // run this decision resumed is the caller's result.
-            if e.failure == clawdis_engine::Failure::NotAllowed {
-                return Err(ApprovalsError::Forbidden(e.message.clone()));
+            match e.failure {
+                clawdis_engine::Failure::NotAllowed => {
+                    return Err(ApprovalsError::Forbidden(e.message.clone()));
+                }
+                clawdis_engine::Failure::Again => {
+                    return Err(ApprovalsError::AlreadyDecided(e.message.clone()));
+                }
+                _ => {}
             }
             let now = self.get(id).await?;
             if now.status == RunStatus::Pending {

@@ -63,6 +63,8 @@ pub enum Failure {
     /// The caller may not do this: a gate that needs a person, asked by
     /// an agent.
     NotAllowed,
+    /// The caller decided this already (an approver approving twice).
+    Again,
 }
 
 /// An engine error: its class on the wire, what kind of failure it is,

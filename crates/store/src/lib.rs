@@ -15,12 +15,14 @@ mod owner;
 mod runs;
 mod spelled;
 mod tokens;
+mod votes;
 
 pub use error::{Result, StoreError};
 pub use open::{Store, create_private_dir};
 pub use owner::{ProcessOwner, current_owner};
 pub use runs::{Channel, Claim, Decided, Decision, Finish, Gate, NewRun, Run, RunKind, RunStatus};
 pub use tokens::{Role, TokenRecord};
+pub use votes::{Counted, Vote};
 
 /// File name of the database inside the state directory.
 pub const DB_FILE: &str = "clawdis.db";

@@ -44,6 +44,71 @@ fn needs_a_person(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<()> {
     ))
 }
 
+/// Counts this approval toward a gate that needs `minApprovals` distinct
+/// approvers. Until the last one, the run keeps waiting and the answer is
+/// its `needs_approval` envelope with the count so far; the approval that
+/// reaches the count goes on to claim the run (`None`).
+async fn count_approval(
+    state: &Value,
+    row: &clawdis_store::Run,
+    ctx: &Ctx,
+) -> Result<Option<Envelope>> {
+    let Some(min) = state
+        .get_key("approvalIdentity")
+        .and_then(|i| i.get_key("minApprovals"))
+        .map(Value::to_number)
+        .filter(|n| *n > 1.0)
+    else {
+        return Ok(None);
+    };
+    // Distinct approvers are told apart by their credentials (the app's
+    // person, a token), never by LOBSTER_APPROVAL_APPROVED_BY, which anyone
+    // may set.
+    let decided = decision_for(&Intent::Approve(true), ctx);
+    let approver = ctx
+        .decider
+        .as_ref()
+        .and_then(|d| d.by.clone())
+        .filter(|b| !b.trim().is_empty());
+    let Some(approver) = approver else {
+        return Err(Error::failed(
+            Failure::NotAllowed,
+            format!(
+                "this gate needs {min} distinct approvers, told apart by their credentials: \
+                 approve it in the Clawdis app or with a token over HTTP (POST /approvals/{{id}}/approve), \
+                 not with lobster resume"
+            ),
+        ));
+    };
+    let store = ctx.state.store().await?;
+    let counted = store
+        .add_vote(
+            &row.state_key,
+            &approver,
+            decided.decided_via,
+            decided.comment.as_deref(),
+        )
+        .await?;
+    let count = match counted {
+        clawdis_store::Counted::Now(n) => f64::from(n),
+        clawdis_store::Counted::Again => {
+            return Err(Error::failed(
+                Failure::Again,
+                format!("{approver} has approved this already; it needs {min} distinct approvers"),
+            ));
+        }
+        clawdis_store::Counted::Closed => return Err(Error::runtime(NOT_FOUND)),
+    };
+    if count >= min {
+        return Ok(None);
+    }
+    let Ok(Value::Object(mut request)) = Value::from_json(&row.request_json) else {
+        return Err(Error::runtime("Invalid workflow resume state"));
+    };
+    request.insert("approvals", Value::from(count));
+    Ok(Some(Envelope::needs_approval(Value::Object(request))))
+}
+
 /// A stored mid-pipeline input request, if the state holds one.
 fn pipeline_input(state: &Value) -> Option<PipelineInput> {
     if state.get_key("inputKind").and_then(Value::as_str) != Some("pipeline_command") {
@@ -241,6 +306,11 @@ async fn resume_stored_inner(
     let state = Value::from_json(&row.state_json)
         .map_err(|_| Error::runtime("Invalid workflow resume state"))?;
     let results = apply_decision(&state, &intent, ctx)?;
+    if intent == Intent::Approve(true)
+        && let Some(waiting) = count_approval(&state, &row, ctx).await?
+    {
+        return Ok(waiting);
+    }
     let proceeds = !matches!(intent, Intent::Cancel | Intent::Approve(false));
     // The workflow file is read while SQLite's thread records the claim; a
     // failure to read it ends the claimed run, as it did when read after.

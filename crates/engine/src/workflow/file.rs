@@ -48,6 +48,8 @@ pub struct Approval {
     pub require_different_approver: Option<bool>,
     /// Who may decide (`approvers:`); plain Lobster gates are `Any`.
     pub approvers: Approvers,
+    /// How many distinct approvers must approve (`min_approvals:`, 1 unless set).
+    pub min_approvals: u32,
 }
 
 /// Who may decide an approval gate.
@@ -796,6 +798,7 @@ fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
             .map(str::to_string);
         return Ok(Some(Approval {
             prompt,
+            min_approvals: 1,
             ..Approval::default()
         }));
     };
@@ -818,6 +821,16 @@ fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
         Some(other) => {
             return Err(Error::runtime(format!(
                 "Workflow step {id} approval.approvers must be human or any, not {}",
+                other.to_json()
+            )));
+        }
+    };
+    let min_approvals = match o.get("min_approvals") {
+        None => 1,
+        Some(Value::Number(n)) if n.fract() == 0.0 && (1.0..=100.0).contains(n) => *n as u32,
+        Some(other) => {
+            return Err(Error::runtime(format!(
+                "Workflow step {id} approval.min_approvals must be an integer from 1 to 100, not {}",
                 other.to_json()
             )));
         }
@@ -852,6 +865,7 @@ fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
                 _ => None,
             }),
         approvers,
+        min_approvals,
     }))
 }
 
@@ -963,5 +977,36 @@ mod approval_tests {
         )
         .unwrap();
         assert_eq!(gate(plain), Approvers::Any, "Lobster's gate is anyone's");
+    }
+
+    #[test]
+    fn min_approvals_is_a_small_positive_integer() {
+        let load = |min: &str| {
+            let text = format!("steps:\n  - id: g\n    approval:\n      min_approvals: {min}\n");
+            from_value(&parse_yaml(&text).unwrap(), Path::new("wf.lobster"))
+        };
+        assert_eq!(
+            load("3").unwrap().steps[0]
+                .approval
+                .clone()
+                .unwrap()
+                .min_approvals,
+            3
+        );
+        for bad in ["0", "1.5", "101", "two"] {
+            assert!(
+                load(bad)
+                    .unwrap_err()
+                    .message
+                    .contains("min_approvals must be an integer from 1 to 100"),
+                "{bad}"
+            );
+        }
+        let plain = from_value(
+            &parse_yaml("steps:\n  - id: g\n    approval: true\n").unwrap(),
+            Path::new("wf.lobster"),
+        )
+        .unwrap();
+        assert_eq!(plain.steps[0].approval.clone().unwrap().min_approvals, 1);
     }
 }

@@ -132,6 +132,9 @@ pub(super) fn approval_request(
     if cfg.approvers == file::Approvers::Human {
         identity.insert("approvers", Value::from("human"));
     }
+    if cfg.min_approvals > 1 {
+        identity.insert("minApprovals", Value::from(f64::from(cfg.min_approvals)));
+    }
     let json = step_result.get_key("json");
     let from_output = json.and_then(Value::as_object).and_then(|o| {
         let nested = o

@@ -1,0 +1,149 @@
+//! A gate with `min_approvals: N` resumes on the Nth distinct approver's
+//! approval; each approver counts once, told apart by their credential.
+
+use std::path::Path;
+
+use clawdis_e2e::control::{Client, start_server_full};
+use clawdis_e2e::{bin, envelope, lobster};
+use serde_json::json;
+
+fn flow(approvers: &str) -> String {
+    format!(
+        "name: release\nsteps:\n  - id: gate\n    approval:\n      prompt: Release?\n      \
+         approvers: {approvers}\n      min_approvals: 2\n  - id: release\n    \
+         run: echo released >> released.txt; echo done\n"
+    )
+}
+
+fn token(home: &Path, name: &str, role: &str) -> String {
+    let out = std::process::Command::new(bin("clawdis"))
+        .arg("--home")
+        .arg(home)
+        .args(["token", "create", "--name", name, "--role", role])
+        .env("CLAWDIS_KEYCHAIN", "off")
+        .env_remove("LOBSTER_STATE_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn two_people_must_approve_and_each_counts_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("release.lobster"), flow("human")).unwrap();
+    let paused = envelope(
+        &lobster(&home)
+            .current_dir(&work)
+            .args(["run", "--mode", "tool", "release.lobster"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(paused["requiresApproval"]["minApprovals"], 2, "{paused}");
+    let short = paused["requiresApproval"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (ann, bob) = (
+        token(&home, "ann", "approver"),
+        token(&home, "bob", "approver"),
+    );
+    let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    let ann = Client::with_token(server.port, &ann);
+    let bob = Client::with_token(server.port, &bob);
+
+    let first = ann.ok("POST", &format!("/approvals/{short}/approve"), None);
+    assert_eq!(
+        (
+            first["result"]["status"].as_str(),
+            first["result"]["requiresApproval"]["approvals"].as_i64()
+        ),
+        (Some("needs_approval"), Some(1)),
+        "{first}"
+    );
+    let (status, again) = ann.call("POST", &format!("/approvals/{short}/approve"), None);
+    assert_eq!(status, 409, "{again}");
+    assert!(
+        again["error"]
+            .as_str()
+            .unwrap()
+            .contains("approved this already"),
+        "{again}"
+    );
+    // The owner token is no person's, whatever the count.
+    let (status, _) =
+        Client::new(&server).call("POST", &format!("/approvals/{short}/approve"), None);
+    assert_eq!(status, 403);
+    assert!(
+        !work.join("released.txt").exists(),
+        "one approval is not enough"
+    );
+
+    let second = bob.ok("POST", &format!("/approvals/{short}/approve"), None);
+    assert_eq!(second["result"]["status"], "ok", "{second}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("released.txt")).unwrap(),
+        "released\n"
+    );
+    let decided = &bob.ok("GET", &format!("/approvals/{short}"), None)["approval"];
+    assert_eq!(
+        decided["decidedBy"], "token:bob",
+        "the count's last approver claims the run"
+    );
+}
+
+#[test]
+fn lobster_resume_does_not_count_toward_min_approvals() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("release.lobster"), flow("any")).unwrap();
+    let paused = envelope(
+        &lobster(&home)
+            .current_dir(&work)
+            .args(["run", "--mode", "tool", "release.lobster"])
+            .output()
+            .unwrap(),
+    );
+    let resume_token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+    for who in ["ann", "bob"] {
+        let out = lobster(&home)
+            .current_dir(&work)
+            .env("LOBSTER_APPROVAL_APPROVED_BY", who)
+            .args(["resume", "--token", resume_token, "--approve", "yes"])
+            .output()
+            .unwrap();
+        let refused = envelope(&out);
+        assert_eq!(refused["ok"], false, "{refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("told apart by their credentials"),
+            "{refused}"
+        );
+    }
+    assert!(!work.join("released.txt").exists());
+    // With `approvers: any`, the owner and an agent token are two approvers.
+    let agent = token(&home, "agent", "agent");
+    let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    let short = paused["requiresApproval"]["approvalId"].as_str().unwrap();
+    let owner = Client::new(&server).ok("POST", &format!("/approvals/{short}/approve"), None);
+    assert_eq!(owner["result"]["status"], "needs_approval", "{owner}");
+    let agent = Client::with_token(server.port, &agent).ok(
+        "POST",
+        &format!("/approvals/{short}/approve"),
+        None,
+    );
+    assert_eq!(agent["result"]["status"], "ok", "{agent}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("released.txt")).unwrap(),
+        "released\n"
+    );
+}
