@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use clawdis_approvals::{Approval, Approvals, Channel, Choice, Decider, RunStatus};
 use clawdis_browser::settings::{Settings, parse_control_url};
 use clawdis_engine::context::{clawdis_home, process_env, state_dir_in};
 use clawdis_server::{AppState, ServerConfig, control_token, create_token};
@@ -42,6 +43,44 @@ pub enum Command {
     /// Print the owner's bearer token, or manage named tokens for agents
     /// and approvers.
     Token(TokenArgs),
+    /// List paused runs, or decide one from this terminal.
+    Approvals(ApprovalsArgs),
+}
+
+/// `clawdis approvals list|approve|deny`.
+#[derive(clap::Args)]
+pub struct ApprovalsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: ApprovalsAction,
+}
+
+/// What to do with paused runs. Deciding here is deciding as an agent
+/// would: a gate that needs a person (`approvers: human`) refuses it.
+#[derive(Subcommand)]
+pub enum ApprovalsAction {
+    /// Print `{approvals: [...]}`: pending runs, then recent decisions.
+    List {
+        /// Only `pending` or only `decided` ones.
+        #[arg(long, value_parser = ["pending", "decided"])]
+        status: Option<String>,
+    },
+    /// Approve run ID (its run id or 8-hex approval id); prints the resume's envelope.
+    Approve {
+        /// The run id or approval id.
+        id: String,
+        /// A note kept with the decision.
+        #[arg(long)]
+        comment: Option<String>,
+    },
+    /// Deny run ID; prints the resume's envelope.
+    Deny {
+        /// The run id or approval id.
+        id: String,
+        /// Why, kept with the decision.
+        #[arg(long)]
+        reason: Option<String>,
+    },
 }
 
 /// `clawdis token [create|list|revoke]`.
@@ -158,6 +197,7 @@ pub fn run(home: PathBuf, command: Command) -> Result<()> {
         Command::Token(TokenArgs {
             action: Some(action),
         }) => tokens(&home, action),
+        Command::Approvals(ApprovalsArgs { action }) => approvals(&home, action),
         Command::Serve(args) => serve(home, args),
         Command::App(_) => {
             bail!("this clawdis was built without the desktop app; run `clawdis serve`")
@@ -200,6 +240,49 @@ fn tokens(home: &std::path::Path, action: TokenAction) -> Result<()> {
                 }
             }
         }
+        Ok(())
+    })
+}
+
+/// `clawdis approvals list|approve|deny`, on the store the backend reads.
+fn approvals(home: &std::path::Path, action: ApprovalsAction) -> Result<()> {
+    let state_dir = state_dir_in(&process_env(), home);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let approvals = Approvals::open(&state_dir)
+            .await
+            .with_context(|| format!("opening the approvals in {}", state_dir.display()))?;
+        let (id, choice, comment) = match action {
+            ApprovalsAction::List { status } => {
+                let listed: Vec<Approval> = approvals
+                    .list()
+                    .await?
+                    .into_iter()
+                    .filter(|a| match status.as_deref() {
+                        Some("pending") => a.status == RunStatus::Pending,
+                        Some(_) => a.status != RunStatus::Pending,
+                        None => true,
+                    })
+                    .collect();
+                print_line(&serde_json::to_string_pretty(
+                    &serde_json::json!({ "approvals": listed }),
+                )?);
+                return Ok(());
+            }
+            ApprovalsAction::Approve { id, comment } => (id, Choice::Approve, comment),
+            ApprovalsAction::Deny { id, reason } => (id, Choice::Deny, reason),
+        };
+        // This terminal is where agents run too: it is never proof of a person.
+        let decider = Decider {
+            by: Some("cli".to_string()),
+            via: Channel::Cli,
+            human: false,
+            comment,
+        };
+        let envelope = approvals.decide(&id, choice, decider).await?;
+        print_line(&serde_json::to_string_pretty(&envelope)?);
         Ok(())
     })
 }
