@@ -40,6 +40,9 @@ pub struct Settings {
     pub allowed_hosts: Vec<String>,
     /// Hosts navigation may never reach.
     pub blocked_hosts: Vec<String>,
+    /// Directories of named workflows besides `<home>/workflows` (absolute,
+    /// `~/…`, or relative to the home).
+    pub workflow_dirs: Vec<String>,
 }
 
 impl Default for Settings {
@@ -55,7 +58,26 @@ impl Default for Settings {
             evaluate_enabled: true,
             allowed_hosts: Vec::new(),
             blocked_hosts: Vec::new(),
+            workflow_dirs: Vec::new(),
         }
+    }
+}
+
+impl Settings {
+    /// Where named workflows live: `<home>/workflows`, then `workflowDirs`.
+    pub fn workflow_dirs(&self, home: &Path) -> Vec<PathBuf> {
+        let user_home = std::env::var_os("HOME").map(PathBuf::from);
+        std::iter::once(home.join("workflows"))
+            .chain(
+                self.workflow_dirs
+                    .iter()
+                    .filter(|d| !d.trim().is_empty())
+                    .map(|d| match (d.strip_prefix("~/"), &user_home) {
+                        (Some(rest), Some(user_home)) => user_home.join(rest),
+                        _ => home.join(d),
+                    }),
+            )
+            .collect()
     }
 }
 

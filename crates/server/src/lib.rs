@@ -12,6 +12,7 @@ mod security;
 mod state;
 mod tabs;
 mod token;
+mod workflows;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -187,6 +188,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/wait/download", post(act::wait_download))
         .route("/approvals", get(approvals::list))
         .route("/approvals/events", get(approvals::events))
+        .route("/workflows", get(workflows::list))
         .route(
             "/approvals/{id}",
             get(approvals::get_one).post(approvals::decide),

@@ -187,8 +187,15 @@ pub struct Workflow {
     pub path: PathBuf,
     /// `name`.
     pub name: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `expose_as_tool`: offered to agents as a tool of its own.
+    pub expose_as_tool: bool,
     /// Declared args in order, with their defaults when declared.
     pub args: Vec<(String, Option<Value>)>,
+    /// The args as a JSON Schema object: each arg's `type`, `description`
+    /// and `default` where declared; required exactly when it has no default.
+    pub args_schema: Value,
     /// Workflow-level environment.
     pub env: Option<Object>,
     /// Workflow-level working directory.
@@ -198,7 +205,7 @@ pub struct Workflow {
 }
 
 /// Extensions a workflow file may have.
-const WORKFLOW_EXTENSIONS: [&str; 4] = ["lobster", "yaml", "yml", "json"];
+pub(crate) const WORKFLOW_EXTENSIONS: [&str; 4] = ["lobster", "yaml", "yml", "json"];
 
 /// Checks a workflow path, relative to `cwd`: an existing regular file with
 /// a workflow extension (Lobster's `resolveWorkflowFile`, same messages).
@@ -392,11 +399,47 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
     Ok(Workflow {
         path: path.to_path_buf(),
         name: obj.get("name").and_then(Value::as_str).map(str::to_string),
+        description: obj
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        expose_as_tool: obj.get("expose_as_tool") == Some(&Value::Bool(true)),
+        args_schema: args_schema(obj.get("args")),
         args,
         env: obj.get("env").and_then(Value::as_object).cloned(),
         cwd: obj.get("cwd").and_then(Value::as_str).map(str::to_string),
         steps,
     })
+}
+
+/// `args:` as a JSON Schema object (see [`Workflow::args_schema`]).
+fn args_schema(args: Option<&Value>) -> Value {
+    let mut properties = Object::new();
+    let mut required = Vec::new();
+    if let Some(Value::Object(defs)) = args {
+        for (name, def) in defs.iter() {
+            let mut property = Object::new();
+            let def = def.as_object();
+            for key in ["type", "description"] {
+                if let Some(text) = def
+                    .and_then(|d| d.get(key))
+                    .filter(|v| v.as_str().is_some())
+                {
+                    property.insert(key, text.clone());
+                }
+            }
+            match def.and_then(|d| d.get("default")) {
+                Some(default) => property.insert("default", default.clone()),
+                None => required.push(Value::from(name)),
+            }
+            properties.insert(name, Value::Object(property));
+        }
+    }
+    Value::Object(Object::from_iter([
+        ("type", Value::from("object")),
+        ("properties", Value::Object(properties)),
+        ("required", Value::Array(required)),
+    ]))
 }
 
 fn validate_parallel(step: &Object, id: &str, seen: &[String]) -> Result<Option<Parallel>> {

@@ -10,6 +10,7 @@ pub mod dry_run;
 pub mod file;
 mod gates;
 pub mod graph;
+pub mod library;
 mod run;
 mod state;
 mod steps;
