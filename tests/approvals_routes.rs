@@ -45,6 +45,10 @@ fn approval_routes_decide_once_and_keep_what_was_said() {
         (Some("One?"), Some("pending"))
     );
     assert_eq!(one["approvalId"], short);
+    assert_eq!(
+        one["policy"],
+        json!({"approvers": "any", "minApprovals": 1})
+    );
     let approved = c.ok(
         "POST",
         &format!("/approvals/{short}/approve"),

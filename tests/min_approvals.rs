@@ -58,6 +58,13 @@ fn two_people_must_approve_and_each_counts_once() {
     let ann = Client::with_token(server.port, &ann);
     let bob = Client::with_token(server.port, &bob);
 
+    let shown = &ann.ok("GET", &format!("/approvals/{short}"), None)["approval"];
+    assert_eq!(
+        shown["policy"],
+        json!({"approvers": "human", "minApprovals": 2}),
+        "{shown}"
+    );
+    assert_eq!(shown["runId"], shown["id"]);
     let first = ann.ok("POST", &format!("/approvals/{short}/approve"), None);
     assert_eq!(
         (

@@ -17,6 +17,8 @@ pub type Json = Box<RawValue>;
 pub struct Approval {
     /// The run's id (its state key); windows and notifications decide by it.
     pub id: String,
+    /// The same id, under the name the runs API uses.
+    pub run_id: String,
     /// What paused (its spelling is the token kind).
     #[serde(skip)]
     pub kind: RunKind,
@@ -38,6 +40,8 @@ pub struct Approval {
     pub response_schema: Option<Json>,
     /// Defaults for that answer, when the workflow gave some.
     pub defaults: Option<Json>,
+    /// Who may decide and how many must approve: `{approvers, minApprovals}`.
+    pub policy: Policy,
     /// The directory the run paused in; its remaining steps run there.
     pub cwd: Option<String>,
     /// When the run paused (RFC 3339).
@@ -63,6 +67,7 @@ impl Approval {
         let items = request.items.unwrap_or_default();
         Approval {
             id: run.state_key.clone(),
+            run_id: run.state_key.clone(),
             kind: run.kind,
             approval_id: run.approval_id.clone(),
             gate: run.gate,
@@ -77,6 +82,10 @@ impl Approval {
             items: items.into_iter().take(PREVIEW_ITEMS).collect(),
             response_schema: request.response_schema,
             defaults: request.defaults,
+            policy: Policy {
+                approvers: request.approvers.unwrap_or_else(|| "any".to_string()),
+                min_approvals: request.min_approvals.unwrap_or(1),
+            },
             cwd: run.cwd.clone(),
             created_at: run.created_at.clone(),
             decision: run.decision,
@@ -105,6 +114,16 @@ impl Approval {
     }
 }
 
+/// Who may decide a gate, as its workflow file says.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Policy {
+    /// `human` or `any`.
+    pub approvers: String,
+    /// How many distinct approvers must approve.
+    pub min_approvals: u32,
+}
+
 /// The stored request block (`requiresApproval` / `requiresInput`).
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -113,6 +132,8 @@ struct Request {
     items: Option<Vec<Json>>,
     response_schema: Option<Json>,
     defaults: Option<Json>,
+    approvers: Option<String>,
+    min_approvals: Option<u32>,
 }
 
 /// What the bus carries.

@@ -21,7 +21,7 @@ use clawdis_engine::value::Value;
 use clawdis_store::Store;
 use tokio::sync::broadcast;
 
-pub use approval::{Approval, Event};
+pub use approval::{Approval, Event, Policy};
 pub use clawdis_engine::context::Decider;
 pub use clawdis_store::{Channel, Decision, Gate, RunStatus};
 
