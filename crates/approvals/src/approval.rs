@@ -85,6 +85,8 @@ impl Approval {
             policy: Policy {
                 approvers: request.approvers.unwrap_or_else(|| "any".to_string()),
                 min_approvals: request.min_approvals.unwrap_or(1),
+                expires_at: request.expires_at,
+                on_expiry: request.on_expiry,
             },
             cwd: run.cwd.clone(),
             created_at: run.created_at.clone(),
@@ -122,6 +124,12 @@ pub struct Policy {
     pub approvers: String,
     /// How many distinct approvers must approve.
     pub min_approvals: u32,
+    /// When the gate expires (RFC 3339), if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// What it comes to then: `cancel`, `deny` or `approve`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_expiry: Option<String>,
 }
 
 /// The stored request block (`requiresApproval` / `requiresInput`).
@@ -134,6 +142,8 @@ struct Request {
     defaults: Option<Json>,
     approvers: Option<String>,
     min_approvals: Option<u32>,
+    expires_at: Option<String>,
+    on_expiry: Option<String>,
 }
 
 /// What the bus carries.

@@ -233,6 +233,35 @@ impl Approvals {
             .map_err(|e| ApprovalsError::Invalid(e.to_string()))
     }
 
+    /// Decides every pending gate whose `expires_in` has passed as its
+    /// policy says (recorded as decided by `expiry`); returns when the next
+    /// one expires.
+    pub async fn expire_due(&self) -> Result<Option<String>, ApprovalsError> {
+        let (due, next) = self.store.expiries(&clawdis_store::now_iso()).await?;
+        for state_key in due {
+            let mut ctx = self.context(Decider {
+                by: Some("expiry".into()),
+                via: Channel::Expiry,
+                human: true,
+                comment: None,
+            });
+            // Its remaining steps run where it paused, as on a decision.
+            if let Some(cwd) = self
+                .store
+                .get_run(&state_key)
+                .await?
+                .and_then(|r| r.cwd)
+                .map(PathBuf::from)
+                .filter(|d| d.is_dir())
+            {
+                ctx.cwd = cwd;
+            }
+            let envelope = clawdis_engine::resume::expire(&state_key, &ctx).await;
+            tracing::info!(%state_key, ?envelope, "gate expired");
+        }
+        Ok(next)
+    }
+
     fn context(&self, decider: Decider) -> Ctx {
         let mut ctx = Ctx::from_process(Mode::Tool);
         ctx.stdout = Sink::buffer();

@@ -27,9 +27,20 @@ impl Approvals {
         let mut ticker = tokio::time::interval(POLL);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut stamp = None;
+        // When the next gate expires; `Some("")` until first asked.
+        let mut next_expiry = Some(String::new());
         loop {
             ticker.tick().await;
             let Some(this) = weak.upgrade() else { return };
+            if next_expiry
+                .as_deref()
+                .is_some_and(|at| at <= clawdis_store::now_iso().as_str())
+            {
+                match this.expire_due().await {
+                    Ok(next) => next_expiry = next,
+                    Err(e) => tracing::warn!(error = %e, "approvals: expiring gates"),
+                }
+            }
             // Every commit touches the database or its write-ahead log:
             // while neither changed there is nothing new to read.
             let now_stamp = file_stamp(this.store.path());
@@ -37,6 +48,17 @@ impl Approvals {
                 continue;
             }
             stamp = now_stamp;
+            // A new pause may expire before the one we knew of.
+            if let Ok((due, next)) = this.store.expiries(&clawdis_store::now_iso()).await {
+                next_expiry = if due.is_empty() {
+                    match (next_expiry.take(), next) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    }
+                } else {
+                    Some(String::new())
+                };
+            }
             let runs = match this.look().await {
                 Ok(runs) => runs,
                 Err(e) => {

@@ -69,6 +69,12 @@ impl Pause {
             request_json: request.to_json(),
             state_json: self.state.to_json(),
             cwd: ctx.cwd.to_str().map(str::to_string),
+            expires_at: self
+                .state
+                .get_key("approvalIdentity")
+                .and_then(|i| i.get_key("expiresAt"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
         };
         let envelope = match self.gate {
             Gate::Approval => Envelope::needs_approval(request),
@@ -167,7 +173,12 @@ pub fn decision_for(intent: &Intent, ctx: &Ctx) -> Decided {
         ),
     };
     Decided {
-        decision: intent.decision(),
+        // What the backend decides for an expired gate is its expiry.
+        decision: if decided_via == Channel::Expiry {
+            Decision::Expire
+        } else {
+            intent.decision()
+        },
         decided_by,
         decided_via,
         comment,

@@ -4,6 +4,8 @@
 mod pipeline;
 pub(crate) mod workflow;
 
+pub use workflow::expire_stored as expire;
+
 use std::sync::Arc;
 
 use clawdis_store::{Channel, Decision, RunKind};

@@ -11,11 +11,89 @@ use crate::pause::{Intent, claim, decision_for, pending};
 use crate::schema::Schema;
 use crate::value::{Object, Value};
 
-use crate::workflow::file::{self, Approvers, Workflow};
+use crate::workflow::file::{self, Approvers, OnExpiry, Workflow};
 use crate::workflow::pause_for;
 use crate::workflow::{PipelineInput, PipelineResume, Run, check_identity, resolve_workflow_args};
 
 const NOT_FOUND: &str = "Workflow resume state not found";
+
+/// An expired gate's deadline and outcome.
+struct Expiry {
+    at: String,
+    outcome: OnExpiry,
+}
+
+/// The gate's expiry, if it has one that has passed and the caller is not
+/// the expiry itself.
+fn expired(state: &Value, ctx: &Ctx) -> Option<Expiry> {
+    if ctx
+        .decider
+        .as_ref()
+        .is_some_and(|d| d.via == clawdis_store::Channel::Expiry)
+    {
+        return None;
+    }
+    let identity = state.get_key("approvalIdentity")?;
+    let at = identity.get_key("expiresAt")?.as_str()?.to_string();
+    if at.as_str() > clawdis_store::now_iso().as_str() {
+        return None;
+    }
+    let outcome = on_expiry(identity);
+    Some(Expiry { at, outcome })
+}
+
+fn on_expiry(identity: &Value) -> OnExpiry {
+    match identity.get_key("onExpiry").and_then(Value::as_str) {
+        Some("approve") => OnExpiry::Approve,
+        Some("deny") => OnExpiry::Deny,
+        _ => OnExpiry::Cancel,
+    }
+}
+
+/// `ctx` deciding as the expiry: the policy's outcome, recorded as
+/// decided by `expiry`.
+fn expiry_ctx(ctx: &Ctx) -> Ctx {
+    let mut expiry = ctx.clone();
+    expiry.decider = Some(crate::context::Decider {
+        by: Some("expiry".to_string()),
+        via: clawdis_store::Channel::Expiry,
+        human: true,
+        comment: None,
+    });
+    expiry
+}
+
+/// Decides the expired gate of run `state_key` as its policy says
+/// (`on_expiry`), as the expiry; a run no longer waiting is left alone.
+pub async fn expire_stored(state_key: &str, ctx: &Ctx) -> Envelope {
+    let row = match ctx.state.store().await {
+        Ok(store) => match store.get_run(state_key).await {
+            Ok(row) => row,
+            Err(e) => return Error::from(e).into(),
+        },
+        Err(e) => return e.into(),
+    };
+    expire_run(state_key, row, Arc::default(), &expiry_ctx(ctx)).await
+}
+
+async fn expire_run(
+    state_key: &str,
+    row: Option<clawdis_store::Run>,
+    login: Arc<LoginSession>,
+    ctx: &Ctx,
+) -> Envelope {
+    let outcome = row
+        .as_ref()
+        .and_then(|r| Value::from_json(&r.state_json).ok())
+        .and_then(|s| s.get_key("approvalIdentity").map(on_expiry))
+        .unwrap_or_default();
+    let intent = match outcome {
+        OnExpiry::Approve => Intent::Approve(true),
+        OnExpiry::Deny => Intent::Approve(false),
+        OnExpiry::Cancel => Intent::Cancel,
+    };
+    resume_stored(state_key, row, login, intent, ctx).await
+}
 
 /// Refuses to approve or deny a gate whose policy is `approvers: human`
 /// unless a person decides ([`crate::context::Decider::human`]). Cancelling
@@ -53,6 +131,14 @@ async fn count_approval(
     row: &clawdis_store::Run,
     ctx: &Ctx,
 ) -> Result<Option<Envelope>> {
+    if ctx
+        .decider
+        .as_ref()
+        .is_some_and(|d| d.via == clawdis_store::Channel::Expiry)
+    {
+        // The policy's own outcome: it needs no count.
+        return Ok(None);
+    }
     let Some(min) = state
         .get_key("approvalIdentity")
         .and_then(|i| i.get_key("minApprovals"))
@@ -305,6 +391,21 @@ async fn resume_stored_inner(
     };
     let state = Value::from_json(&row.state_json)
         .map_err(|_| Error::runtime("Invalid workflow resume state"))?;
+    if let Some(expiry) = expired(&state, ctx) {
+        // Too late: the policy decides, as the backend would have.
+        let at = expiry.at.clone();
+        let outcome = expiry.outcome;
+        let expiry_ctx = expiry_ctx(ctx);
+        let envelope = Box::pin(expire_run(state_key, Some(row), login, &expiry_ctx)).await;
+        tracing::info!(state_key, ?envelope, "expired gate decided by expiry");
+        return Err(Error::failed(
+            Failure::NotAllowed,
+            format!(
+                "the approval expired at {at}; on_expiry: {} was applied",
+                outcome.as_str()
+            ),
+        ));
+    }
     let results = apply_decision(&state, &intent, ctx)?;
     if intent == Intent::Approve(true)
         && let Some(waiting) = count_approval(&state, &row, ctx).await?

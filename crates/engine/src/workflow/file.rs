@@ -50,6 +50,47 @@ pub struct Approval {
     pub approvers: Approvers,
     /// How many distinct approvers must approve (`min_approvals:`, 1 unless set).
     pub min_approvals: u32,
+    /// How long the gate waits (`expires_in:`, e.g. `30m`), in seconds.
+    pub expires_in: Option<u64>,
+    /// What happens then (`on_expiry:`).
+    pub on_expiry: OnExpiry,
+}
+
+/// What an expired gate comes to, decided by `expiry`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnExpiry {
+    /// The run is cancelled.
+    #[default]
+    Cancel,
+    /// The gate is denied (the run ends as cancelled, recorded as a denial).
+    Deny,
+    /// The gate is approved and the run goes on.
+    Approve,
+}
+
+impl OnExpiry {
+    /// The spelling in a workflow file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnExpiry::Cancel => "cancel",
+            OnExpiry::Deny => "deny",
+            OnExpiry::Approve => "approve",
+        }
+    }
+}
+
+/// `30s`, `30m`, `2h`, `1d` in seconds.
+fn duration_secs(text: &str) -> Option<u64> {
+    let (digits, unit) = text.split_at(text.len().checked_sub(1)?);
+    let n: u64 = digits.parse().ok().filter(|n| *n > 0)?;
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        _ => return None,
+    };
+    n.checked_mul(scale)
 }
 
 /// Who may decide an approval gate.
@@ -878,6 +919,27 @@ fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
             )));
         }
     };
+    let expires_in = match o.get("expires_in") {
+        None => None,
+        Some(Value::String(s)) if duration_secs(s).is_some() => duration_secs(s),
+        Some(other) => {
+            return Err(Error::runtime(format!(
+                "Workflow step {id} approval.expires_in must be a duration such as 30s, 30m, 2h or 1d, not {}",
+                other.to_json()
+            )));
+        }
+    };
+    let on_expiry = match o.get("on_expiry").and_then(Value::as_str) {
+        None if o.get("on_expiry").is_none() => OnExpiry::Cancel,
+        Some("cancel") => OnExpiry::Cancel,
+        Some("deny") => OnExpiry::Deny,
+        Some("approve") => OnExpiry::Approve,
+        _ => {
+            return Err(Error::runtime(format!(
+                "Workflow step {id} approval.on_expiry must be cancel, deny or approve"
+            )));
+        }
+    };
     for key in ["require_different_approver", "requireDifferentApprover"] {
         if o.get(key).is_some_and(|v| !matches!(v, Value::Bool(_))) {
             return Err(Error::runtime(format!(
@@ -909,6 +971,8 @@ fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
             }),
         approvers,
         min_approvals,
+        expires_in,
+        on_expiry,
     }))
 }
 
@@ -1020,6 +1084,36 @@ mod approval_tests {
         )
         .unwrap();
         assert_eq!(gate(plain), Approvers::Any, "Lobster's gate is anyone's");
+    }
+
+    #[test]
+    fn expires_in_is_a_duration_and_on_expiry_an_outcome() {
+        let load = |policy: &str| {
+            let text = format!("steps:\n  - id: g\n    approval:\n{policy}");
+            from_value(&parse_yaml(&text).unwrap(), Path::new("wf.lobster"))
+        };
+        let gate = |wf: Workflow| wf.steps[0].approval.clone().unwrap();
+        let a = gate(load("      expires_in: 30m\n      on_expiry: approve\n").unwrap());
+        assert_eq!((a.expires_in, a.on_expiry), (Some(1800), OnExpiry::Approve));
+        let a = gate(load("      expires_in: 2h\n").unwrap());
+        assert_eq!((a.expires_in, a.on_expiry), (Some(7200), OnExpiry::Cancel));
+        assert_eq!(
+            gate(load("      expires_in: 1d\n").unwrap()).expires_in,
+            Some(86_400)
+        );
+        for bad in ["0s", "10", "5w", "1.5h", "m"] {
+            let err = load(&format!("      expires_in: \"{bad}\"\n")).unwrap_err();
+            assert!(
+                err.message.contains("expires_in must be a duration"),
+                "{bad}: {}",
+                err.message
+            );
+        }
+        let err = load("      on_expiry: later\n").unwrap_err();
+        assert!(
+            err.message
+                .contains("on_expiry must be cancel, deny or approve")
+        );
     }
 
     #[test]

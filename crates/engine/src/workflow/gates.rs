@@ -135,6 +135,14 @@ pub(super) fn approval_request(
     if cfg.min_approvals > 1 {
         identity.insert("minApprovals", Value::from(f64::from(cfg.min_approvals)));
     }
+    if let Some(secs) = cfg.expires_in {
+        let at = chrono::Utc::now() + chrono::Duration::seconds(secs.min(i64::MAX as u64) as i64);
+        identity.insert(
+            "expiresAt",
+            Value::from(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        );
+        identity.insert("onExpiry", Value::from(cfg.on_expiry.as_str()));
+    }
     let json = step_result.get_key("json");
     let from_output = json.and_then(Value::as_object).and_then(|o| {
         let nested = o

@@ -52,6 +52,8 @@ spelled! {
         Respond = "respond",
         /// Cancelled.
         Cancel = "cancel",
+        /// The gate expired; its policy's `on_expiry` was applied.
+        Expire = "expire",
     }
 }
 
@@ -66,6 +68,8 @@ spelled! {
         Notification = "notification",
         /// The control server's HTTP API.
         Http = "http",
+        /// The backend, when a gate expired.
+        Expiry = "expiry",
     }
 }
 

@@ -13,7 +13,7 @@ macro_rules! run_columns {
     () => {
         "state_key, kind, gate, approval_id, status, workflow_name, request_json, state_json, created_at, \
          claim_id, decision, decided_by, decided_via, decided_at, result_json, next_state_key, cwd, \
-         decision_comment"
+         decision_comment, expires_at"
     };
 }
 
@@ -44,6 +44,8 @@ pub struct NewRun {
     pub state_json: String,
     /// The directory the pausing process ran in.
     pub cwd: Option<String>,
+    /// When the gate expires (RFC 3339), if its policy says.
+    pub expires_at: Option<String>,
 }
 
 /// A recorded run.
@@ -85,6 +87,8 @@ pub struct Run {
     pub cwd: Option<String>,
     /// What the decider said: an approval's comment, a denial's reason.
     pub decision_comment: Option<String>,
+    /// When the gate expires (RFC 3339), if its policy says.
+    pub expires_at: Option<String>,
 }
 
 /// A decision that claims a pending run, with who took it and how.
@@ -130,6 +134,30 @@ impl Store {
             .execute(&mut *self.conns.get().await?)
             .await?;
         Ok(())
+    }
+
+    /// Pending runs whose gate expired at or before `now` (RFC 3339), and
+    /// the earliest expiry still to come.
+    pub async fn expiries(&self, now: &str) -> Result<(Vec<String>, Option<String>)> {
+        let mut conn = self.conns.get().await?;
+        let due = sqlx::query(
+            "SELECT state_key FROM runs WHERE status = 'pending' AND expires_at IS NOT NULL
+             AND expires_at <= ? ORDER BY expires_at",
+        )
+        .bind(now)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|r| r.get::<String, _>(0))
+        .collect();
+        let next = sqlx::query(
+            "SELECT MIN(expires_at) FROM runs WHERE status = 'pending' AND expires_at > ?",
+        )
+        .bind(now)
+        .fetch_one(&mut *conn)
+        .await?
+        .get::<Option<String>, _>(0);
+        Ok((due, next))
     }
 
     /// Whether an approval id is taken.
@@ -343,6 +371,7 @@ fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<Run> {
         next_state_key: r.get(15),
         cwd: r.get(16),
         decision_comment: r.get(17),
+        expires_at: r.get(18),
     })
 }
 
@@ -370,8 +399,8 @@ fn insert_query(
     run: &NewRun,
 ) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
     sqlx::query(
-        "INSERT INTO runs (state_key, kind, approval_id, gate, status, workflow_name, request_json, state_json, created_at, cwd)
-         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)",
+        "INSERT INTO runs (state_key, kind, approval_id, gate, status, workflow_name, request_json, state_json, created_at, cwd, expires_at)
+         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
     )
     .bind(&run.state_key)
     .bind(run.kind.as_str())
@@ -382,6 +411,7 @@ fn insert_query(
     .bind(&run.state_json)
     .bind(now_iso())
     .bind(&run.cwd)
+    .bind(&run.expires_at)
 }
 
 /// A pending run for tests.
@@ -396,6 +426,7 @@ pub(crate) fn test_run(key: &str, approval: &str) -> NewRun {
         request_json: "{}".into(),
         state_json: "{}".into(),
         cwd: None,
+        expires_at: None,
     }
 }
 
