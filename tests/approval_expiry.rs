@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use clawdis_e2e::control::{Client, start_server_full};
-use clawdis_e2e::{bin, envelope, lobster};
+use clawdis_e2e::{clawdis_cli, envelope, lobster};
 use serde_json::{Value, json};
 
 fn flow(on_expiry: &str) -> String {
@@ -100,14 +100,7 @@ fn a_late_resume_gets_the_expiry_not_its_decision() {
     let late = envelope(&out);
     assert_eq!(late["status"], "cancelled", "{late}");
     assert!(!work.join("worked.txt").exists(), "the expiry cancelled it");
-    let listed = std::process::Command::new(bin("clawdis"))
-        .arg("--home")
-        .arg(&home)
-        .args(["approvals", "list", "--status", "decided"])
-        .env("CLAWDIS_KEYCHAIN", "off")
-        .env_remove("LOBSTER_STATE_DIR")
-        .output()
-        .unwrap();
+    let listed = clawdis_cli(&home, &["approvals", "list", "--status", "decided"]);
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     let run = &listed["approvals"][0];
     assert_eq!(

@@ -4,19 +4,8 @@
 use std::path::Path;
 use std::process::Output;
 
-use clawdis_e2e::{bin, envelope, lobster};
+use clawdis_e2e::{clawdis_cli, envelope, lobster};
 use serde_json::Value;
-
-fn clawdis(home: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(bin("clawdis"))
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .env("CLAWDIS_KEYCHAIN", "off")
-        .env_remove("LOBSTER_STATE_DIR")
-        .output()
-        .unwrap()
-}
 
 fn json(out: &Output) -> Value {
     assert!(
@@ -48,13 +37,13 @@ fn the_command_line_lists_and_decides_once() {
         "exec --json --shell 'echo [1]' | approve --prompt 'Go?' | exec --shell 'echo went >> log.txt; echo went'",
     );
     let short = paused["requiresApproval"]["approvalId"].as_str().unwrap();
-    let listed = json(&clawdis(
+    let listed = json(&clawdis_cli(
         &home,
         &["approvals", "list", "--status", "pending"],
     ));
     assert_eq!(listed["approvals"][0]["approvalId"], short, "{listed}");
 
-    let approved = json(&clawdis(
+    let approved = json(&clawdis_cli(
         &home,
         &["approvals", "approve", short, "--comment", "fine"],
     ));
@@ -63,14 +52,14 @@ fn the_command_line_lists_and_decides_once() {
         std::fs::read_to_string(work.join("log.txt")).unwrap(),
         "went\n"
     );
-    let again = clawdis(&home, &["approvals", "deny", short]);
+    let again = clawdis_cli(&home, &["approvals", "deny", short]);
     assert!(!again.status.success());
     assert!(
         String::from_utf8_lossy(&again.stderr).contains("already decided"),
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
-    let decided = json(&clawdis(
+    let decided = json(&clawdis_cli(
         &home,
         &["approvals", "list", "--status", "decided"],
     ));
@@ -84,7 +73,7 @@ fn the_command_line_lists_and_decides_once() {
         (Some("cli"), Some("cli"), Some("fine"))
     );
     assert_eq!(
-        json(&clawdis(
+        json(&clawdis_cli(
             &home,
             &["approvals", "list", "--status", "pending"]
         ))["approvals"],
@@ -99,7 +88,7 @@ fn the_command_line_lists_and_decides_once() {
     .unwrap();
     let human = pause(&home, &work, "human.lobster");
     let id = human["requiresApproval"]["approvalId"].as_str().unwrap();
-    let refused = clawdis(&home, &["approvals", "approve", id]);
+    let refused = clawdis_cli(&home, &["approvals", "approve", id]);
     assert!(!refused.status.success());
     assert!(
         String::from_utf8_lossy(&refused.stderr).contains("needs a person's decision"),

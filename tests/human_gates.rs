@@ -8,29 +8,12 @@ use std::process::Output;
 
 use base64::Engine;
 use clawdis_e2e::control::{Client, start_server_full};
-use clawdis_e2e::{bin, envelope, lobster};
+use clawdis_e2e::{create_token, envelope, lobster};
 use serde_json::json;
 
 const SHIP: &str = "name: ship\nsteps:\n  - id: build\n    run: echo built\n  - id: gate\n    \
                     approval:\n      prompt: Ship it?\n      approvers: human\n  - id: ship\n    \
                     run: echo shipped >> shipped.txt; echo done\n";
-
-fn token(home: &Path, name: &str, role: &str) -> String {
-    let out = std::process::Command::new(bin("clawdis"))
-        .arg("--home")
-        .arg(home)
-        .args(["token", "create", "--name", name, "--role", role])
-        .env("CLAWDIS_KEYCHAIN", "off")
-        .env_remove("LOBSTER_STATE_DIR")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
 
 fn resume(home: &Path, work: &Path, args: &[&str]) -> Output {
     lobster(home)
@@ -84,8 +67,8 @@ fn only_a_person_decides_a_human_gate() {
     assert!(!work.join("shipped.txt").exists());
 
     // Over HTTP: the owner token and an agent token are refused with 403.
-    let agent = token(&home, "agent", "agent");
-    let person = token(&home, "ann", "approver");
+    let agent = create_token(&home, "agent", "agent");
+    let person = create_token(&home, "ann", "approver");
     let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
     let owner = Client::new(&server);
     let id = owner.ok("GET", "/approvals", None)["approvals"][0]["id"]

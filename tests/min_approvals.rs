@@ -1,10 +1,8 @@
 //! A gate with `min_approvals: N` resumes on the Nth distinct approver's
 //! approval; each approver counts once, told apart by their credential.
 
-use std::path::Path;
-
 use clawdis_e2e::control::{Client, start_server_full};
-use clawdis_e2e::{bin, envelope, lobster};
+use clawdis_e2e::{create_token, envelope, lobster};
 use serde_json::json;
 
 fn flow(approvers: &str) -> String {
@@ -13,23 +11,6 @@ fn flow(approvers: &str) -> String {
          approvers: {approvers}\n      min_approvals: 2\n  - id: release\n    \
          run: echo released >> released.txt; echo done\n"
     )
-}
-
-fn token(home: &Path, name: &str, role: &str) -> String {
-    let out = std::process::Command::new(bin("clawdis"))
-        .arg("--home")
-        .arg(home)
-        .args(["token", "create", "--name", name, "--role", role])
-        .env("CLAWDIS_KEYCHAIN", "off")
-        .env_remove("LOBSTER_STATE_DIR")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 #[test]
@@ -51,8 +32,8 @@ fn two_people_must_approve_and_each_counts_once() {
         .unwrap()
         .to_string();
     let (ann, bob) = (
-        token(&home, "ann", "approver"),
-        token(&home, "bob", "approver"),
+        create_token(&home, "ann", "approver"),
+        create_token(&home, "bob", "approver"),
     );
     let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
     let ann = Client::with_token(server.port, &ann);
@@ -138,7 +119,7 @@ fn lobster_resume_does_not_count_toward_min_approvals() {
     }
     assert!(!work.join("released.txt").exists());
     // With `approvers: any`, the owner and an agent token are two approvers.
-    let agent = token(&home, "agent", "agent");
+    let agent = create_token(&home, "agent", "agent");
     let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
     let short = paused["requiresApproval"]["approvalId"].as_str().unwrap();
     let owner = Client::new(&server).ok("POST", &format!("/approvals/{short}/approve"), None);

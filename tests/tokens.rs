@@ -6,19 +6,8 @@ use std::path::Path;
 use std::process::Output;
 
 use clawdis_e2e::control::{Client, request, start_server_full};
-use clawdis_e2e::{bin, envelope, lobster};
+use clawdis_e2e::{clawdis_cli, envelope, lobster};
 use serde_json::json;
-
-fn clawdis(home: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(bin("clawdis"))
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .env("CLAWDIS_KEYCHAIN", "off")
-        .env_remove("LOBSTER_STATE_DIR")
-        .output()
-        .unwrap()
-}
 
 fn stdout(out: &Output) -> String {
     assert!(
@@ -47,7 +36,7 @@ fn files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
 fn named_tokens_are_shown_once_kept_hashed_and_revocable() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
-    let created = stdout(&clawdis(
+    let created = stdout(&clawdis_cli(
         &home,
         &["token", "create", "--name", "ci-agent", "--role", "agent"],
     ));
@@ -55,7 +44,7 @@ fn named_tokens_are_shown_once_kept_hashed_and_revocable() {
     assert_eq!(created, format!("{token}\n"), "the token and nothing else");
     assert!(token.starts_with("clawdis_") && token.len() > 40, "{token}");
 
-    let again = clawdis(
+    let again = clawdis_cli(
         &home,
         &[
             "token", "create", "--name", "ci-agent", "--role", "approver",
@@ -67,13 +56,13 @@ fn named_tokens_are_shown_once_kept_hashed_and_revocable() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
-    let bad = clawdis(
+    let bad = clawdis_cli(
         &home,
         &["token", "create", "--name", "no spaces", "--role", "agent"],
     );
     assert!(!bad.status.success());
 
-    let listed = stdout(&clawdis(&home, &["token", "list"]));
+    let listed = stdout(&clawdis_cli(&home, &["token", "list"]));
     assert!(listed.starts_with("ci-agent\tagent\t"), "{listed}");
     assert!(listed.trim_end().ends_with("live"), "{listed}");
     assert!(!listed.contains(&token));
@@ -91,11 +80,11 @@ fn named_tokens_are_shown_once_kept_hashed_and_revocable() {
     let wrong = Client::with_token(server.port, "clawdis_not_a_token");
     assert_eq!(wrong.call("GET", "/approvals", None).0, 401);
 
-    stdout(&clawdis(&home, &["token", "revoke", "ci-agent"]));
+    stdout(&clawdis_cli(&home, &["token", "revoke", "ci-agent"]));
     assert_eq!(agent.call("GET", "/approvals", None).0, 401, "revoked");
-    let listed = stdout(&clawdis(&home, &["token", "list"]));
+    let listed = stdout(&clawdis_cli(&home, &["token", "list"]));
     assert!(listed.contains("\trevoked "), "{listed}");
-    let twice = clawdis(&home, &["token", "revoke", "ci-agent"]);
+    let twice = clawdis_cli(&home, &["token", "revoke", "ci-agent"]);
     assert!(!twice.status.success(), "only a live token is revoked");
     // The owner's token is untouched by all this.
     let (status, _) = request(
@@ -113,7 +102,7 @@ fn a_decision_is_recorded_under_the_tokens_name_whatever_the_body_says() {
     let dir = tempfile::tempdir().unwrap();
     let (home, work) = (dir.path().join("home"), dir.path().join("work"));
     std::fs::create_dir_all(&work).unwrap();
-    let token = stdout(&clawdis(
+    let token = stdout(&clawdis_cli(
         &home,
         &["token", "create", "--name", "ann", "--role", "approver"],
     ));

@@ -245,3 +245,27 @@ pub fn alive(pid: i32) -> bool {
     exists
         && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
 }
+
+/// `clawdis --home <home> <args…>` with the home's file secrets and the
+/// state directory the home's backend reads.
+pub fn clawdis_cli(home: &Path, args: &[&str]) -> Output {
+    Command::new(bin("clawdis"))
+        .arg("--home")
+        .arg(home)
+        .args(args)
+        .env("CLAWDIS_KEYCHAIN", "off")
+        .env_remove("LOBSTER_STATE_DIR")
+        .output()
+        .expect("clawdis runs")
+}
+
+/// A new named token of `role` in `home` (`clawdis token create`).
+pub fn create_token(home: &Path, name: &str, role: &str) -> String {
+    let out = clawdis_cli(home, &["token", "create", "--name", name, "--role", role]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
