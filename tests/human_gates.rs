@@ -158,9 +158,25 @@ fn an_inline_token_cannot_skip_a_human_gate() {
         refused["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("need a person's decision"),
+            .contains("need a person's decision or the backend's"),
         "{refused}"
     );
+    assert!(!work.join("shipped.txt").exists());
+
+    // Any approval policy closes the door, several approvers or an expiry too.
+    for policy in ["      min_approvals: 2\n", "      expires_in: 1h\n"] {
+        std::fs::write(
+            work.join("ship.lobster"),
+            SHIP.replace("      approvers: human\n", policy),
+        )
+        .unwrap();
+        let refused = envelope(&resume(
+            &home,
+            &work,
+            &["--token", &token, "--approve", "yes"],
+        ));
+        assert_eq!(refused["ok"], false, "{policy}: {refused}");
+    }
     assert!(!work.join("shipped.txt").exists());
 
     // The same forged token for a plain Lobster gate resumes, as in Lobster:

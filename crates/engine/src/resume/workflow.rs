@@ -11,7 +11,7 @@ use crate::pause::{Intent, claim, decision_for, pending};
 use crate::schema::Schema;
 use crate::value::{Object, Value};
 
-use crate::workflow::file::{self, Approvers, OnExpiry, Workflow};
+use crate::workflow::file::{self, OnExpiry, Workflow};
 use crate::workflow::pause_for;
 use crate::workflow::{PipelineInput, PipelineResume, Run, check_identity, resolve_workflow_args};
 
@@ -434,18 +434,19 @@ async fn resume_stored_inner(
 pub async fn resume_inline(payload: Value, intent: Intent, ctx: &Ctx) -> Envelope {
     let run = async {
         // An inline token carries its own state, so whoever holds one could
-        // write any: a file with a gate that needs a person is never resumed
-        // from one.
+        // write any: a file whose gates have a policy (a person, several
+        // approvers, an expiry) is never resumed from one.
         if let Ok(workflow) = load_workflow(&payload)
-            && workflow.steps.iter().any(|s| {
-                s.approval
-                    .as_ref()
-                    .is_some_and(|a| a.approvers == Approvers::Human)
-            })
+            && workflow
+                .steps
+                .iter()
+                .any(|s| s.approval.as_ref().is_some_and(file::Approval::has_policy))
         {
             return Err(Error::failed(
                 Failure::NotAllowed,
-                "this workflow has gates that need a person's decision; it cannot be resumed from an inline token",
+                "this workflow has gates with an approval policy (approvers, min_approvals or \
+                 expires_in), which need a person's decision or the backend's; it cannot be \
+                 resumed from an inline token",
             ));
         }
         if matches!(intent, Intent::Cancel | Intent::Approve(false)) {

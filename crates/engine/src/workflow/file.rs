@@ -56,6 +56,14 @@ pub struct Approval {
     pub on_expiry: OnExpiry,
 }
 
+impl Approval {
+    /// Whether the gate has a policy beyond Lobster's (who approves, how
+    /// many, until when).
+    pub fn has_policy(&self) -> bool {
+        self.approvers == Approvers::Human || self.min_approvals > 1 || self.expires_in.is_some()
+    }
+}
+
 /// What an expired gate comes to, decided by `expiry`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OnExpiry {
