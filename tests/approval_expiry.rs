@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use clawdis_e2e::control::{Client, start_server_full};
-use clawdis_e2e::{clawdis_cli, envelope, lobster};
+use clawdis_e2e::{clawdis_cli, envelope, lobster, run_tool};
 use serde_json::{Value, json};
 
 fn flow(on_expiry: &str) -> String {
@@ -18,13 +18,7 @@ fn flow(on_expiry: &str) -> String {
 }
 
 fn pause(home: &Path, work: &Path) -> Value {
-    let paused = envelope(
-        &lobster(home)
-            .current_dir(work)
-            .args(["run", "--mode", "tool", "nightly.lobster"])
-            .output()
-            .unwrap(),
-    );
+    let paused = run_tool(home, work, "nightly.lobster");
     assert_eq!(paused["status"], "needs_approval", "{paused}");
     paused
 }

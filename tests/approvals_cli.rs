@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use clawdis_e2e::{clawdis_cli, envelope, lobster};
+use clawdis_e2e::{clawdis_cli, run_tool};
 use serde_json::Value;
 
 fn json(out: &Output) -> Value {
@@ -17,13 +17,7 @@ fn json(out: &Output) -> Value {
 }
 
 fn pause(home: &Path, work: &Path, flow: &str) -> Value {
-    envelope(
-        &lobster(home)
-            .current_dir(work)
-            .args(["run", "--mode", "tool", flow])
-            .output()
-            .unwrap(),
-    )
+    run_tool(home, work, flow)
 }
 
 #[test]

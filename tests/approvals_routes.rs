@@ -6,17 +6,11 @@
 use std::path::Path;
 
 use clawdis_e2e::control::{Client, start_server_full};
-use clawdis_e2e::{envelope, lobster};
+use clawdis_e2e::run_tool;
 use serde_json::{Value, json};
 
 fn pause(home: &Path, work: &Path, flow: &str) -> Value {
-    let paused = envelope(
-        &lobster(home)
-            .current_dir(work)
-            .args(["run", "--mode", "tool", flow])
-            .output()
-            .unwrap(),
-    );
+    let paused = run_tool(home, work, flow);
     assert!(
         paused["status"] == "needs_approval" || paused["status"] == "needs_input",
         "{paused}"

@@ -8,7 +8,7 @@ use std::process::Output;
 
 use base64::Engine;
 use clawdis_e2e::control::{Client, start_server_full};
-use clawdis_e2e::{create_token, envelope, lobster};
+use clawdis_e2e::{create_token, envelope, lobster, run_tool};
 use serde_json::json;
 
 const SHIP: &str = "name: ship\nsteps:\n  - id: build\n    run: echo built\n  - id: gate\n    \
@@ -30,13 +30,7 @@ fn only_a_person_decides_a_human_gate() {
     let (home, work) = (dir.path().join("home"), dir.path().join("work"));
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("ship.lobster"), SHIP).unwrap();
-    let paused = envelope(
-        &lobster(&home)
-            .current_dir(&work)
-            .args(["run", "--mode", "tool", "ship.lobster"])
-            .output()
-            .unwrap(),
-    );
+    let paused = run_tool(&home, &work, "ship.lobster");
     assert_eq!(paused["status"], "needs_approval", "{paused}");
     let request = &paused["requiresApproval"];
     assert_eq!(request["approvers"], "human", "{request}");
@@ -115,13 +109,7 @@ fn an_agent_may_still_cancel_a_human_gate() {
     let (home, work) = (dir.path().join("home"), dir.path().join("work"));
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("ship.lobster"), SHIP).unwrap();
-    let paused = envelope(
-        &lobster(&home)
-            .current_dir(&work)
-            .args(["run", "--mode", "tool", "ship.lobster"])
-            .output()
-            .unwrap(),
-    );
+    let paused = run_tool(&home, &work, "ship.lobster");
     let resume_token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
     let cancelled = envelope(&resume(
         &home,

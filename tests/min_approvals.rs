@@ -2,7 +2,7 @@
 //! approval; each approver counts once, told apart by their credential.
 
 use clawdis_e2e::control::{Client, start_server_full};
-use clawdis_e2e::{create_token, envelope, lobster};
+use clawdis_e2e::{create_token, envelope, lobster, run_tool};
 use serde_json::json;
 
 fn flow(approvers: &str) -> String {
@@ -19,13 +19,7 @@ fn two_people_must_approve_and_each_counts_once() {
     let (home, work) = (dir.path().join("home"), dir.path().join("work"));
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("release.lobster"), flow("human")).unwrap();
-    let paused = envelope(
-        &lobster(&home)
-            .current_dir(&work)
-            .args(["run", "--mode", "tool", "release.lobster"])
-            .output()
-            .unwrap(),
-    );
+    let paused = run_tool(&home, &work, "release.lobster");
     assert_eq!(paused["requiresApproval"]["minApprovals"], 2, "{paused}");
     let short = paused["requiresApproval"]["approvalId"]
         .as_str()
@@ -92,13 +86,7 @@ fn lobster_resume_does_not_count_toward_min_approvals() {
     let (home, work) = (dir.path().join("home"), dir.path().join("work"));
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("release.lobster"), flow("any")).unwrap();
-    let paused = envelope(
-        &lobster(&home)
-            .current_dir(&work)
-            .args(["run", "--mode", "tool", "release.lobster"])
-            .output()
-            .unwrap(),
-    );
+    let paused = run_tool(&home, &work, "release.lobster");
     let resume_token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
     for who in ["ann", "bob"] {
         let out = lobster(&home)

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Output;
 
 use clawdis_e2e::control::{Client, request, start_server_full};
-use clawdis_e2e::{clawdis_cli, envelope, lobster};
+use clawdis_e2e::{clawdis_cli, run_tool};
 use serde_json::json;
 
 fn stdout(out: &Output) -> String {
@@ -107,17 +107,10 @@ fn a_decision_is_recorded_under_the_tokens_name_whatever_the_body_says() {
         &["token", "create", "--name", "ann", "--role", "approver"],
     ));
     let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
-    let paused = envelope(
-        &lobster(&home)
-            .current_dir(&work)
-            .args([
-                "run",
-                "--mode",
-                "tool",
-                "exec --json --shell 'echo [1]' | approve --prompt 'Go?'",
-            ])
-            .output()
-            .unwrap(),
+    let paused = run_tool(
+        &home,
+        &work,
+        "exec --json --shell 'echo [1]' | approve --prompt 'Go?'",
     );
     assert_eq!(paused["status"], "needs_approval", "{paused}");
     let ann = Client::with_token(server.port, &token);

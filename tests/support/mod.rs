@@ -269,3 +269,15 @@ pub fn create_token(home: &Path, name: &str, role: &str) -> String {
     );
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
+
+/// Runs `lobster run --mode tool <flow>` in `work` with runs in `state`
+/// (a home, for tests that start a backend on it); its envelope.
+pub fn run_tool(state: &Path, work: &Path, flow: &str) -> serde_json::Value {
+    envelope(
+        &lobster(state)
+            .current_dir(work)
+            .args(["run", "--mode", "tool", flow])
+            .output()
+            .expect("lobster runs"),
+    )
+}
