@@ -12,7 +12,7 @@ pub enum StoreError {
     #[error("{0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     /// A stored value no version of Clawdis writes.
-    #[error("the runs table holds {value:?} in column {column}")]
+    #[error("the database holds {value:?} in column {column}")]
     Corrupt {
         /// The column.
         column: &'static str,

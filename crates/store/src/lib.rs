@@ -1,6 +1,7 @@
 //! Durable state for Clawdis in one SQLite file.
 //!
-//! Holds paused runs (approval and input gates) with their decisions, and the
+//! Holds paused runs (approval and input gates) with their decisions, the
+//! history of runs started through the workflow service, and the
 //! key/value state behind `state.set`, `state.get` and `diff.last`, and the
 //! digests of named bearer tokens. Every
 //! change is a single SQLite transaction, so a `kill -9` at any point leaves
@@ -9,6 +10,7 @@
 
 mod conns;
 mod error;
+mod history;
 mod kv;
 mod open;
 mod owner;
@@ -18,6 +20,10 @@ mod tokens;
 mod votes;
 
 pub use error::{Result, StoreError};
+pub use history::{
+    HistoryEnd, HistoryKind, HistoryQuery, HistoryRun, HistoryStatus, NewHistory, StepRecord,
+    StepStatus,
+};
 pub use open::{Store, create_private_dir};
 pub use owner::{ProcessOwner, current_owner};
 pub use runs::{Channel, Claim, Decided, Decision, Finish, Gate, NewRun, Run, RunKind, RunStatus};

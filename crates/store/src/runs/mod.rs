@@ -6,6 +6,7 @@ mod columns;
 
 pub use columns::{Channel, Decision, Gate, RunKind, RunStatus};
 
+use crate::history::{HistoryEnd, write_end, write_resumed};
 use crate::{ProcessOwner, Result, Store, StoreError, now_iso};
 
 /// The columns [`run_from_row`] reads, in order.
@@ -13,9 +14,10 @@ macro_rules! run_columns {
     () => {
         "state_key, kind, gate, approval_id, status, workflow_name, request_json, state_json, created_at, \
          claim_id, decision, decided_by, decided_via, decided_at, result_json, next_state_key, cwd, \
-         decision_comment, expires_at"
+         decision_comment, expires_at, run_id"
     };
 }
+pub(crate) use run_columns;
 
 /// The assignments of a claim, bound by [`claim_update`].
 macro_rules! claim_set {
@@ -46,6 +48,8 @@ pub struct NewRun {
     pub cwd: Option<String>,
     /// When the gate expires (RFC 3339), if its policy says.
     pub expires_at: Option<String>,
+    /// The service run it belongs to (see [`crate::HistoryRun`]), if any.
+    pub run_id: Option<String>,
 }
 
 /// A recorded run.
@@ -89,6 +93,8 @@ pub struct Run {
     pub decision_comment: Option<String>,
     /// When the gate expires (RFC 3339), if its policy says.
     pub expires_at: Option<String>,
+    /// The service run it belongs to, if any.
+    pub run_id: Option<String>,
 }
 
 /// A decision that claims a pending run, with who took it and how.
@@ -124,6 +130,9 @@ pub struct Finish {
     pub result_json: String,
     /// A new gate the resume paused at, recorded in the same transaction.
     pub next: Option<NewRun>,
+    /// Where the service run this gate belongs to got to, recorded in the
+    /// same transaction.
+    pub history: Option<HistoryEnd>,
 }
 
 impl Store {
@@ -248,7 +257,7 @@ impl Store {
         .fetch_optional(&mut *self.conns.get().await?)
         .await?;
         if let Some(row) = pending {
-            return Ok(Claim::Claimed(run_from_row(&row)?));
+            return self.claimed(run_from_row(&row)?, owner).await;
         }
         let Some(run) = self.get_run(state_key).await? else {
             return Ok(Claim::Missing);
@@ -279,7 +288,7 @@ impl Store {
         .fetch_optional(&mut *self.conns.get().await?)
         .await?;
         match claimed {
-            Some(row) => Ok(Claim::Claimed(run_from_row(&row)?)),
+            Some(row) => self.claimed(run_from_row(&row)?, owner).await,
             None => Ok(self
                 .get_run(state_key)
                 .await?
@@ -287,7 +296,16 @@ impl Store {
         }
     }
 
-    /// Ends a claimed run and, in the same transaction, records the next gate.
+    /// A claim won: the service run the gate belongs to runs again.
+    async fn claimed(&self, run: Run, owner: &ProcessOwner) -> Result<Claim> {
+        if let Some(run_id) = &run.run_id {
+            write_resumed(&mut *self.conns.get().await?, run_id, owner).await?;
+        }
+        Ok(Claim::Claimed(run))
+    }
+
+    /// Ends a claimed run and, in the same transaction, records the next
+    /// gate and where its service run got to.
     pub async fn finish(
         &self,
         state_key: &str,
@@ -296,28 +314,28 @@ impl Store {
     ) -> Result<bool> {
         let update = sqlx::query(
             "UPDATE runs SET status = ?, result_json = ?, next_state_key = ?
-             WHERE state_key = ? AND status = 'running' AND claim_id = ?",
+             WHERE state_key = ? AND status = 'running' AND claim_id = ? RETURNING run_id",
         )
         .bind(finish.status.as_str())
         .bind(&finish.result_json)
         .bind(finish.next.as_ref().map(|n| n.state_key.clone()))
         .bind(state_key)
         .bind(owner.to_string());
-        let Some(next) = &finish.next else {
-            // One statement is its own transaction.
-            return Ok(update
-                .execute(&mut *self.conns.get().await?)
-                .await?
-                .rows_affected()
-                == 1);
-        };
         let mut conn = self.conns.get().await?;
+        if finish.next.is_none() && finish.history.is_none() {
+            // One statement is its own transaction.
+            return Ok(update.fetch_optional(&mut *conn).await?.is_some());
+        }
         let mut tx = conn.begin().await?;
-        insert_query(next).execute(&mut *tx).await?;
-        let done = update.execute(&mut *tx).await?.rows_affected();
-        if done != 1 {
+        if let Some(next) = &finish.next {
+            insert_query(next).execute(&mut *tx).await?;
+        }
+        let Some(row) = update.fetch_optional(&mut *tx).await? else {
             tx.rollback().await?;
             return Ok(false);
+        };
+        if let (Some(end), Some(run_id)) = (&finish.history, row.get::<Option<String>, _>(0)) {
+            write_end(&mut tx, &run_id, end).await?;
         }
         tx.commit().await?;
         Ok(true)
@@ -325,7 +343,7 @@ impl Store {
 }
 
 /// Reads column `i`, spelled as one of `T`'s values.
-fn spelled<T>(
+pub(crate) fn spelled<T>(
     r: &sqlx::sqlite::SqliteRow,
     i: usize,
     column: &'static str,
@@ -351,7 +369,7 @@ fn spelled_opt<T>(
     }
 }
 
-fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<Run> {
+pub(crate) fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<Run> {
     Ok(Run {
         state_key: r.get(0),
         kind: spelled(r, 1, "kind", RunKind::parse)?,
@@ -372,6 +390,7 @@ fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<Run> {
         cwd: r.get(16),
         decision_comment: r.get(17),
         expires_at: r.get(18),
+        run_id: r.get(19),
     })
 }
 
@@ -395,12 +414,12 @@ fn claim_update<'q>(
 }
 
 /// The statement recording `run` as pending.
-fn insert_query(
+pub(crate) fn insert_query(
     run: &NewRun,
 ) -> sqlx::query::Query<'_, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
     sqlx::query(
-        "INSERT INTO runs (state_key, kind, approval_id, gate, status, workflow_name, request_json, state_json, created_at, cwd, expires_at)
-         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO runs (state_key, kind, approval_id, gate, status, workflow_name, request_json, state_json, created_at, cwd, expires_at, run_id)
+         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&run.state_key)
     .bind(run.kind.as_str())
@@ -412,6 +431,7 @@ fn insert_query(
     .bind(now_iso())
     .bind(&run.cwd)
     .bind(&run.expires_at)
+    .bind(&run.run_id)
 }
 
 /// A pending run for tests.
@@ -427,6 +447,7 @@ pub(crate) fn test_run(key: &str, approval: &str) -> NewRun {
         state_json: "{}".into(),
         cwd: None,
         expires_at: None,
+        run_id: None,
     }
 }
 
@@ -463,6 +484,7 @@ mod tests {
             status: RunStatus::Done,
             result_json: "{}".into(),
             next: Some(test_run("k2", "0000000b")),
+            history: None,
         };
         assert!(store.finish("k1", &me, &finish).await.unwrap());
         assert_eq!(
