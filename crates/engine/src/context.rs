@@ -213,6 +213,8 @@ pub struct Ctx {
     pub resume_response: Option<Value>,
     /// Who resumes, when not this process's CLI user (the app, a notification).
     pub decider: Option<Decider>,
+    /// The step journal, when this is a service run (see [`crate::journal`]).
+    pub journal: Option<crate::journal::Journal>,
 }
 
 /// Who decides a paused run, and through which channel.
@@ -245,6 +247,7 @@ impl Ctx {
             state,
             resume_response: None,
             decider: None,
+            journal: None,
         }
     }
 

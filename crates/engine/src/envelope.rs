@@ -96,6 +96,21 @@ impl Envelope {
         }
     }
 
+    /// The status a service run has with this envelope (see
+    /// [`clawdis_store::HistoryStatus`]).
+    pub fn history_status(&self) -> clawdis_store::HistoryStatus {
+        use clawdis_store::HistoryStatus as H;
+        match self {
+            Envelope::Failure(_) => H::Failed,
+            Envelope::Success { status, .. } => match status {
+                Status::Ok => H::Ok,
+                Status::NeedsApproval => H::NeedsApproval,
+                Status::NeedsInput => H::NeedsInput,
+                Status::Cancelled => H::Cancelled,
+            },
+        }
+    }
+
     /// The envelope as JSON, keys in Lobster's order.
     pub fn to_value(&self) -> Value {
         let mut obj = Object::new();

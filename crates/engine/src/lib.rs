@@ -11,6 +11,7 @@ pub mod envelope;
 pub mod error;
 pub mod exec;
 pub mod items;
+pub mod journal;
 mod js_sort;
 mod json_error;
 mod json_stream;

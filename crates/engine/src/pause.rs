@@ -2,8 +2,8 @@
 
 pub use clawdis_store::Gate;
 use clawdis_store::{
-    Channel, Claim, Decided, Decision, Finish, NewRun, ProcessOwner, Run, RunKind, RunStatus,
-    current_owner,
+    Channel, Claim, Decided, Decision, Finish, HistoryEnd, NewRun, ProcessOwner, Run, RunKind,
+    RunStatus, current_owner,
 };
 
 use crate::context::Ctx;
@@ -69,6 +69,7 @@ impl Pause {
             request_json: request.to_json(),
             state_json: self.state.to_json(),
             cwd: ctx.cwd.to_str().map(str::to_string),
+            run_id: ctx.journal.as_ref().map(|j| j.run_id().to_string()),
             expires_at: self
                 .state
                 .get_key("approvalIdentity")
@@ -83,10 +84,19 @@ impl Pause {
         Ok((run, envelope))
     }
 
-    /// Records a new pause (not a continuation of a resumed run).
+    /// Records a new pause (not a continuation of a resumed run); a
+    /// service run's history records it in the same transaction.
     pub async fn record(self, ctx: &Ctx) -> Result<Envelope> {
         let (run, envelope) = self.prepare(ctx).await?;
-        ctx.state.store().await?.insert_run(&run).await?;
+        let store = ctx.state.store().await?;
+        match &ctx.journal {
+            Some(journal) => {
+                store
+                    .end_history(journal.run_id(), &history_end(&envelope, ctx), Some(&run))
+                    .await?;
+            }
+            None => store.insert_run(&run).await?,
+        }
         Ok(envelope)
     }
 }
@@ -111,6 +121,20 @@ impl Intent {
             Intent::Respond(_) => Decision::Respond,
             Intent::Cancel => Decision::Cancel,
         }
+    }
+}
+
+/// Where a service run got to with `envelope`, its steps from the
+/// context's journal (none for a run without one).
+pub fn history_end(envelope: &Envelope, ctx: &Ctx) -> HistoryEnd {
+    HistoryEnd {
+        status: envelope.history_status(),
+        result_json: Some(envelope.to_value().to_json()),
+        steps: ctx
+            .journal
+            .as_ref()
+            .map(crate::journal::Journal::steps)
+            .unwrap_or_default(),
     }
 }
 
@@ -186,6 +210,15 @@ pub fn decision_for(intent: &Intent, ctx: &Ctx) -> Decided {
 }
 
 impl Claimed {
+    /// `ctx` with a journal for the service run this gate belongs to, if
+    /// any: the steps the resume runs are recorded in the run's history,
+    /// whichever process resumes it.
+    pub fn journaled(&self, ctx: &Ctx) -> Ctx {
+        let mut ctx = ctx.clone();
+        ctx.journal = self.run.run_id.as_deref().map(crate::journal::Journal::new);
+        ctx
+    }
+
     /// Ends the claimed run with `envelope`; a new pause in it is recorded
     /// in the same transaction.
     pub async fn finish(
@@ -205,6 +238,11 @@ impl Claimed {
         let finish = Finish {
             status,
             result_json: envelope.to_value().to_json(),
+            history: self
+                .run
+                .run_id
+                .is_some()
+                .then(|| history_end(&envelope, ctx)),
             next,
         };
         let store = ctx.state.store().await?;

@@ -72,6 +72,7 @@ async fn resume_inner(
         }
     }
     let claimed = claim(ctx, state_key, decision_for(&intent, ctx), NOT_FOUND).await?;
+    let ctx = &claimed.journaled(ctx);
     if matches!(intent, Intent::Cancel | Intent::Approve(false)) {
         return claimed.finish(ctx, Envelope::cancelled(), None).await;
     }

@@ -339,6 +339,18 @@ async fn continue_run(
         pipeline_resume: None,
         login,
     };
+    if let (Some(journal), Some(step_id), None) = (
+        &ctx.journal,
+        state.get_key("inputStepId").and_then(Value::as_str),
+        pipeline_input(state),
+    ) && let Some(position) = workflow.steps.iter().position(|s| s.id == step_id)
+    {
+        // The input step is its gate: the response is its output.
+        journal.started(position, step_id);
+        journal.attempt(position, step_id);
+        let output = run.results.get(step_id).cloned().unwrap_or_default();
+        journal.finished(position, step_id, Ok(&output));
+    }
     if let (Some(input), Intent::Respond(response), Some(step_id)) = (
         pipeline_input(state),
         intent,
@@ -419,6 +431,7 @@ async fn resume_stored_inner(
         proceeds.then(|| load_workflow(&state))
     });
     let claimed = claimed?;
+    let ctx = &claimed.journaled(ctx);
     let Some(workflow) = workflow else {
         return claimed.finish(ctx, Envelope::cancelled(), None).await;
     };

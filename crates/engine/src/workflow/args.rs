@@ -1,6 +1,7 @@
 //! A workflow's args: defaults merged with what the caller gave, and the
 //! `LOBSTER_ARG_*` names steps see them under.
 
+use crate::schema::Schema;
 use crate::value::{Object, Value, is_js_space};
 
 use super::file::Workflow;
@@ -32,6 +33,31 @@ pub fn resolve_workflow_args(workflow: &Workflow, provided: &Value) -> Object {
         _ => {}
     }
     args
+}
+
+/// Checks args a caller of the workflow service gives against the
+/// workflow's declared args: an object, no name it does not declare (when
+/// it declares any), and each value as its schema says (a required arg
+/// present, of its type). The error names the field.
+pub fn check_args(workflow: &Workflow, provided: &Value) -> Result<(), String> {
+    let Value::Object(given) = provided else {
+        return Err("args must be an object".into());
+    };
+    if !workflow.args.is_empty()
+        && let Some((unknown, _)) = given
+            .iter()
+            .find(|(k, _)| !workflow.args.iter().any(|(name, _)| name == k))
+    {
+        let names: Vec<&str> = workflow.args.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(format!(
+            "args: unknown arg '{unknown}'; the workflow takes {}",
+            names.join(", ")
+        ));
+    }
+    let schema = Schema::compile(&workflow.args_schema)?;
+    schema
+        .validate(provided)
+        .map_err(|e| format!("args{}: {}", e.path.trim_end_matches('/'), e.message))
 }
 
 /// `LOBSTER_ARG_<NAME>`: upper-cased, runs of non-`[A-Z0-9]` become `_`.

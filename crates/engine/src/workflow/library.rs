@@ -94,7 +94,8 @@ fn has_workflow_extension(path: &Path) -> bool {
     })
 }
 
-fn stem(path: &Path) -> String {
+/// A workflow's name when its file gives none: the file's stem.
+pub fn stem(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()

@@ -16,7 +16,7 @@ mod state;
 mod steps;
 pub(crate) mod template;
 
-pub use args::resolve_workflow_args;
+pub use args::{check_args, resolve_workflow_args};
 pub(crate) use gates::check_identity;
 pub use gates::{Gate, PipelineInput, PipelineResume};
 pub use state::{Outcome, Run, output_items};
@@ -34,7 +34,11 @@ use self::file::Workflow;
 
 /// Runs a workflow file from the start; a pause is recorded in the store.
 pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelope> {
-    let workflow = file::load(path)?;
+    run_workflow(&file::load(path)?, provided, ctx).await
+}
+
+/// Runs a loaded workflow from the start; a pause is recorded in the store.
+pub async fn run_workflow(workflow: &Workflow, provided: &Value, ctx: &Ctx) -> Result<Envelope> {
     if workflow
         .steps
         .iter()
@@ -46,9 +50,9 @@ pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelo
         ctx.state.open_ahead();
         tokio::task::yield_now().await;
     }
-    let args = resolve_workflow_args(&workflow, provided);
+    let args = resolve_workflow_args(workflow, provided);
     let mut run = Run {
-        workflow: &workflow,
+        workflow,
         args,
         results: Object::new(),
         last: None,
@@ -59,7 +63,7 @@ pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelo
         login: Default::default(),
     };
     let outcome = run.run_from(0, ctx).await?;
-    match pause_for(&workflow, &run, outcome) {
+    match pause_for(workflow, &run, outcome) {
         Ok(envelope) => Ok(envelope),
         Err(pause) => pause.record(ctx).await,
     }

@@ -32,6 +32,9 @@ impl Run<'_> {
             let steps = &self.workflow.steps;
             for (idx, step) in steps.iter().enumerate().skip(start) {
                 if !condition::evaluate(step.when.as_ref(), &self.results)? {
+                    if let Some(journal) = &ctx.journal {
+                        journal.skipped(idx, &step.id);
+                    }
                     let mut r = result(&step.id);
                     r.insert("skipped", Value::Bool(true));
                     self.results.insert(step.id.clone(), Value::Object(r));
@@ -85,7 +88,7 @@ impl Run<'_> {
                     });
                 }
 
-                match self.execute_with_policies(step, ctx).await {
+                match self.execute_recorded(idx, step, ctx).await {
                     Ok(Attempt::Asked { mut request, input }) => {
                         let subject = request.remove("subject");
                         let request = fit_input_request(request, subject.clone(), &step.id, ctx)?;
@@ -176,9 +179,28 @@ impl Run<'_> {
         })
     }
 
+    /// [`Self::execute_with_policies`], recorded in the journal of a
+    /// service run.
+    async fn execute_recorded(&self, position: usize, step: &Step, ctx: &Ctx) -> Result<Attempt> {
+        let Some(journal) = &ctx.journal else {
+            return self.execute_with_policies(position, step, ctx).await;
+        };
+        journal.started(position, &step.id);
+        let attempted = self.execute_with_policies(position, step, ctx).await;
+        match &attempted {
+            Ok(Attempt::Done(r)) => {
+                journal.finished(position, &step.id, Ok(&Value::Object(r.clone())));
+            }
+            Ok(Attempt::Asked { .. }) => journal.waiting(position, &step.id),
+            Err(e) => journal.finished(position, &step.id, Err(&e.message)),
+        }
+        attempted
+    }
+
     /// One step with its timeout, retries and backoff.
     pub(super) fn execute_with_policies<'s>(
         &'s self,
+        position: usize,
         step: &'s Step,
         ctx: &'s Ctx,
     ) -> BoxFuture<'s, Result<Attempt>> {
@@ -186,6 +208,9 @@ impl Run<'_> {
             let max = step.retry.as_ref().map_or(1, |r| r.max.max(1));
             let mut attempt = 1;
             loop {
+                if let Some(journal) = &ctx.journal {
+                    journal.attempt(position, &step.id);
+                }
                 let outcome = match step.timeout_ms {
                     Some(ms) => {
                         tokio::time::timeout(Duration::from_millis(ms), self.execute(step, ctx))

@@ -369,6 +369,8 @@ impl Run<'_> {
         let sub_ctx = Ctx {
             env: p.env.clone(),
             cwd: p.cwd.clone(),
+            // The journal records the run's own steps, not a sub-workflow's.
+            journal: None,
             ..ctx.clone()
         };
         let mut sub = Run {
