@@ -17,7 +17,8 @@ pub type Json = Box<RawValue>;
 pub struct Approval {
     /// The run's id (its state key); windows and notifications decide by it.
     pub id: String,
-    /// The same id, under the name the runs API uses.
+    /// The service run it belongs to (`GET /runs/{runId}`); for a run the
+    /// service did not start (a `lobster` process), its state key.
     pub run_id: String,
     /// What paused (its spelling is the token kind).
     #[serde(skip)]
@@ -67,7 +68,7 @@ impl Approval {
         let items = request.items.unwrap_or_default();
         Approval {
             id: run.state_key.clone(),
-            run_id: run.state_key.clone(),
+            run_id: run.run_id.clone().unwrap_or_else(|| run.state_key.clone()),
             kind: run.kind,
             approval_id: run.approval_id.clone(),
             gate: run.gate,

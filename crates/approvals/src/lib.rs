@@ -7,8 +7,14 @@
 //! app's notifications, tray and windows follow runs they did not start.
 //! [`Approvals::decide`] resumes a run inside this process through the
 //! engine, which claims it exactly once and records who decided and how.
+//!
+//! [`Runs`] is the workflow service's other half: runs started by a caller
+//! (HTTP, MCP, the CLI), executed in this process and kept in the history
+//! with their steps and the decisions on their gates.
 
 mod approval;
+mod runs;
+mod view;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -23,7 +29,9 @@ use tokio::sync::broadcast;
 
 pub use approval::{Approval, Event, Policy};
 pub use clawdis_engine::context::Decider;
-pub use clawdis_store::{Channel, Decision, Gate, RunStatus};
+pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, RunStatus, StepStatus};
+pub use runs::{MAX_PAGE, RunQuery, RunRequest, Runs, Started, What};
+pub use view::{DecisionView, RunPage, RunView, StepView};
 
 /// What can go wrong with approvals.
 #[derive(Debug, thiserror::Error)]
@@ -31,8 +39,8 @@ pub enum ApprovalsError {
     /// The store could not be opened or read.
     #[error("approvals store: {0}")]
     Store(#[from] clawdis_store::StoreError),
-    /// No run with this id.
-    #[error("no paused run {0}")]
+    /// No such run, approval, workflow or trigger (the text says which).
+    #[error("{0}")]
     NotFound(String),
     /// The run was already decided (here, by the CLI, or in another window).
     #[error("already decided: {0}")]
@@ -156,7 +164,7 @@ impl Approvals {
             Some(run) => Some(run),
             None => self.store.get_run_by_approval_id(id).await?,
         };
-        let run = run.ok_or_else(|| ApprovalsError::NotFound(id.to_string()))?;
+        let run = run.ok_or_else(|| ApprovalsError::NotFound(format!("no paused run {id}")))?;
         Ok(Approval::from_run(&run))
     }
 
@@ -190,7 +198,7 @@ impl Approvals {
             }
         };
         let decision = intent.decision();
-        let mut ctx = self.context(decider.clone());
+        let mut ctx = self.context(Some(decider.clone()));
         if let Some(cwd) = run.cwd.as_deref().map(PathBuf::from).filter(|d| d.is_dir()) {
             ctx.cwd = cwd;
         }
@@ -239,12 +247,12 @@ impl Approvals {
     pub async fn expire_due(&self) -> Result<Option<String>, ApprovalsError> {
         let (due, next) = self.store.expiries(&clawdis_store::now_iso()).await?;
         for state_key in due {
-            let mut ctx = self.context(Decider {
+            let mut ctx = self.context(Some(Decider {
                 by: Some("expiry".into()),
                 via: Channel::Expiry,
                 human: true,
                 comment: None,
-            });
+            }));
             // Its remaining steps run where it paused, as on a decision.
             if let Some(cwd) = self
                 .store
@@ -262,12 +270,15 @@ impl Approvals {
         Ok(next)
     }
 
-    fn context(&self, decider: Decider) -> Ctx {
+    /// A tool-mode context on this store, deciding as `decider` if any.
+    pub(crate) fn context(&self, decider: Option<Decider>) -> Ctx {
         let mut ctx = Ctx::from_process(Mode::Tool);
         ctx.stdout = Sink::buffer();
-        // The resume works on this store: no second pool per decision.
+        // Gates pause for a decision; nobody answers on this terminal.
+        ctx.stdin_is_tty = false;
+        // The run works on this store: no second pool per decision.
         ctx.state = StateHandle::opened(self.dir.clone(), self.store.clone());
-        ctx.decider = Some(decider);
+        ctx.decider = decider;
         ctx
     }
 }

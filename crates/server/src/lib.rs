@@ -8,6 +8,7 @@ mod approvals;
 mod basic;
 mod inspect;
 mod principal;
+mod runs;
 mod security;
 mod state;
 mod tabs;
@@ -59,6 +60,7 @@ pub struct AppState {
     control_port: u16,
     state_dir: PathBuf,
     approvals: tokio::sync::OnceCell<Arc<clawdis_approvals::Approvals>>,
+    runs: tokio::sync::OnceCell<Arc<clawdis_approvals::Runs>>,
     /// Turns true when the server shuts down; long-lived responses (event
     /// streams) end then, so the graceful shutdown does not wait on them.
     closing: tokio::sync::watch::Sender<bool>,
@@ -82,6 +84,7 @@ impl AppState {
             control_port: config.control_port,
             state_dir: config.state_dir,
             approvals: tokio::sync::OnceCell::new(),
+            runs: tokio::sync::OnceCell::new(),
             closing: tokio::sync::watch::Sender::new(false),
         })
     }
@@ -116,6 +119,22 @@ impl AppState {
                 let approvals = clawdis_approvals::Approvals::open(&self.state_dir).await?;
                 tokio::spawn(approvals.clone().watch());
                 Ok::<_, api::ApiError>(approvals)
+            })
+            .await
+            .cloned()
+    }
+}
+
+impl AppState {
+    /// The home's runs, opened on first use (recording runs a killed
+    /// backend left executing).
+    pub async fn runs(&self) -> Result<Arc<clawdis_approvals::Runs>, api::ApiError> {
+        self.runs
+            .get_or_try_init(|| async {
+                let dirs = self.manager.settings().workflow_dirs(self.manager.home());
+                Ok::<_, api::ApiError>(
+                    clawdis_approvals::Runs::open(self.approvals().await?, dirs).await?,
+                )
             })
             .await
             .cloned()
@@ -189,6 +208,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/approvals", get(approvals::list))
         .route("/approvals/events", get(approvals::events))
         .route("/workflows", get(workflows::list))
+        .route("/runs", get(runs::list).post(runs::start))
+        .route("/runs/{id}", get(runs::get_one))
+        .route("/runs/{id}/cancel", post(runs::cancel))
+        .route("/runs/{id}/export", get(runs::export))
         .route(
             "/approvals/{id}",
             get(approvals::get_one).post(approvals::decide),

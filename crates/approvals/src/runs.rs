@@ -1,0 +1,462 @@
+//! The workflow service's runs: a workflow or pipeline started by a caller
+//! (HTTP, MCP, the CLI), executed in this process, recorded in the history
+//! with every step and every decision on its gates, listed, cancelled and
+//! exported. A run that pauses is decided like any other gate (see
+//! [`crate::Approvals::decide`]); the resume, wherever it happens, goes on
+//! recording into the same history.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use clawdis_engine::envelope::Envelope;
+use clawdis_engine::journal::Journal;
+use clawdis_engine::pause::history_end;
+use clawdis_engine::pipeline::parse::{Stage, parse_pipeline};
+use clawdis_engine::value::Value;
+use clawdis_engine::workflow::file::{self, Workflow};
+use clawdis_engine::workflow::{check_args, library};
+use clawdis_store::{
+    HistoryEnd, HistoryKind, HistoryQuery, HistoryStatus, NewHistory, RunStatus, StepRecord,
+    StepStatus,
+};
+use tokio::sync::watch;
+
+use crate::view::{RunPage, RunView};
+use crate::{Approvals, ApprovalsError, Choice, Decider};
+
+/// The most runs one page of [`Runs::list`] holds.
+pub const MAX_PAGE: u32 = 500;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub enum What {
+    /// A pipeline, as `lobster run` takes it.
+    Pipeline(String),
+    /// A workflow: a name from the library, or an absolute path.
+    Workflow(String),
+}
+
+/// A run a caller asks for.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    /// The pipeline or workflow.
+    pub what: What,
+    /// The workflow's args (an object).
+    pub args: serde_json::Value,
+    /// Where its steps run: an absolute directory. By default a workflow
+    /// runs in its file's directory and a pipeline in the state directory.
+    pub cwd: Option<PathBuf>,
+    /// The principal starting it.
+    pub started_by: String,
+}
+
+/// A run that has started.
+#[derive(Debug)]
+pub struct Started {
+    /// Its id.
+    pub run_id: String,
+    result: watch::Receiver<Option<serde_json::Value>>,
+}
+
+impl Started {
+    /// Waits for the run to end or pause, and returns its envelope.
+    pub async fn envelope(mut self) -> serde_json::Value {
+        match self.result.wait_for(Option::is_some).await {
+            Ok(done) => done.clone().unwrap_or_default(),
+            Err(_) => Envelope::from(clawdis_engine::Error::runtime("the run was dropped"))
+                .to_value()
+                .to_serde(),
+        }
+    }
+}
+
+/// Which runs to list.
+#[derive(Clone, Debug, Default)]
+pub struct RunQuery {
+    /// Only runs in this status.
+    pub status: Option<HistoryStatus>,
+    /// Only runs of this workflow.
+    pub workflow: Option<String>,
+    /// How many (at most [`MAX_PAGE`]; 50 when 0).
+    pub limit: u32,
+    /// The `next` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// A run executing in this process.
+struct Live {
+    journal: Journal,
+    task: tokio::task::JoinHandle<()>,
+    result: watch::Sender<Option<serde_json::Value>>,
+}
+
+/// The runs of one Clawdis home.
+pub struct Runs {
+    approvals: Arc<Approvals>,
+    workflow_dirs: Vec<PathBuf>,
+    live: Mutex<HashMap<String, Live>>,
+}
+
+impl std::fmt::Debug for Runs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runs")
+            .field("workflow_dirs", &self.workflow_dirs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runs {
+    /// The runs of `approvals`' home, with the named workflows found in
+    /// `workflow_dirs`. Runs a killed backend left executing are recorded
+    /// as where they got to: waiting at their gate, or failed.
+    pub async fn open(
+        approvals: Arc<Approvals>,
+        workflow_dirs: Vec<PathBuf>,
+    ) -> Result<Arc<Runs>, ApprovalsError> {
+        let runs = Runs {
+            approvals,
+            workflow_dirs,
+            live: Mutex::default(),
+        };
+        runs.recover().await?;
+        Ok(Arc::new(runs))
+    }
+
+    async fn recover(&self) -> Result<(), ApprovalsError> {
+        let store = self.approvals.store();
+        for run in store.interrupted_history().await? {
+            let gates = store.history_gates(&run.run_id).await?;
+            let waiting = gates.last().filter(|g| {
+                g.status == RunStatus::Pending
+                    || clawdis_engine::pause::pending(Some((*g).clone())).is_some()
+            });
+            let end = match waiting {
+                Some(gate) => HistoryEnd {
+                    status: match gate.gate {
+                        clawdis_store::Gate::Approval => HistoryStatus::NeedsApproval,
+                        clawdis_store::Gate::Input => HistoryStatus::NeedsInput,
+                    },
+                    result_json: None,
+                    steps: Vec::new(),
+                },
+                None => {
+                    let envelope = Envelope::from(clawdis_engine::Error::runtime(
+                        "interrupted: the backend stopped while this run was executing",
+                    ));
+                    HistoryEnd {
+                        status: HistoryStatus::Failed,
+                        result_json: Some(envelope.to_value().to_json()),
+                        steps: Vec::new(),
+                    }
+                }
+            };
+            tracing::info!(run_id = %run.run_id, status = %end.status, "interrupted run recorded");
+            store.end_history(&run.run_id, &end, None).await?;
+        }
+        Ok(())
+    }
+
+    /// Starts a run in this process and returns at once; the run goes on
+    /// in the background ([`Started::envelope`] waits for it).
+    pub async fn start(self: &Arc<Self>, request: RunRequest) -> Result<Started, ApprovalsError> {
+        let run_id = uuid::Uuid::new_v4().to_string();
+        let journal = Journal::new(&run_id);
+        let (plan, new, cwd) = self.prepare(&request, &run_id)?;
+        let steps = match &plan {
+            Plan::Workflow(workflow, _) => workflow
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| StepRecord::pending(&s.id, u32::try_from(i).unwrap_or(u32::MAX)))
+                .collect(),
+            Plan::Pipeline(_) => Vec::new(),
+        };
+        self.approvals.store().start_history(&new, &steps).await?;
+        let mut ctx = self.approvals.context(None);
+        ctx.cwd = cwd;
+        ctx.journal = Some(journal.clone());
+        let (result, receiver) = watch::channel(None);
+        // The task waits until it is registered, so that its end always
+        // finds its entry (and a cancel always finds the task).
+        let (registered, wait_registered) = tokio::sync::oneshot::channel::<()>();
+        let runs = Arc::clone(self);
+        let id = run_id.clone();
+        let task = tokio::spawn(async move {
+            let _ = wait_registered.await;
+            let envelope = match &plan {
+                Plan::Workflow(workflow, args) => {
+                    clawdis_engine::workflow::run_workflow(workflow, args, &ctx)
+                        .await
+                        .unwrap_or_else(Envelope::from)
+                }
+                Plan::Pipeline(stages) => {
+                    clawdis_engine::pipeline::tool::run_tool(stages, &ctx).await
+                }
+            };
+            runs.ended(&id, &envelope, &ctx).await;
+        });
+        self.lock().insert(
+            run_id.clone(),
+            Live {
+                journal,
+                task,
+                result,
+            },
+        );
+        let _ = registered.send(());
+        Ok(Started {
+            run_id,
+            result: receiver,
+        })
+    }
+
+    /// Records how run `run_id` came out (a pause is recorded with its
+    /// gate already) and hands its envelope to those waiting.
+    async fn ended(&self, run_id: &str, envelope: &Envelope, ctx: &clawdis_engine::Ctx) {
+        let status = envelope.history_status();
+        if !matches!(
+            status,
+            HistoryStatus::NeedsApproval | HistoryStatus::NeedsInput
+        ) && let Err(e) = self
+            .approvals
+            .store()
+            .end_history(run_id, &history_end(envelope, ctx), None)
+            .await
+        {
+            tracing::error!(run_id, error = %e, "recording the end of a run");
+        }
+        if let Some(live) = self.lock().remove(run_id) {
+            live.result
+                .send_replace(Some(envelope.to_value().to_serde()));
+        }
+        tracing::info!(run_id, %status, "run ended");
+    }
+
+    /// What `request` runs, its history row, and where it runs.
+    fn prepare(
+        &self,
+        request: &RunRequest,
+        run_id: &str,
+    ) -> Result<(Plan, NewHistory, PathBuf), ApprovalsError> {
+        let cwd = match &request.cwd {
+            Some(dir) if dir.is_absolute() && dir.is_dir() => Some(dir.clone()),
+            Some(dir) => {
+                return Err(ApprovalsError::Invalid(format!(
+                    "cwd: {} is not an absolute path to a directory",
+                    dir.display()
+                )));
+            }
+            None => None,
+        };
+        let args_json = serde_json::to_string(&request.args).unwrap_or_else(|_| "{}".into());
+        let new = |kind, workflow: Option<String>, definition: String, cwd: &Path| NewHistory {
+            run_id: run_id.to_string(),
+            kind,
+            workflow,
+            definition,
+            args_json: args_json.clone(),
+            cwd: cwd.to_str().map(str::to_string),
+            started_by: request.started_by.clone(),
+        };
+        match &request.what {
+            What::Pipeline(text) => {
+                if request.args.as_object().is_some_and(|a| !a.is_empty()) {
+                    return Err(ApprovalsError::Invalid(
+                        "args: a pipeline takes no args (they are for workflows)".into(),
+                    ));
+                }
+                let stages = parse_pipeline(text)
+                    .map_err(|e| ApprovalsError::Invalid(format!("pipeline: {}", e.message)))?;
+                let cwd = cwd.unwrap_or_else(|| self.approvals.dir.clone());
+                let row = new(HistoryKind::Pipeline, None, text.clone(), &cwd);
+                Ok((Plan::Pipeline(stages), row, cwd))
+            }
+            What::Workflow(name) => {
+                let path = self.resolve(name)?;
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    ApprovalsError::Invalid(format!(
+                        "workflow: cannot read {}: {e}",
+                        path.display()
+                    ))
+                })?;
+                let workflow = file::load(&path)
+                    .map_err(|e| ApprovalsError::Invalid(format!("workflow: {}", e.message)))?;
+                let args = Value::from_json(&args_json)
+                    .map_err(|e| ApprovalsError::Invalid(format!("args: {e}")))?;
+                check_args(&workflow, &args).map_err(ApprovalsError::Invalid)?;
+                let name = workflow
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| library::stem(&path));
+                let cwd = cwd
+                    .or_else(|| path.parent().map(Path::to_path_buf))
+                    .unwrap_or_else(|| self.approvals.dir.clone());
+                let row = new(HistoryKind::Workflow, Some(name), text, &cwd);
+                Ok((Plan::Workflow(Box::new(workflow), args), row, cwd))
+            }
+        }
+    }
+
+    /// The file of workflow `name`: a name from the library, or an
+    /// absolute path to a workflow file.
+    fn resolve(&self, name: &str) -> Result<PathBuf, ApprovalsError> {
+        if name.contains('/') || name.contains(std::path::MAIN_SEPARATOR) {
+            let path = Path::new(name);
+            if !path.is_absolute() {
+                return Err(ApprovalsError::Invalid(format!(
+                    "workflow: {name:?} is a relative path; give a name from GET /workflows or an absolute path"
+                )));
+            }
+            return file::resolve_path(name, Path::new("/"))
+                .map_err(|e| ApprovalsError::NotFound(format!("workflow {name}: {e}")));
+        }
+        library::discover(&self.workflow_dirs)
+            .workflows
+            .into_iter()
+            .find(|w| w.name == name)
+            .map(|w| w.path)
+            .ok_or_else(|| {
+                ApprovalsError::NotFound(format!(
+                    "workflow {name:?}: no such workflow (GET /workflows lists them)"
+                ))
+            })
+    }
+
+    /// Run `run_id` as it stands, with its steps and decisions.
+    pub async fn get(&self, run_id: &str) -> Result<RunView, ApprovalsError> {
+        let store = self.approvals.store();
+        let run = store
+            .get_history(run_id)
+            .await?
+            .ok_or_else(|| ApprovalsError::NotFound(format!("run {run_id}")))?;
+        let mut steps = store.history_steps(run_id).await?;
+        self.merge_live(run_id, &mut steps);
+        let gates = store.history_gates(run_id).await?;
+        let votes = crate::view::gate_votes(store, &gates).await?;
+        Ok(RunView::new(&run, &steps, &gates, &votes))
+    }
+
+    /// Runs, newest first, one page at a time.
+    pub async fn list(&self, query: &RunQuery) -> Result<RunPage, ApprovalsError> {
+        let limit = match query.limit {
+            0 => 50,
+            n => n.min(MAX_PAGE),
+        };
+        let before = match query.cursor.as_deref().filter(|c| !c.is_empty()) {
+            None => None,
+            Some(cursor) => Some(cursor.parse::<i64>().map_err(|_| {
+                ApprovalsError::Invalid(format!(
+                    "cursor: {cursor:?} is not a cursor this server gave"
+                ))
+            })?),
+        };
+        let store = self.approvals.store();
+        let rows = store
+            .list_history(&HistoryQuery {
+                status: query.status,
+                workflow: query.workflow.clone(),
+                before,
+                limit: limit + 1,
+            })
+            .await?;
+        let more = rows.len() > limit as usize;
+        let mut runs = Vec::new();
+        for run in rows.iter().take(limit as usize) {
+            let mut steps = store.history_steps(&run.run_id).await?;
+            self.merge_live(&run.run_id, &mut steps);
+            let gates = store.history_gates(&run.run_id).await?;
+            let votes = crate::view::gate_votes(store, &gates).await?;
+            runs.push(RunView::new(run, &steps, &gates, &votes));
+        }
+        let next = more
+            .then(|| rows.get(limit as usize - 1).map(|r| r.seq.to_string()))
+            .flatten();
+        Ok(RunPage { runs, next })
+    }
+
+    /// Cancels run `run_id`: a run executing here is stopped (its child
+    /// processes killed), a paused one has its gate cancelled by
+    /// `decider`. A run that has ended is a conflict.
+    pub async fn cancel(&self, run_id: &str, decider: Decider) -> Result<RunView, ApprovalsError> {
+        let live = self.lock().remove(run_id);
+        if let Some(live) = live {
+            live.task.abort();
+            let finished = live.task.await.is_ok();
+            if !finished {
+                let store = self.approvals.store();
+                let now = store.get_history(run_id).await?;
+                if now.is_some_and(|r| r.status == HistoryStatus::Running) {
+                    let envelope = Envelope::cancelled();
+                    let end = HistoryEnd {
+                        status: HistoryStatus::Cancelled,
+                        result_json: Some(envelope.to_value().to_json()),
+                        steps: live.journal.end_running(StepStatus::Cancelled),
+                    };
+                    store.end_history(run_id, &end, None).await?;
+                    live.result
+                        .send_replace(Some(envelope.to_value().to_serde()));
+                    tracing::info!(run_id, "run cancelled while executing");
+                    return self.get(run_id).await;
+                }
+            }
+        }
+        let run = self.get(run_id).await?;
+        match run.status {
+            HistoryStatus::NeedsApproval | HistoryStatus::NeedsInput => {
+                let gates = self.approvals.store().history_gates(run_id).await?;
+                let Some(gate) = gates.iter().rev().find(|g| g.status == RunStatus::Pending) else {
+                    return Err(ApprovalsError::AlreadyDecided(format!(
+                        "run {run_id} is being resumed"
+                    )));
+                };
+                self.approvals
+                    .decide(&gate.state_key, Choice::Cancel, decider)
+                    .await?;
+                self.get(run_id).await
+            }
+            HistoryStatus::Running => Err(ApprovalsError::AlreadyDecided(format!(
+                "run {run_id} is executing in another process; cancel it there"
+            ))),
+            ended => Err(ApprovalsError::AlreadyDecided(format!(
+                "run {run_id} has ended ({ended})"
+            ))),
+        }
+    }
+
+    /// Run `run_id` as one self-contained JSON document: the definition as
+    /// it ran, its args, steps, decisions and result.
+    pub async fn export(&self, run_id: &str) -> Result<serde_json::Value, ApprovalsError> {
+        let view = self.get(run_id).await?;
+        let run = self
+            .approvals
+            .store()
+            .get_history(run_id)
+            .await?
+            .ok_or_else(|| ApprovalsError::NotFound(format!("run {run_id}")))?;
+        Ok(crate::view::export(&run, view))
+    }
+
+    /// Steps of a run executing here, from its journal (newer than the store).
+    fn merge_live(&self, run_id: &str, steps: &mut Vec<StepRecord>) {
+        let journal = self.lock().get(run_id).map(|l| l.journal.clone());
+        let Some(journal) = journal else { return };
+        for step in journal.steps() {
+            match steps.iter_mut().find(|s| s.id == step.id) {
+                Some(stored) => *stored = step,
+                None => steps.push(step),
+            }
+        }
+        steps.sort_by_key(|s| s.position);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What a run executes, parsed and checked.
+enum Plan {
+    Workflow(Box<Workflow>, Value),
+    Pipeline(Vec<Stage>),
+}

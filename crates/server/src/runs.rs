@@ -1,0 +1,143 @@
+//! The runs API: start a workflow or pipeline (`POST /runs`), page through
+//! the history (`GET /runs`), read, cancel and export one run. The work is
+//! [`clawdis_approvals::Runs`]'; this maps HTTP onto it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::Json;
+use axum::extract::{Path, Query as Q, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use clawdis_approvals::{Channel, Decider, HistoryStatus, RunQuery, RunRequest, What};
+use serde_json::json;
+
+use crate::api::{ApiError, ApiResult, Body, Query, ok};
+use crate::{AppState, Principal};
+
+/// `POST /runs {pipeline} | {workflow, args?, cwd?}, wait?`: answers the
+/// run's tool envelope plus `runId` (200) once it ends or pauses; with
+/// `wait: false`, `{status: "running", runId}` at once (202).
+pub async fn start(
+    State(state): State<Arc<AppState>>,
+    Extension(principal): Extension<Principal>,
+    body: Body,
+) -> ApiResult {
+    let request = run_request(&body, &principal)?;
+    let wait = match body.0.get("wait") {
+        None | Some(serde_json::Value::Null) => true,
+        Some(serde_json::Value::Bool(wait)) => *wait,
+        Some(_) => return Err(ApiError::bad_request("wait must be true or false")),
+    };
+    let runs = state.runs().await?;
+    let started = runs.start(request).await?;
+    let run_id = started.run_id.clone();
+    if !wait {
+        let answer = json!({
+            "protocolVersion": 1,
+            "ok": true,
+            "status": "running",
+            "output": [],
+            "requiresApproval": null,
+            "requiresInput": null,
+            "runId": run_id,
+        });
+        return Ok((StatusCode::ACCEPTED, Json(answer)).into_response());
+    }
+    let mut envelope = started.envelope().await;
+    if let Some(fields) = envelope.as_object_mut() {
+        fields.insert("runId".into(), json!(run_id));
+    }
+    ok(envelope)
+}
+
+/// The run a `POST /runs` body asks for, started by `principal`.
+fn run_request(body: &Body, principal: &Principal) -> Result<RunRequest, ApiError> {
+    let text = |key: &str| match body.0.get(key) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+        Some(_) => Err(ApiError::bad_request(format!(
+            "{key} must be a non-empty string"
+        ))),
+    };
+    let what = match (text("pipeline")?, text("workflow")?) {
+        (Some(pipeline), None) => What::Pipeline(pipeline),
+        (None, Some(workflow)) => What::Workflow(workflow),
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad_request(
+                "give either pipeline or workflow, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(ApiError::bad_request(
+                "pipeline or workflow is required: {\"pipeline\": \"...\"} or {\"workflow\": \"name\", \"args\": {...}}",
+            ));
+        }
+    };
+    let args = match body.0.get("args") {
+        None | Some(serde_json::Value::Null) => json!({}),
+        Some(args @ serde_json::Value::Object(_)) => args.clone(),
+        Some(_) => return Err(ApiError::bad_request("args must be an object")),
+    };
+    Ok(RunRequest {
+        what,
+        args,
+        cwd: text("cwd")?.map(PathBuf::from),
+        started_by: principal.label(),
+    })
+}
+
+/// `GET /runs?status=&workflow=&limit=&cursor=` → `{runs, next}`.
+pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
+    let status = match q.get("status").map(String::as_str) {
+        None | Some("") => None,
+        Some(word) => Some(HistoryStatus::parse(word).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "status must be one of running, ok, needs_approval, needs_input, cancelled, failed (got {word:?})"
+            ))
+        })?),
+    };
+    let limit = match crate::api::number(&q, "limit")? {
+        None => 0,
+        Some(0) => return Err(ApiError::bad_request("limit must be at least 1")),
+        Some(n) => u32::try_from(n).unwrap_or(u32::MAX),
+    };
+    let page = state
+        .runs()
+        .await?
+        .list(&RunQuery {
+            status,
+            workflow: q.get("workflow").filter(|w| !w.is_empty()).cloned(),
+            limit,
+            cursor: q.get("cursor").cloned(),
+        })
+        .await?;
+    ok(json!(page))
+}
+
+/// `GET /runs/{runId}`: the run with its steps and decisions.
+pub async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
+    ok(json!(state.runs().await?.get(&id).await?))
+}
+
+/// `POST /runs/{runId}/cancel`: stops a run executing here, or cancels
+/// the gate it waits at (recorded as decided by the caller).
+pub async fn cancel(
+    State(state): State<Arc<AppState>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> ApiResult {
+    let decider = Decider {
+        by: Some(principal.label()),
+        via: Channel::Http,
+        human: principal.is_person(),
+        comment: None,
+    };
+    ok(json!(state.runs().await?.cancel(&id, decider).await?))
+}
+
+/// `GET /runs/{runId}/export`: the run as one self-contained document.
+pub async fn export(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
+    ok(state.runs().await?.export(&id).await?)
+}
