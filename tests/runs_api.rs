@@ -526,3 +526,69 @@ fn a_killed_backend_loses_no_acknowledged_run() {
         "ok"
     );
 }
+
+#[test]
+fn the_principal_that_started_a_run_cannot_approve_it_when_the_gate_forbids_it() {
+    let flow = "name: pay\nsteps:\n  - id: gate\n    approval:\n      prompt: Pay?\n      \
+                forbid_self_approval: true\n  - id: paid\n    run: echo paid\n";
+    let dir = tempfile::tempdir().unwrap();
+    let home = home_with(dir.path(), &[("pay", flow)]);
+    let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    let owner = Client::new(&server);
+    let bot = Client::with_token(server.port, &create_token(&home, "bot", "agent"));
+
+    let paused = bot.ok("POST", "/runs", Some(json!({"workflow": "pay"})));
+    let approval = paused["requiresApproval"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = owner.ok("GET", &format!("/approvals/{approval}"), None);
+    assert_eq!(
+        shown["approval"]["policy"]["forbidSelfApproval"], true,
+        "{shown}"
+    );
+    let (status, said) = bot.call("POST", &format!("/approvals/{approval}/approve"), None);
+    assert_eq!(status, 403, "{said}");
+    assert!(
+        said["error"]
+            .as_str()
+            .unwrap()
+            .contains("token:bot started this run"),
+        "{said}"
+    );
+    // Denying or cancelling one's own run stays open; another principal approves.
+    let approved = owner.ok("POST", &format!("/approvals/{approval}/approve"), None);
+    assert_eq!(
+        approved["result"]["output"],
+        json!(["paid\n"]),
+        "{approved}"
+    );
+
+    let paused = owner.ok("POST", "/runs", Some(json!({"workflow": "pay"})));
+    let approval = paused["requiresApproval"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        owner
+            .call("POST", &format!("/approvals/{approval}/approve"), None)
+            .0,
+        403
+    );
+    let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+    let out = lobster(&home)
+        .args(["resume", "--token", token, "--approve", "yes"])
+        .output()
+        .unwrap();
+    let refused = envelope(&out);
+    assert_eq!(refused["ok"], false, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("forbids self-approval"),
+        "{refused}"
+    );
+    let denied = bot.ok("POST", &format!("/approvals/{approval}/deny"), None);
+    assert_eq!(denied["result"]["status"], "cancelled", "{denied}");
+}

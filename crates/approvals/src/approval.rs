@@ -88,6 +88,7 @@ impl Approval {
                 min_approvals: request.min_approvals.unwrap_or(1),
                 expires_at: request.expires_at,
                 on_expiry: request.on_expiry,
+                forbid_self_approval: request.forbid_self_approval.unwrap_or(false),
             },
             cwd: run.cwd.clone(),
             created_at: run.created_at.clone(),
@@ -131,6 +132,9 @@ pub struct Policy {
     /// What it comes to then: `cancel`, `deny` or `approve`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub on_expiry: Option<String>,
+    /// Whether the principal that started the run may not approve it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub forbid_self_approval: bool,
 }
 
 /// The stored request block (`requiresApproval` / `requiresInput`).
@@ -145,6 +149,7 @@ struct Request {
     min_approvals: Option<u32>,
     expires_at: Option<String>,
     on_expiry: Option<String>,
+    forbid_self_approval: Option<bool>,
 }
 
 /// What the bus carries.

@@ -122,6 +122,55 @@ fn needs_a_person(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<()> {
     ))
 }
 
+/// Refuses an approval by the principal that started the run when the
+/// gate says `forbid_self_approval`. Who started it is the service's
+/// record of the credential that did; who approves is the decider's
+/// credential, so `lobster resume`, which has none, cannot approve such a
+/// gate (nor, then, the agent whose `lobster` process started the run).
+async fn not_by_the_starter(
+    state: &Value,
+    row: &clawdis_store::Run,
+    intent: &Intent,
+    ctx: &Ctx,
+) -> Result<()> {
+    let forbidden = state
+        .get_key("approvalIdentity")
+        .and_then(|i| i.get_key("forbidSelfApproval"))
+        == Some(&Value::Bool(true));
+    let expiry = ctx
+        .decider
+        .as_ref()
+        .is_some_and(|d| d.via == clawdis_store::Channel::Expiry);
+    if !forbidden || expiry || *intent != Intent::Approve(true) {
+        return Ok(());
+    }
+    let started_by = match &row.run_id {
+        Some(run_id) => ctx
+            .state
+            .store()
+            .await?
+            .get_history(run_id)
+            .await?
+            .map(|h| h.started_by),
+        None => None,
+    };
+    let decider = ctx.decider.as_ref().and_then(|d| d.by.as_deref());
+    let refusal = match (decider, started_by.as_deref()) {
+        (None, _) => "lobster resume cannot approve it: approve it in the Clawdis app or with \
+             another principal's token over HTTP (POST /approvals/{id}/approve)"
+            .to_string(),
+        (Some(by), Some(starter)) if by == starter => format!(
+            "{by} started this run and may not approve it: another principal must (the Clawdis \
+             app, or another token over HTTP)"
+        ),
+        _ => return Ok(()),
+    };
+    Err(Error::failed(
+        Failure::NotAllowed,
+        format!("this gate forbids self-approval (forbid_self_approval: true); {refusal}"),
+    ))
+}
+
 /// Counts this approval toward a gate that needs `minApprovals` distinct
 /// approvers. Until the last one, the run keeps waiting and the answer is
 /// its `needs_approval` envelope with the count so far; the approval that
@@ -419,6 +468,7 @@ async fn resume_stored_inner(
         ));
     }
     let results = apply_decision(&state, &intent, ctx)?;
+    not_by_the_starter(&state, &row, &intent, ctx).await?;
     if intent == Intent::Approve(true)
         && let Some(waiting) = count_approval(&state, &row, ctx).await?
     {

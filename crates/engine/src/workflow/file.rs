@@ -54,13 +54,19 @@ pub struct Approval {
     pub expires_in: Option<u64>,
     /// What happens then (`on_expiry:`).
     pub on_expiry: OnExpiry,
+    /// The principal that started the run may not approve it
+    /// (`forbid_self_approval: true`).
+    pub forbid_self_approval: bool,
 }
 
 impl Approval {
     /// Whether the gate has a policy beyond Lobster's (who approves, how
     /// many, until when).
     pub fn has_policy(&self) -> bool {
-        self.approvers == Approvers::Human || self.min_approvals > 1 || self.expires_in.is_some()
+        self.approvers == Approvers::Human
+            || self.min_approvals > 1
+            || self.expires_in.is_some()
+            || self.forbid_self_approval
     }
 }
 
@@ -948,6 +954,16 @@ fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
             )));
         }
     };
+    let forbid_self_approval = match o.get("forbid_self_approval") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(Error::runtime(format!(
+                "Workflow step {id} approval.forbid_self_approval must be true or false, not {}",
+                other.to_json()
+            )));
+        }
+    };
     for key in ["require_different_approver", "requireDifferentApprover"] {
         if o.get(key).is_some_and(|v| !matches!(v, Value::Bool(_))) {
             return Err(Error::runtime(format!(
@@ -981,6 +997,7 @@ fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
         min_approvals,
         expires_in,
         on_expiry,
+        forbid_self_approval,
     }))
 }
 
@@ -1153,5 +1170,25 @@ mod approval_tests {
         )
         .unwrap();
         assert_eq!(plain.steps[0].approval.clone().unwrap().min_approvals, 1);
+    }
+
+    #[test]
+    fn forbid_self_approval_is_a_boolean_and_a_policy() {
+        let load = |value: &str| {
+            let text =
+                format!("steps:\n  - id: g\n    approval:\n      forbid_self_approval: {value}\n");
+            from_value(&parse_yaml(&text).unwrap(), Path::new("wf.lobster"))
+        };
+        let gate = load("true").unwrap().steps[0].approval.clone().unwrap();
+        assert!(gate.forbid_self_approval && gate.has_policy());
+        let gate = load("false").unwrap().steps[0].approval.clone().unwrap();
+        assert!(!gate.forbid_self_approval && !gate.has_policy());
+        let e = load("yes please").unwrap_err();
+        assert!(
+            e.message
+                .contains("forbid_self_approval must be true or false"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -135,6 +135,9 @@ pub(super) fn approval_request(
     if cfg.min_approvals > 1 {
         identity.insert("minApprovals", Value::from(f64::from(cfg.min_approvals)));
     }
+    if cfg.forbid_self_approval {
+        identity.insert("forbidSelfApproval", Value::Bool(true));
+    }
     if let Some(secs) = cfg.expires_in {
         let at = chrono::Utc::now() + chrono::Duration::seconds(secs.min(i64::MAX as u64) as i64);
         identity.insert(
