@@ -45,7 +45,8 @@ fn the_backend_applies_on_expiry_when_the_gate_expires() {
     let deadline = Instant::now() + Duration::from_secs(15);
     let decided = loop {
         let now = c.ok("GET", &format!("/approvals/{id}"), None)["approval"].clone();
-        if now["status"] == "done" {
+        if now["runStatus"] == "done" {
+            assert_eq!(now["status"], "expired", "{now}");
             break now;
         }
         assert!(Instant::now() < deadline, "not expired in time: {now}");
@@ -101,9 +102,15 @@ fn a_late_resume_gets_the_expiry_not_its_decision() {
         (
             run["decision"].as_str(),
             run["decidedBy"].as_str(),
-            run["status"].as_str()
+            run["status"].as_str(),
+            run["runStatus"].as_str()
         ),
-        (Some("expire"), Some("expiry"), Some("cancelled")),
+        (
+            Some("expire"),
+            Some("expiry"),
+            Some("expired"),
+            Some("cancelled")
+        ),
         "{listed}"
     );
 }

@@ -122,7 +122,11 @@ fn serve_lists_streams_and_decides_approvals() {
         "{again}"
     );
 
-    let changed = read_until(&mut events, "\"status\":\"done\"", Duration::from_secs(1));
+    let changed = read_until(
+        &mut events,
+        "\"runStatus\":\"done\"",
+        Duration::from_secs(1),
+    );
     assert!(
         changed.contains("event: changed") && changed.contains("\"decidedVia\":\"http\""),
         "{changed}"

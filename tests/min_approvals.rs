@@ -78,6 +78,18 @@ fn two_people_must_approve_and_each_counts_once() {
         decided["decidedBy"], "token:bob",
         "the count's last approver claims the run"
     );
+    let who: Vec<(&str, &str)> = decided["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["decision"].as_str().unwrap(), d["by"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        who,
+        [("approve", "token:ann"), ("approve", "token:bob")],
+        "each approver's decision once: {decided}"
+    );
+    assert_eq!(decided["status"], "decided");
 }
 
 #[test]

@@ -62,7 +62,7 @@ function card(a) {
   if (a.status !== "pending") {
     const who = [a.decision, a.decidedBy && `by ${a.decidedBy}`, a.decidedVia && `via ${a.decidedVia}`, a.decidedAt && age(a.decidedAt)]
       .filter(Boolean).join(" ");
-    return el("div", { class: "card decided", "data-id": a.id }, head, el("div", { class: "meta" }, `${a.status}: ${who}`));
+    return el("div", { class: "card decided", "data-id": a.id }, head, el("div", { class: "meta" }, `${a.runStatus}: ${who}`));
   }
   const body = a.gate === "input"
     ? inputForm(a)

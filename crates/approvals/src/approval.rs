@@ -4,6 +4,8 @@ use clawdis_store::{Channel, Decision, Gate, RunKind, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::view::{DecisionView, gate_decisions};
+
 /// How many items a preview carries; `itemCount` has the total.
 const PREVIEW_ITEMS: usize = 5;
 
@@ -27,7 +29,13 @@ pub struct Approval {
     pub approval_id: Option<String>,
     /// The gate: `approval` or `input`.
     pub gate: Gate,
-    /// `pending`, `running`, `done`, `cancelled` or `failed`.
+    /// The gate: `pending`, `decided` (by anyone, through any channel)
+    /// or `expired` (decided by its `on_expiry`).
+    #[serde(rename = "status")]
+    pub state: ApprovalState,
+    /// The paused run behind it: `pending`, `running` (being resumed),
+    /// `done`, `cancelled` or `failed`.
+    #[serde(rename = "runStatus")]
     pub status: RunStatus,
     /// The workflow's name, for workflow files.
     pub workflow: Option<String>,
@@ -59,6 +67,32 @@ pub struct Approval {
     pub comment: Option<String>,
     /// How the decided run ended: its final tool envelope.
     pub result: Option<Json>,
+    /// Every decision on the gate, oldest first: the approvals counted
+    /// toward `minApprovals`, then the one that decided it.
+    pub decisions: Vec<DecisionView>,
+}
+
+/// Where a gate stands, as the approvals API says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalState {
+    /// Waiting for a decision.
+    Pending,
+    /// Decided by someone.
+    Decided,
+    /// Decided by its expiry.
+    Expired,
+}
+
+impl ApprovalState {
+    /// The state of the gate `run` paused at.
+    pub fn of(run: &clawdis_store::Run) -> ApprovalState {
+        match run.decision {
+            None => ApprovalState::Pending,
+            Some(Decision::Expire) => ApprovalState::Expired,
+            Some(_) => ApprovalState::Decided,
+        }
+    }
 }
 
 impl Approval {
@@ -72,6 +106,7 @@ impl Approval {
             kind: run.kind,
             approval_id: run.approval_id.clone(),
             gate: run.gate,
+            state: ApprovalState::of(run),
             status: run.status,
             workflow: run.workflow_name.clone(),
             prompt: match request.prompt {
@@ -101,6 +136,7 @@ impl Approval {
                 .result_json
                 .as_deref()
                 .and_then(|r| RawValue::from_string(r.to_string()).ok()),
+            decisions: gate_decisions(run, &[]),
         }
     }
 

@@ -27,7 +27,7 @@ use clawdis_engine::value::Value;
 use clawdis_store::Store;
 use tokio::sync::broadcast;
 
-pub use approval::{Approval, Event, Policy};
+pub use approval::{Approval, ApprovalState, Event, Policy};
 pub use clawdis_engine::context::Decider;
 pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, RunStatus, StepStatus};
 pub use runs::{MAX_PAGE, RunQuery, RunRequest, Runs, Started, What};
@@ -151,11 +151,42 @@ impl Approvals {
             .filter(|r| r.decision.is_some())
             .take(HISTORY as usize)
             .collect();
-        Ok(pending
-            .iter()
-            .chain(&decided)
-            .map(Approval::from_run)
-            .collect())
+        let mut listed = Vec::with_capacity(pending.len() + decided.len());
+        for run in pending.iter().chain(&decided) {
+            listed.push(self.with_votes(run).await?);
+        }
+        Ok(listed)
+    }
+
+    /// [`Approvals::list`], keeping those whose state is `status`:
+    /// `pending`, `decided` (an expired gate was decided too, by its
+    /// policy) or `expired`.
+    pub async fn list_in(&self, status: Option<&str>) -> Result<Vec<Approval>, ApprovalsError> {
+        let wanted: fn(ApprovalState) -> bool = match status {
+            None | Some("") => |_| true,
+            Some("pending") => |s| s == ApprovalState::Pending,
+            Some("decided") => |s| s != ApprovalState::Pending,
+            Some("expired") => |s| s == ApprovalState::Expired,
+            Some(other) => {
+                return Err(ApprovalsError::Invalid(format!(
+                    "status must be pending, decided or expired, not {other:?}"
+                )));
+            }
+        };
+        let mut listed = self.list().await?;
+        listed.retain(|a| wanted(a.state));
+        Ok(listed)
+    }
+
+    /// The approval of `run`, with the approvals counted toward its
+    /// `minApprovals` among its decisions.
+    async fn with_votes(&self, run: &clawdis_store::Run) -> Result<Approval, ApprovalsError> {
+        let mut approval = Approval::from_run(run);
+        if approval.policy.min_approvals > 1 {
+            let votes = self.store.votes(&run.state_key).await?;
+            approval.decisions = view::gate_decisions(run, &votes);
+        }
+        Ok(approval)
     }
 
     /// One run by id: its state key, or the 8-hex approval id agents quote.
@@ -165,7 +196,7 @@ impl Approvals {
             None => self.store.get_run_by_approval_id(id).await?,
         };
         let run = run.ok_or_else(|| ApprovalsError::NotFound(format!("no paused run {id}")))?;
-        Ok(Approval::from_run(&run))
+        self.with_votes(&run).await
     }
 
     /// Resumes run `id` with `choice` in this process, exactly once, and

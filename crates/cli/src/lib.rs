@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use clawdis_approvals::{Approval, Approvals, Channel, Choice, Decider, RunStatus};
+use clawdis_approvals::{Approvals, Channel, Choice, Decider};
 use clawdis_browser::settings::{Settings, parse_control_url};
 use clawdis_engine::context::{clawdis_home, process_env, state_dir_in};
 use clawdis_server::{AppState, ServerConfig, control_token, create_token};
@@ -61,8 +61,8 @@ pub struct ApprovalsArgs {
 pub enum ApprovalsAction {
     /// Print `{approvals: [...]}`: pending runs, then recent decisions.
     List {
-        /// Only `pending` or only `decided` ones.
-        #[arg(long, value_parser = ["pending", "decided"])]
+        /// Only `pending`, `decided` (expired ones included) or `expired` ones.
+        #[arg(long, value_parser = ["pending", "decided", "expired"])]
         status: Option<String>,
     },
     /// Approve run ID (its run id or 8-hex approval id); prints the resume's envelope.
@@ -256,16 +256,7 @@ fn approvals(home: &std::path::Path, action: ApprovalsAction) -> Result<()> {
             .with_context(|| format!("opening the approvals in {}", state_dir.display()))?;
         let (id, choice, comment) = match action {
             ApprovalsAction::List { status } => {
-                let listed: Vec<Approval> = approvals
-                    .list()
-                    .await?
-                    .into_iter()
-                    .filter(|a| match status.as_deref() {
-                        Some("pending") => a.status == RunStatus::Pending,
-                        Some(_) => a.status != RunStatus::Pending,
-                        None => true,
-                    })
-                    .collect();
+                let listed = approvals.list_in(status.as_deref()).await?;
                 print_line(&serde_json::to_string_pretty(
                     &serde_json::json!({ "approvals": listed }),
                 )?);

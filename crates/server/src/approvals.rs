@@ -11,7 +11,7 @@ use axum::extract::{Path, Query as Q, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use clawdis_approvals::{Approval, Approvals, ApprovalsError, Channel, Choice, Decider, RunStatus};
+use clawdis_approvals::{Approvals, ApprovalsError, Channel, Choice, Decider};
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -30,26 +30,13 @@ impl From<ApprovalsError> for ApiError {
     }
 }
 
-/// `GET /approvals?status=pending|decided`: pending runs (oldest first),
-/// then recent decisions; `status` keeps one of the two.
+/// `GET /approvals?status=pending|decided|expired`: pending gates (oldest
+/// first), then recent decisions; `status` keeps those in that state.
 pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     let approvals = state.approvals().await?;
-    let wanted = match q.get("status").map(String::as_str) {
-        None | Some("") => None,
-        Some("pending") => Some(true),
-        Some("decided") => Some(false),
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "status must be pending or decided, not {other:?}"
-            )));
-        }
-    };
-    let listed: Vec<Approval> = approvals
-        .list()
-        .await?
-        .into_iter()
-        .filter(|a| wanted.is_none_or(|pending| (a.status == RunStatus::Pending) == pending))
-        .collect();
+    let listed = approvals
+        .list_in(q.get("status").map(String::as_str))
+        .await?;
     ok(json!({ "approvals": listed }))
 }
 
