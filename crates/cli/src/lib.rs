@@ -6,6 +6,10 @@
 //! menu-bar app when no subcommand is given. This is the binary's front end,
 //! so it reports errors with `anyhow`.
 
+mod runs;
+
+pub use runs::RunsAction;
+
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
@@ -45,6 +49,16 @@ pub enum Command {
     Token(TokenArgs),
     /// List paused runs, or decide one from this terminal.
     Approvals(ApprovalsArgs),
+    /// List, show, cancel or export the runs started through the service.
+    Runs(RunsArgs),
+}
+
+/// `clawdis runs list|show|cancel|export`.
+#[derive(clap::Args)]
+pub struct RunsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: RunsAction,
 }
 
 /// `clawdis approvals list|approve|deny`.
@@ -198,6 +212,7 @@ pub fn run(home: PathBuf, command: Command) -> Result<()> {
             action: Some(action),
         }) => tokens(&home, action),
         Command::Approvals(ApprovalsArgs { action }) => approvals(&home, action),
+        Command::Runs(RunsArgs { action }) => runs::runs(&home, action),
         Command::Serve(args) => serve(home, args),
         Command::App(_) => {
             bail!("this clawdis was built without the desktop app; run `clawdis serve`")
