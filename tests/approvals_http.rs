@@ -1,55 +1,13 @@
 //! Approvals over `clawdis serve`'s HTTP API (no app, no notification):
 //! list, follow as server-sent events, decide once (recorded as `http`).
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use clawdis_e2e::control::{Client, start_server_full};
+use clawdis_e2e::control::{Client, read_until, start_server_full, subscribe};
 use clawdis_e2e::{envelope, lobster, signal};
 use serde_json::json;
 
 const FLOW: &str = "exec --json --shell 'echo [1,2]' | approve --prompt 'Ship it?' | exec --shell 'echo shipped >> shipped.txt; echo done'";
-
-/// Opens `GET /approvals/events` and returns the stream once the server
-/// answered with its headers.
-fn subscribe(port: u16, token: &str) -> TcpStream {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let head = format!(
-        "GET /approvals/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"
-    );
-    stream.write_all(head.as_bytes()).unwrap();
-    let text = read_until(&mut stream, "\r\n\r\n", Duration::from_secs(5));
-    assert!(
-        text.starts_with("HTTP/1.1 200") && text.contains("text/event-stream"),
-        "{text}"
-    );
-    stream
-}
-
-/// Reads from `stream` until `needle` arrives; what was read.
-fn read_until(stream: &mut TcpStream, needle: &str, timeout: Duration) -> String {
-    let deadline = Instant::now() + timeout;
-    let mut text = String::new();
-    let mut buf = [0u8; 4096];
-    while !text.contains(needle) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        assert!(
-            !left.is_zero(),
-            "no {needle:?} within {timeout:?}; got: {text}"
-        );
-        stream.set_read_timeout(Some(left)).unwrap();
-        match stream.read(&mut buf) {
-            Ok(0) => panic!("stream closed; got: {text}"),
-            Ok(n) => text.push_str(&String::from_utf8_lossy(&buf[..n])),
-            Err(e)
-                if e.kind() == std::io::ErrorKind::WouldBlock
-                    || e.kind() == std::io::ErrorKind::TimedOut => {}
-            Err(e) => panic!("{e}"),
-        }
-    }
-    text
-}
 
 #[test]
 fn serve_lists_streams_and_decides_approvals() {
@@ -59,7 +17,7 @@ fn serve_lists_streams_and_decides_approvals() {
     let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
     let c = Client::new(&server);
     assert_eq!(c.ok("GET", "/approvals", None), json!({"approvals": []}));
-    let mut events = subscribe(server.port, server.token.trim());
+    let mut events = subscribe(server.port, server.token.trim(), "/approvals/events");
 
     // An agent's lobster pauses in the same home: the stream tells within 1 s.
     let out = lobster(&home)

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clawdis_e2e::control::{Client, start_server_full};
+use clawdis_e2e::control::{Client, read_until, start_server_full, subscribe};
 use clawdis_e2e::{create_token, envelope, lobster, signal};
 use serde_json::{Value, json};
 
@@ -591,4 +591,40 @@ fn the_principal_that_started_a_run_cannot_approve_it_when_the_gate_forbids_it()
     );
     let denied = bot.ok("POST", &format!("/approvals/{approval}/deny"), None);
     assert_eq!(denied["result"]["status"], "cancelled", "{denied}");
+}
+
+#[test]
+fn events_follow_runs_and_their_gates_whoever_decides() {
+    let flow = "name: ask\nsteps:\n  - id: gate\n    approval: Proceed?\n  - id: after\n    run: echo after\n";
+    let dir = tempfile::tempdir().unwrap();
+    let home = home_with(dir.path(), &[("ask", flow)]);
+    let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    let c = Client::new(&server);
+    let mut events = subscribe(server.port, server.token.trim(), "/events");
+
+    let paused = c.ok("POST", "/runs", Some(json!({"workflow": "ask"})));
+    let id = paused["runId"].as_str().unwrap().to_string();
+    let seen = read_until(&mut events, "\"needs_approval\"", Duration::from_secs(5));
+    assert!(seen.contains("event: run.started"), "{seen}");
+    assert!(seen.contains(&id), "{seen}");
+    let seen = read_until(
+        &mut events,
+        "event: approval.paused",
+        Duration::from_secs(5),
+    );
+    assert!(seen.contains("Proceed?"), "{seen}");
+
+    // Decided by another process: the backend still tells.
+    let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+    let out = lobster(&home)
+        .args(["resume", "--token", token, "--approve", "yes"])
+        .output()
+        .unwrap();
+    assert_eq!(envelope(&out)["status"], "ok");
+    // The run's own fields come first: its id, kind, workflow, status.
+    let ended = format!(
+        "event: run.changed\ndata: {{\"type\":\"run.changed\",\"run\":{{\"runId\":\"{id}\",\
+         \"kind\":\"workflow\",\"workflow\":\"ask\",\"status\":\"ok\""
+    );
+    read_until(&mut events, &ended, Duration::from_secs(5));
 }

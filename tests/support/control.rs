@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -293,4 +293,44 @@ fn serve_one(mut stream: TcpStream, root: &Path) {
     );
     let _ = stream.write_all(head.as_bytes());
     let _ = stream.write_all(&body);
+}
+
+/// Opens the event stream at `path` (`GET`, server-sent events) and
+/// returns it once the server answered with its headers.
+pub fn subscribe(port: u16, token: &str, path: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let head = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let text = read_until(&mut stream, "\r\n\r\n", Duration::from_secs(5));
+    assert!(
+        text.starts_with("HTTP/1.1 200") && text.contains("text/event-stream"),
+        "{text}"
+    );
+    stream
+}
+
+/// Reads from `stream` until `needle` arrives; what was read.
+pub fn read_until(stream: &mut TcpStream, needle: &str, timeout: Duration) -> String {
+    let deadline = Instant::now() + timeout;
+    let mut text = String::new();
+    let mut buf = [0u8; 4096];
+    while !text.contains(needle) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(
+            !left.is_zero(),
+            "no {needle:?} within {timeout:?}; got: {text}"
+        );
+        stream.set_read_timeout(Some(left)).unwrap();
+        match stream.read(&mut buf) {
+            Ok(0) => panic!("stream closed; got: {text}"),
+            Ok(n) => text.push_str(&String::from_utf8_lossy(&buf[..n])),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    text
 }

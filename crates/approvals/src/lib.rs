@@ -30,7 +30,7 @@ use tokio::sync::broadcast;
 pub use approval::{Approval, ApprovalState, Event, Policy};
 pub use clawdis_engine::context::Decider;
 pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, RunStatus, StepStatus};
-pub use runs::{MAX_PAGE, RunQuery, RunRequest, Runs, Started, What};
+pub use runs::{MAX_PAGE, RunEvent, RunQuery, RunRequest, Runs, Started, What};
 pub use view::{DecisionView, RunPage, RunView, StepView};
 
 /// What can go wrong with approvals.

@@ -84,6 +84,25 @@ pub struct RunQuery {
     pub cursor: Option<String>,
 }
 
+/// What the runs bus carries: a run started, or a run whose status
+/// changed (it paused, was resumed anywhere, ended or was cancelled).
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(tag = "type")]
+pub enum RunEvent {
+    /// A run started.
+    #[serde(rename = "run.started")]
+    Started {
+        /// The run.
+        run: Box<RunView>,
+    },
+    /// A run's status changed.
+    #[serde(rename = "run.changed")]
+    Changed {
+        /// The run as it is now.
+        run: Box<RunView>,
+    },
+}
+
 /// A run executing in this process.
 struct Live {
     journal: Journal,
@@ -96,6 +115,9 @@ pub struct Runs {
     approvals: Arc<Approvals>,
     workflow_dirs: Vec<PathBuf>,
     live: Mutex<HashMap<String, Live>>,
+    bus: tokio::sync::broadcast::Sender<RunEvent>,
+    /// The status last announced for each run not yet ended.
+    announced: Mutex<HashMap<String, HistoryStatus>>,
 }
 
 impl std::fmt::Debug for Runs {
@@ -114,13 +136,52 @@ impl Runs {
         approvals: Arc<Approvals>,
         workflow_dirs: Vec<PathBuf>,
     ) -> Result<Arc<Runs>, ApprovalsError> {
+        let gates = approvals.subscribe();
         let runs = Runs {
             approvals,
             workflow_dirs,
             live: Mutex::default(),
+            bus: tokio::sync::broadcast::channel(256).0,
+            announced: Mutex::default(),
         };
         runs.recover().await?;
-        Ok(Arc::new(runs))
+        let runs = Arc::new(runs);
+        tokio::spawn(follow_gates(Arc::downgrade(&runs), gates));
+        Ok(runs)
+    }
+
+    /// Receives every later [`RunEvent`].
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<RunEvent> {
+        self.bus.subscribe()
+    }
+
+    /// Announces run `run_id` as it is now, unless its status is the one
+    /// announced last.
+    async fn announce(&self, run_id: &str, started: bool) {
+        let run = match self.get(run_id).await {
+            Ok(run) => Box::new(run),
+            Err(e) => {
+                tracing::warn!(run_id, error = %e, "reading a run to announce");
+                return;
+            }
+        };
+        {
+            let mut announced = self.announced.lock().unwrap_or_else(|e| e.into_inner());
+            if announced.get(run_id) == Some(&run.status) {
+                return;
+            }
+            if run.status.is_final() {
+                announced.remove(run_id);
+            } else {
+                announced.insert(run_id.to_string(), run.status);
+            }
+        }
+        let event = if started {
+            RunEvent::Started { run }
+        } else {
+            RunEvent::Changed { run }
+        };
+        let _ = self.bus.send(event);
     }
 
     async fn recover(&self) -> Result<(), ApprovalsError> {
@@ -173,6 +234,7 @@ impl Runs {
             Plan::Pipeline(_) => Vec::new(),
         };
         self.approvals.store().start_history(&new, &steps).await?;
+        self.announce(&run_id, true).await;
         let mut ctx = self.approvals.context(None);
         ctx.cwd = cwd;
         ctx.journal = Some(journal.clone());
@@ -226,11 +288,13 @@ impl Runs {
         {
             tracing::error!(run_id, error = %e, "recording the end of a run");
         }
-        if let Some(live) = self.lock().remove(run_id) {
+        let live = self.lock().remove(run_id);
+        if let Some(live) = live {
             live.result
                 .send_replace(Some(envelope.to_value().to_serde()));
         }
         tracing::info!(run_id, %status, "run ended");
+        self.announce(run_id, false).await;
     }
 
     /// What `request` runs, its history row, and where it runs.
@@ -397,6 +461,7 @@ impl Runs {
                     live.result
                         .send_replace(Some(envelope.to_value().to_serde()));
                     tracing::info!(run_id, "run cancelled while executing");
+                    self.announce(run_id, false).await;
                     return self.get(run_id).await;
                 }
             }
@@ -452,6 +517,26 @@ impl Runs {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Announces the runs whose gates change, whichever process changed them
+/// (a resume by `lobster`, the app, the expiry), until `runs` is dropped.
+async fn follow_gates(
+    runs: std::sync::Weak<Runs>,
+    mut gates: tokio::sync::broadcast::Receiver<crate::Event>,
+) {
+    loop {
+        let event = match gates.recv().await {
+            Ok(event) => event,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        };
+        let (crate::Event::Paused { approval } | crate::Event::Changed { approval }) = event;
+        let Some(runs) = runs.upgrade() else { return };
+        if approval.run_id != approval.id {
+            runs.announce(&approval.run_id, false).await;
+        }
     }
 }
 

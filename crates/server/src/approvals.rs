@@ -2,7 +2,6 @@
 //! reaches a person: list the paused runs of the home, follow pauses and
 //! decisions as server-sent events, and decide (recorded as `http`).
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::Extension;
@@ -10,10 +9,8 @@ use axum::Json;
 use axum::extract::{Path, Query as Q, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use clawdis_approvals::{Approvals, ApprovalsError, Channel, Choice, Decider};
+use clawdis_approvals::{ApprovalsError, Channel, Choice, Decider};
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
 
 use crate::api::{ApiError, ApiResult, Body, Query, ok};
 use crate::{AppState, Principal};
@@ -141,32 +138,4 @@ async fn decide_as(
         }
         Err(e) => Err(e.into()),
     }
-}
-
-/// `GET /approvals/events`: every later pause and change as an SSE event
-/// (`paused` or `changed`, data: the approval as JSON).
-pub async fn events(State(state): State<Arc<AppState>>) -> Result<impl IntoResponse, ApiError> {
-    let approvals: Arc<Approvals> = state.approvals().await?;
-    let rx = approvals.subscribe();
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        loop {
-            match rx.recv().await {
-                Ok(event) => {
-                    let name = match &event {
-                        clawdis_approvals::Event::Paused { .. } => "paused",
-                        clawdis_approvals::Event::Changed { .. } => "changed",
-                    };
-                    let sse = SseEvent::default()
-                        .event(name)
-                        .json_data(&event)
-                        .unwrap_or_default();
-                    return Some((Ok::<_, Infallible>(sse), rx));
-                }
-                Err(RecvError::Lagged(_)) => continue,
-                Err(RecvError::Closed) => return None,
-            }
-        }
-    });
-    let closed = async move { state.closed().await };
-    Ok(Sse::new(futures::StreamExt::take_until(stream, closed)).keep_alive(KeepAlive::default()))
 }

@@ -6,6 +6,7 @@ mod act;
 mod api;
 mod approvals;
 mod basic;
+mod events;
 mod inspect;
 mod principal;
 mod runs;
@@ -206,7 +207,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/download", post(act::download))
         .route("/wait/download", post(act::wait_download))
         .route("/approvals", get(approvals::list))
-        .route("/approvals/events", get(approvals::events))
+        .route("/approvals/events", get(events::approvals))
+        .route("/events", get(events::all))
         .route("/workflows", get(workflows::list))
         .route("/runs", get(runs::list).post(runs::start))
         .route("/runs/{id}", get(runs::get_one))
