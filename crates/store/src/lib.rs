@@ -3,13 +3,14 @@
 //! Holds paused runs (approval and input gates) with their decisions, the
 //! history of runs started through the workflow service, and the
 //! key/value state behind `state.set`, `state.get` and `diff.last`, and the
-//! digests of named bearer tokens. Every
+//! digests of named bearer tokens, and the webhook outbox. Every
 //! change is a single SQLite transaction, so a `kill -9` at any point leaves
 //! either the old or the new state, never half of one. A paused run is
 //! resumed exactly once: [`Store::claim`] is a compare-and-set on its status.
 
 mod conns;
 mod error;
+mod events;
 mod history;
 mod kv;
 mod open;
@@ -18,8 +19,10 @@ mod runs;
 mod spelled;
 mod tokens;
 mod votes;
+mod webhooks;
 
 pub use error::{Result, StoreError};
+pub use events::StoredEvent;
 pub use history::{
     HistoryEnd, HistoryKind, HistoryQuery, HistoryRun, HistoryStatus, NewHistory, StepRecord,
     StepStatus,
@@ -29,6 +32,7 @@ pub use owner::{ProcessOwner, current_owner};
 pub use runs::{Channel, Claim, Decided, Decision, Finish, Gate, NewRun, Run, RunKind, RunStatus};
 pub use tokens::{Role, TokenRecord};
 pub use votes::{Counted, Vote};
+pub use webhooks::{AttemptEnd, Delivery, DeliveryAttempt, DeliveryStatus, NewDelivery};
 
 /// File name of the database inside the state directory.
 pub const DB_FILE: &str = "clawdis.db";
