@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::webhooks::Webhooks;
 use crate::error::{Error, Result};
 use crate::value::{Object, Value};
 
@@ -257,6 +258,8 @@ pub struct Workflow {
     pub cwd: Option<String>,
     /// Steps.
     pub steps: Vec<Step>,
+    /// Where its events are sent (`webhooks:`).
+    pub webhooks: Webhooks,
 }
 
 /// Extensions a workflow file may have.
@@ -464,6 +467,7 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
         env: obj.get("env").and_then(Value::as_object).cloned(),
         cwd: obj.get("cwd").and_then(Value::as_str).map(str::to_string),
         steps,
+        webhooks: Webhooks::parse(obj.get("webhooks"))?,
     })
 }
 
