@@ -43,6 +43,10 @@ pub struct Settings {
     /// Directories of named workflows besides `<home>/workflows` (absolute,
     /// `~/…`, or relative to the home).
     pub workflow_dirs: Vec<String>,
+    /// The keys other parts of Clawdis read from the same file (the
+    /// workflow service's webhooks), kept as they are when settings are saved.
+    #[serde(flatten)]
+    pub others: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Default for Settings {
@@ -59,6 +63,7 @@ impl Default for Settings {
             allowed_hosts: Vec::new(),
             blocked_hosts: Vec::new(),
             workflow_dirs: Vec::new(),
+            others: serde_json::Map::new(),
         }
     }
 }
@@ -237,7 +242,7 @@ mod tests {
         assert_eq!(Settings::load(home.path()).unwrap(), Settings::default());
         std::fs::write(
             Settings::path(home.path()),
-            r#"{"headless":true,"cdpPort":19000}"#,
+            r#"{"headless":true,"cdpPort":19000,"webhooks":[{"url":"http://127.0.0.1:9/h"}]}"#,
         )
         .unwrap();
         let s = Settings::load(home.path()).unwrap();
@@ -246,6 +251,9 @@ mod tests {
         assert_eq!(s.accent_color, "#FF4500");
         s.save(home.path()).unwrap();
         assert_eq!(Settings::load(home.path()).unwrap(), s);
+        // The service's keys survive a save by the browser's side.
+        let saved = std::fs::read_to_string(Settings::path(home.path())).unwrap();
+        assert!(saved.contains("http://127.0.0.1:9/h"), "{saved}");
         std::fs::write(Settings::path(home.path()), "{nope").unwrap();
         assert!(matches!(
             Settings::load(home.path()),
