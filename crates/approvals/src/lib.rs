@@ -11,11 +11,16 @@
 //! [`Runs`] is the workflow service's other half: runs started by a caller
 //! (HTTP, MCP, the CLI), executed in this process and kept in the history
 //! with their steps and the decisions on their gates.
+//!
+//! [`Webhooks`] sends what happens to runs and gates to the receivers the
+//! workflows and the [`ServiceSettings`] name, signed, from a durable outbox.
 
 mod approval;
 mod runs;
+mod settings;
 mod view;
 mod watch;
+pub mod webhooks;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -31,7 +36,9 @@ pub use approval::{Approval, ApprovalState, Event, Policy};
 pub use clawdis_engine::context::Decider;
 pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, RunStatus, StepStatus};
 pub use runs::{MAX_PAGE, RunEvent, RunQuery, RunRequest, Runs, Started, What};
+pub use settings::{GlobalWebhook, ServiceSettings, WebhookRetry, event_types};
 pub use view::{DecisionView, RunPage, RunView, StepView};
+pub use webhooks::Webhooks;
 
 /// What can go wrong with approvals.
 #[derive(Debug, thiserror::Error)]

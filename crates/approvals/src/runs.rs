@@ -389,16 +389,11 @@ impl Runs {
 
     /// Run `run_id` as it stands, with its steps and decisions.
     pub async fn get(&self, run_id: &str) -> Result<RunView, ApprovalsError> {
-        let store = self.approvals.store();
-        let run = store
-            .get_history(run_id)
-            .await?
-            .ok_or_else(|| ApprovalsError::NotFound(format!("run {run_id}")))?;
-        let mut steps = store.history_steps(run_id).await?;
-        self.merge_live(run_id, &mut steps);
-        let gates = store.history_gates(run_id).await?;
-        let votes = crate::view::gate_votes(store, &gates).await?;
-        Ok(RunView::new(&run, &steps, &gates, &votes))
+        crate::view::load_run(self.approvals.store(), run_id, |steps| {
+            self.merge_live(run_id, steps);
+        })
+        .await?
+        .ok_or_else(|| ApprovalsError::NotFound(format!("run {run_id}")))
     }
 
     /// Runs, newest first, one page at a time.

@@ -101,6 +101,23 @@ fn raw(json: Option<&str>) -> Option<Json> {
     json.and_then(|j| RawValue::from_string(j.to_string()).ok())
 }
 
+/// Run `run_id` as the store has it, its steps first passed through
+/// `merge` (the live journal of a run this process executes).
+pub(crate) async fn load_run(
+    store: &Store,
+    run_id: &str,
+    merge: impl FnOnce(&mut Vec<StepRecord>),
+) -> Result<Option<RunView>, clawdis_store::StoreError> {
+    let Some(run) = store.get_history(run_id).await? else {
+        return Ok(None);
+    };
+    let mut steps = store.history_steps(run_id).await?;
+    merge(&mut steps);
+    let gates = store.history_gates(run_id).await?;
+    let votes = gate_votes(store, &gates).await?;
+    Ok(Some(RunView::new(&run, &steps, &gates, &votes)))
+}
+
 /// The approvals counted on each of `gates` (for `min_approvals`).
 pub(crate) async fn gate_votes(
     store: &Store,

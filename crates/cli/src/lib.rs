@@ -51,6 +51,24 @@ pub enum Command {
     Approvals(ApprovalsArgs),
     /// List, show, cancel or export the runs started through the service.
     Runs(RunsArgs),
+    /// Webhooks: print the signing secret receivers verify with.
+    Webhooks(WebhooksArgs),
+}
+
+/// `clawdis webhooks secret`.
+#[derive(clap::Args)]
+pub struct WebhooksArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: WebhooksAction,
+}
+
+/// What to do with webhooks.
+#[derive(Subcommand)]
+pub enum WebhooksAction {
+    /// Print the `whsec_` signing secret (created on first use, kept in the
+    /// keychain); give it to your receivers' Standard Webhooks verifier.
+    Secret,
 }
 
 /// `clawdis runs list|show|cancel|export`.
@@ -213,6 +231,12 @@ pub fn run(home: PathBuf, command: Command) -> Result<()> {
         }) => tokens(&home, action),
         Command::Approvals(ApprovalsArgs { action }) => approvals(&home, action),
         Command::Runs(RunsArgs { action }) => runs::runs(&home, action),
+        Command::Webhooks(WebhooksArgs {
+            action: WebhooksAction::Secret,
+        }) => {
+            print_line(&clawdis_approvals::webhooks::secret(&home)?);
+            Ok(())
+        }
         Command::Serve(args) => serve(home, args),
         Command::App(_) => {
             bail!("this clawdis was built without the desktop app; run `clawdis serve`")
@@ -334,6 +358,9 @@ pub fn backend(home: PathBuf, args: ServeArgs) -> Result<Backend> {
             errors.join("\n  ")
         );
     }
+    // The workflow service's keys of the same file (webhooks and their
+    // retries), checked now so that a mistake stops the start with its field.
+    clawdis_approvals::ServiceSettings::load(&home)?;
     // The API always binds loopback; a remote control URL only makes the
     // browser connect-only (Settings::connect_only).
     let (_, configured_port) = parse_control_url(&settings.control_url)?;
@@ -364,7 +391,7 @@ pub fn serve(home: PathBuf, args: ServeArgs) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let shutdown = async {
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
                 Ok(mut term) => {
@@ -383,7 +410,11 @@ pub fn serve(home: PathBuf, args: ServeArgs) -> Result<()> {
         clawdis_server::serve(addr, state, shutdown)
             .await
             .with_context(|| format!("serving on {addr}"))
-    })
+    });
+    // A webhook attempt a receiver holds open does not hold up the exit:
+    // the next start sends it again (a delivery keeps its id).
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    served
 }
 
 /// A command's one line of output on stdout.

@@ -14,6 +14,7 @@ mod security;
 mod state;
 mod tabs;
 mod token;
+mod webhooks;
 mod workflows;
 
 use std::net::SocketAddr;
@@ -28,6 +29,7 @@ use axum::{Json, Router, middleware};
 use clawdis_browser::manager::Manager;
 use clawdis_browser::settings::Settings;
 use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
 
 pub use principal::{Principal, TokenError, create_token};
 pub use token::control_token;
@@ -62,6 +64,7 @@ pub struct AppState {
     state_dir: PathBuf,
     approvals: tokio::sync::OnceCell<Arc<clawdis_approvals::Approvals>>,
     runs: tokio::sync::OnceCell<Arc<clawdis_approvals::Runs>>,
+    webhooks: tokio::sync::OnceCell<Arc<clawdis_approvals::Webhooks>>,
     /// Turns true when the server shuts down; long-lived responses (event
     /// streams) end then, so the graceful shutdown does not wait on them.
     closing: tokio::sync::watch::Sender<bool>,
@@ -86,6 +89,7 @@ impl AppState {
             state_dir: config.state_dir,
             approvals: tokio::sync::OnceCell::new(),
             runs: tokio::sync::OnceCell::new(),
+            webhooks: tokio::sync::OnceCell::new(),
             closing: tokio::sync::watch::Sender::new(false),
         })
     }
@@ -139,6 +143,47 @@ impl AppState {
             })
             .await
             .cloned()
+    }
+
+    /// The home's webhook sender, started on first use: its settings read
+    /// from `<home>/settings.json`, its secret from the keychain.
+    pub async fn webhooks(&self) -> Result<Arc<clawdis_approvals::Webhooks>, api::ApiError> {
+        self.webhooks
+            .get_or_try_init(|| async {
+                let home = self.manager.home();
+                let settings = clawdis_approvals::ServiceSettings::load(home)?;
+                let secret = clawdis_approvals::webhooks::secret(home)?;
+                let webhooks =
+                    clawdis_approvals::Webhooks::new(self.approvals().await?, settings, &secret)?;
+                tokio::spawn(webhooks.clone().run());
+                // A run of this process wakes the sender at once; other
+                // processes' changes reach it at its next look.
+                let mut changes = self.runs().await?.subscribe();
+                let sender = Arc::downgrade(&webhooks);
+                tokio::spawn(async move {
+                    loop {
+                        if let Err(RecvError::Closed) = changes.recv().await {
+                            return;
+                        }
+                        let Some(sender) = sender.upgrade() else {
+                            return;
+                        };
+                        sender.wake();
+                    }
+                });
+                Ok::<_, api::ApiError>(webhooks)
+            })
+            .await
+            .cloned()
+    }
+
+    /// Starts the backend's own work: the approvals watcher (expiring
+    /// gates on time), the runs left executing by a killed backend, and
+    /// the webhook sender. Each starts at most once.
+    pub async fn start_backend(&self) {
+        if let Err(e) = self.webhooks().await {
+            tracing::error!(error = ?e, "starting the workflow service");
+        }
     }
 }
 
@@ -222,6 +267,12 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/approvals/{id}/deny", post(approvals::deny))
         .route("/approvals/{id}/respond", post(approvals::respond))
         .route("/approvals/{id}/cancel", post(approvals::cancel))
+        .route("/webhooks/deliveries", get(webhooks::list))
+        .route("/webhooks/deliveries/{id}", get(webhooks::get_one))
+        .route(
+            "/webhooks/deliveries/{id}/redeliver",
+            post(webhooks::redeliver),
+        )
         .fallback(unknown_route);
     let router = OPENCLAW_UNIMPLEMENTED
         .iter()
@@ -254,6 +305,7 @@ pub async fn serve_on(
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "control API listening");
+    state.start_backend().await;
     let closing = state.clone();
     let shutdown = async move {
         shutdown.await;

@@ -1,0 +1,50 @@
+//! The webhook outbox: `GET /webhooks/deliveries`, one delivery with its
+//! attempts, and `POST /webhooks/deliveries/{id}/redeliver`. Sending is
+//! [`clawdis_approvals::Webhooks`]'.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query as Q, State};
+use serde_json::json;
+
+use crate::AppState;
+use crate::api::{ApiError, ApiResult, Query, ok};
+
+/// How many deliveries a list answers unless `limit` says otherwise.
+const DEFAULT_LIMIT: u32 = 100;
+/// The most a list answers.
+const MAX_LIMIT: u32 = 1_000;
+
+/// `GET /webhooks/deliveries?limit` → `{deliveries: [{id, type, url,
+/// attempts, status, lastError, nextAttemptAt, createdAt, deliveredAt}]}`,
+/// newest first.
+pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
+    let limit = match q.get("limit") {
+        None => DEFAULT_LIMIT,
+        Some(text) => text
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=MAX_LIMIT).contains(n))
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "limit must be a whole number from 1 to {MAX_LIMIT}"
+                ))
+            })?,
+    };
+    let deliveries = state.webhooks().await?.deliveries(limit).await?;
+    ok(json!({ "deliveries": deliveries }))
+}
+
+/// `GET /webhooks/deliveries/{id}` → `{delivery: {…, history: [{attempt,
+/// at, statusCode, error, durationMs}]}}`.
+pub async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
+    let delivery = state.webhooks().await?.delivery(&id).await?;
+    ok(json!({ "delivery": delivery }))
+}
+
+/// `POST /webhooks/deliveries/{id}/redeliver` → `{delivery}`: sent again
+/// now with the same `webhook-id` and body, with a fresh set of attempts.
+pub async fn redeliver(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
+    let delivery = state.webhooks().await?.redeliver(&id).await?;
+    ok(json!({ "delivery": delivery }))
+}
