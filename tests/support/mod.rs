@@ -4,6 +4,7 @@ pub mod control;
 pub mod desktop;
 pub mod plain_system;
 pub mod webdriver;
+pub mod webhooks;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

@@ -1,0 +1,313 @@
+//! Webhooks, black box: a real `clawdis serve` sends each event to a real
+//! receiver that verifies every request with the reference Standard
+//! Webhooks library; deliveries retry with the same `webhook-id`, are
+//! listed and redelivered over HTTP, and survive `kill -9` of the backend.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use clawdis_e2e::control::{Client, Server, start_server_full};
+use clawdis_e2e::webhooks::Receiver;
+use clawdis_e2e::{clawdis_cli, run_tool};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// The home's signing secret, as `clawdis webhooks secret` prints it.
+fn secret(home: &Path) -> String {
+    let out = clawdis_cli(home, &["webhooks", "secret"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let secret = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    secret
+}
+
+/// Settings with `webhooks` and a short retry schedule.
+fn settings(webhooks: Value) -> Value {
+    json!({ "webhooks": webhooks, "webhookRetry": { "firstDelayMs": 50, "maxAttempts": 3 } })
+}
+
+fn serve(home: &Path, settings: Value) -> Server {
+    start_server_full(home, settings, &["--no-browser"], &[])
+}
+
+/// Every request was verified by the reference library.
+fn verified(requests: &[Value]) {
+    for r in requests {
+        assert_eq!(r["verified"], true, "{r:#}");
+    }
+}
+
+/// The request among `requests` to `path` of event `kind`.
+fn find<'a>(requests: &'a [Value], path: &str, kind: &str) -> &'a Value {
+    requests
+        .iter()
+        .find(|r| r["path"] == path && r["body"]["type"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} to {path} in {requests:#?}"))
+}
+
+/// The deliveries the backend lists, once `done` holds for them.
+fn deliveries_when(c: &Client, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let listed = c.ok("GET", "/webhooks/deliveries", None)["deliveries"]
+            .as_array()
+            .unwrap()
+            .clone();
+        if done(&listed) {
+            return listed;
+        }
+        assert!(Instant::now() < deadline, "deliveries: {listed:#?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_pause_made_while_the_backend_was_down_is_sent_signed_and_its_decision_and_end_follow() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let receiver = Receiver::start(&secret(&home));
+    std::fs::write(
+        work.join("deploy.lobster"),
+        format!(
+            "name: deploy\nwebhooks:\n  on_approval_pending: {{url: '{p}'}}\n  \
+             on_complete: {{url: '{p}'}}\nsteps:\n  - id: gate\n    approval: Ship it?\n  \
+             - id: ship\n    run: echo shipped\n",
+            p = receiver.url("/ok/workflow")
+        ),
+    )
+    .unwrap();
+    // A `lobster` pauses the run while no backend runs: the event waits in
+    // the database for the backend.
+    let paused = run_tool(&home, &work, "deploy.lobster");
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let approval_id = paused["requiresApproval"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let server = serve(
+        &home,
+        settings(json!([{ "url": receiver.url("/ok/everything") }])),
+    );
+    let pending = receiver.take(2, WAIT);
+    verified(&pending);
+    for path in ["/ok/workflow", "/ok/everything"] {
+        let r = find(&pending, path, "approval.pending");
+        let data = &r["body"]["data"];
+        assert_eq!(data["approvalId"], approval_id.as_str(), "{r:#}");
+        assert_eq!(data["prompt"], "Ship it?", "{r:#}");
+        assert_eq!(data["workflow"], "deploy", "{r:#}");
+        assert!(r["body"]["timestamp"].is_string(), "{r:#}");
+        assert!(r["id"].as_str().unwrap().starts_with("msg_"), "{r:#}");
+        let body = r["body"].to_string();
+        assert!(
+            !body.contains("resumeToken"),
+            "a payload never carries a token: {body}"
+        );
+    }
+    assert_ne!(
+        pending[0]["id"], pending[1]["id"],
+        "one delivery per receiver"
+    );
+
+    let c = Client::new(&server);
+    let decided = c.ok(
+        "POST",
+        &format!("/approvals/{approval_id}/approve"),
+        Some(json!({})),
+    );
+    assert_eq!(decided["result"]["status"], "ok", "{decided}");
+    // The decision goes to the global receiver only (the workflow asked for
+    // no on_approval_decided); the end to both.
+    let after = receiver.take(3, WAIT);
+    verified(&after);
+    let decision = find(&after, "/ok/everything", "approval.decided");
+    assert_eq!(
+        decision["body"]["data"]["decision"], "approve",
+        "{decision:#}"
+    );
+    assert_eq!(
+        decision["body"]["data"]["decidedVia"], "http",
+        "{decision:#}"
+    );
+    for path in ["/ok/workflow", "/ok/everything"] {
+        let end = find(&after, path, "run.completed");
+        assert_eq!(end["body"]["data"]["status"], "ok", "{end:#}");
+    }
+    let listed = deliveries_when(&c, |d| {
+        d.len() == 5 && d.iter().all(|d| d["status"] == "delivered")
+    });
+    assert!(listed.iter().all(|d| d["attempts"] == 1), "{listed:#?}");
+}
+
+#[test]
+fn a_failing_receiver_is_retried_with_the_same_id_then_given_up_and_redelivered() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let receiver = Receiver::start(&secret(&home));
+    let server = serve(
+        &home,
+        settings(json!([
+            { "url": receiver.url("/fail/2/flaky"), "events": ["run.completed"] },
+            { "url": receiver.url("/fail/9/down"), "events": ["run.completed"] },
+        ])),
+    );
+    let c = Client::new(&server);
+    let run = c.ok(
+        "POST",
+        "/runs",
+        Some(json!({ "pipeline": "exec --json --shell 'echo [1]'" })),
+    );
+    assert_eq!(run["status"], "ok", "{run}");
+    // flaky: two 500s then 200; down: three 500s (maxAttempts 3), given up.
+    let requests = receiver.take(6, WAIT);
+    verified(&requests);
+    for path in ["/fail/2/flaky", "/fail/9/down"] {
+        let tries: Vec<&Value> = requests.iter().filter(|r| r["path"] == path).collect();
+        assert_eq!(tries.len(), 3, "{path}: {requests:#?}");
+        assert!(
+            tries.iter().all(|r| r["id"] == tries[0]["id"]),
+            "a retry keeps its webhook-id: {tries:#?}"
+        );
+        assert!(
+            tries
+                .iter()
+                .all(|r| r["body"]["data"]["runId"] == run["runId"]),
+            "{tries:#?}"
+        );
+    }
+    let listed = deliveries_when(&c, |d| {
+        d.len() == 2 && d.iter().all(|d| d["status"] != "pending")
+    });
+    let by_url = |path: &str| {
+        listed
+            .iter()
+            .find(|d| d["url"] == receiver.url(path))
+            .unwrap()
+            .clone()
+    };
+    let (flaky, down) = (by_url("/fail/2/flaky"), by_url("/fail/9/down"));
+    assert_eq!(
+        (&flaky["status"], &flaky["attempts"]),
+        (&json!("delivered"), &json!(3))
+    );
+    assert_eq!(
+        (&down["status"], &down["attempts"]),
+        (&json!("failed"), &json!(3))
+    );
+    assert_eq!(down["type"], "run.completed");
+    assert!(
+        down["lastError"].as_str().unwrap().contains("HTTP 500"),
+        "{down:#}"
+    );
+    let id = down["id"].as_str().unwrap();
+    let detail = &c.ok("GET", &format!("/webhooks/deliveries/{id}"), None)["delivery"];
+    let codes: Vec<&Value> = detail["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["statusCode"])
+        .collect();
+    assert_eq!(codes, [&json!(500), &json!(500), &json!(500)], "{detail:#}");
+
+    // Redelivered: the same id and body, a fresh set of attempts.
+    let again = c.ok(
+        "POST",
+        &format!("/webhooks/deliveries/{id}/redeliver"),
+        None,
+    );
+    assert_eq!(again["delivery"]["status"], "pending", "{again}");
+    let first_again = receiver.take(1, WAIT);
+    assert_eq!(first_again[0]["id"], id, "{first_again:#?}");
+    assert_eq!(
+        first_again[0]["body"],
+        requests.iter().find(|r| r["id"] == id).unwrap()["body"]
+    );
+    verified(&first_again);
+
+    let (status, body) = c.call("POST", "/webhooks/deliveries/msg_nope/redeliver", None);
+    assert_eq!(status, 404, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("msg_nope"),
+        "{body}"
+    );
+    let (status, body) = c.call("GET", "/webhooks/deliveries?limit=0", None);
+    assert_eq!(status, 400, "{body}");
+}
+
+#[test]
+fn a_receiver_that_hangs_never_holds_up_a_run_or_other_deliveries() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let receiver = Receiver::start(&secret(&home));
+    let server = serve(
+        &home,
+        settings(json!([
+            { "url": receiver.url("/hang/99/stuck"), "events": ["run.completed"] },
+        ])),
+    );
+    let c = Client::new(&server);
+    let first = c.ok("POST", "/runs", Some(json!({ "pipeline": "json" })));
+    assert_eq!(first["status"], "ok", "{first}");
+    let held = receiver.take(1, WAIT);
+    assert_eq!(held[0]["path"], "/hang/99/stuck");
+    // While that request hangs, runs go on and their deliveries go out.
+    for _ in 0..3 {
+        let run = c.ok("POST", "/runs", Some(json!({ "pipeline": "json" })));
+        assert_eq!(run["status"], "ok", "{run}");
+    }
+    let more = receiver.take(3, WAIT);
+    let ids: std::collections::HashSet<&str> =
+        more.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 3, "each run's delivery, in parallel: {more:#?}");
+}
+
+#[test]
+fn a_delivery_in_flight_when_the_backend_is_killed_is_sent_again_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let receiver = Receiver::start(&secret(&home));
+    let hooks = settings(json!([
+        { "url": receiver.url("/hang/1/crash"), "events": ["run.completed"] },
+    ]));
+    let mut server = serve(&home, hooks.clone());
+    let c = Client::new(&server);
+    let run = c.ok("POST", "/runs", Some(json!({ "pipeline": "json" })));
+    let first = receiver.take(1, WAIT);
+    assert_eq!(first[0]["answer"], Value::Null, "held: {first:#?}");
+    // kill -9 while the receiver holds the request.
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+
+    let server = serve(&home, hooks);
+    let again = receiver.take(1, WAIT);
+    verified(&again);
+    assert_eq!(again[0]["id"], first[0]["id"], "the same delivery");
+    assert_eq!(again[0]["body"]["data"]["runId"], run["runId"]);
+    assert_eq!(again[0]["answer"], 200);
+    let c = Client::new(&server);
+    let listed = deliveries_when(&c, |d| d.len() == 1 && d[0]["status"] == "delivered");
+    assert_eq!(listed[0]["id"], first[0]["id"]);
+}
+
+#[test]
+fn bad_webhook_settings_stop_the_backend_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("settings.json"),
+        json!({ "webhooks": [{ "url": "ftp://nowhere" }] }).to_string(),
+    )
+    .unwrap();
+    let out = clawdis_cli(&home, &["serve", "--no-browser", "--port", "1"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("webhooks[0].url"), "{err}");
+}
