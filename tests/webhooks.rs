@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clawdis_e2e::control::{Client, Server, start_server_full};
+use clawdis_e2e::control::{Client, Server, request, start_server_full};
 use clawdis_e2e::webhooks::Receiver;
 use clawdis_e2e::{clawdis_cli, run_tool};
 use serde_json::{Value, json};
@@ -310,4 +310,82 @@ fn bad_webhook_settings_stop_the_backend_naming_the_field() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("webhooks[0].url"), "{err}");
+}
+
+#[test]
+fn a_signed_link_shows_a_human_gate_and_only_its_own_form_decides_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let receiver = Receiver::start(&secret(&home));
+    let public = "approve.example.test";
+    let mut hooks = settings(json!([
+        { "url": receiver.url("/ok/phone"), "events": ["approval.pending"] },
+    ]));
+    hooks["publicBaseUrl"] = json!(format!("https://{public}/"));
+    let server = serve(&home, hooks);
+    std::fs::write(
+        work.join("publish.lobster"),
+        "name: publish\nsteps:\n  - id: gate\n    approval:\n      prompt: Publish <v2>?\n      \
+         approvers: human\n  - id: go\n    run: echo published\n",
+    )
+    .unwrap();
+    let paused = run_tool(&home, &work, "publish.lobster");
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let approval_id = paused["requiresApproval"]["approvalId"].as_str().unwrap();
+    let sent = receiver.take(1, WAIT);
+    verified(&sent);
+    let link = sent[0]["body"]["data"]["approvalUrl"].as_str().unwrap();
+    let prefix = format!("https://{public}/approve/");
+    assert!(link.starts_with(&prefix), "{link}");
+    let path = format!("/approve/{}", &link[prefix.len()..]);
+
+    let port = server.port;
+    let from_public = |method: &str, path: &str, origin: &str, body: &str| {
+        let mut headers = vec![("Host", public)];
+        if !origin.is_empty() {
+            headers.push(("Origin", origin));
+        }
+        if method == "POST" {
+            headers.push(("Content-Type", "application/x-www-form-urlencoded"));
+        }
+        request(port, method, path, &headers, body)
+    };
+    // Opening the link shows the gate (escaped) and decides nothing.
+    let (status, page) = from_public("GET", &path, "", "");
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Publish &lt;v2&gt;?"), "{page}");
+    assert!(page.contains("value=approve"), "{page}");
+    let c = Client::new(&server);
+    let gate = || c.ok("GET", &format!("/approvals/{approval_id}"), None)["approval"].clone();
+    assert_eq!(gate()["status"], "pending");
+    // The public host reaches nothing else, with or without a token.
+    let (status, _) = from_public("GET", "/approvals", "", "");
+    assert_eq!(status, 403);
+    // A form posted from another site, or a forged link, decides nothing.
+    let (status, _) = from_public("POST", &path, "https://evil.test", "decision=approve");
+    assert_eq!(status, 403);
+    let forged = format!("{}x", &path[..path.len() - 1]);
+    let (status, page) = from_public(
+        "POST",
+        &forged,
+        &format!("https://{public}"),
+        "decision=approve",
+    );
+    assert_eq!(status, 403, "{page}");
+    assert_eq!(gate()["status"], "pending");
+
+    // The page's own form decides, as a person through the link.
+    let origin = format!("https://{public}");
+    let (status, page) = from_public("POST", &path, &origin, "decision=approve&comment=ship+it");
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Approved"), "{page}");
+    let decided = gate();
+    assert_eq!(decided["decidedVia"], "link", "{decided:#}");
+    assert_eq!(decided["comment"], "ship it", "{decided:#}");
+    assert_eq!(decided["result"]["status"], "ok", "{decided:#}");
+    // Once.
+    let (status, page) = from_public("POST", &path, &origin, "decision=deny");
+    assert_eq!(status, 410, "{page}");
+    assert!(page.contains("already used"), "{page}");
 }

@@ -25,6 +25,7 @@ impl From<ApprovalsError> for CommandError {
             ApprovalsError::AlreadyDecided(_) => "already_decided",
             ApprovalsError::Invalid(_) => "invalid",
             ApprovalsError::Forbidden(_) => "forbidden",
+            ApprovalsError::Gone(_) => "gone",
             ApprovalsError::Store(_) => "store",
         };
         CommandError {

@@ -16,6 +16,7 @@
 //! workflows and the [`ServiceSettings`] name, signed, from a durable outbox.
 
 mod approval;
+mod links;
 mod runs;
 mod settings;
 mod view;
@@ -35,6 +36,7 @@ use tokio::sync::broadcast;
 pub use approval::{Approval, ApprovalState, Event, Policy};
 pub use clawdis_engine::context::Decider;
 pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, RunStatus, StepStatus};
+pub use links::{ApprovalLinks, LinkClaim};
 pub use runs::{MAX_PAGE, RunEvent, RunQuery, RunRequest, Runs, Started, What};
 pub use settings::{GlobalWebhook, ServiceSettings, WebhookRetry, event_types};
 pub use view::{DecisionView, RunPage, RunView, StepView};
@@ -58,6 +60,9 @@ pub enum ApprovalsError {
     /// This decider may not decide this gate (it needs a person).
     #[error("{0}")]
     Forbidden(String),
+    /// What the caller holds no longer works: a used or expired link.
+    #[error("{0}")]
+    Gone(String),
 }
 
 /// A person's choice on a paused run.

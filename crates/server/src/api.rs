@@ -75,6 +75,11 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         self.status
     }
+
+    /// What went wrong, as the answer says it.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
 }
 
 impl From<BrowserError> for ApiError {

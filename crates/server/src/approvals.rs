@@ -22,6 +22,7 @@ impl From<ApprovalsError> for ApiError {
             ApprovalsError::AlreadyDecided(_) => ApiError::conflict(e.to_string()),
             ApprovalsError::Invalid(_) => ApiError::bad_request(e.to_string()),
             ApprovalsError::Forbidden(_) => ApiError::forbidden(e.to_string()),
+            ApprovalsError::Gone(_) => ApiError::new(StatusCode::GONE, e.to_string()),
             ApprovalsError::Store(_) => ApiError::internal(e.to_string()),
         }
     }

@@ -8,6 +8,7 @@ mod approvals;
 mod basic;
 mod events;
 mod inspect;
+mod links;
 mod principal;
 mod runs;
 mod security;
@@ -65,6 +66,9 @@ pub struct AppState {
     approvals: tokio::sync::OnceCell<Arc<clawdis_approvals::Approvals>>,
     runs: tokio::sync::OnceCell<Arc<clawdis_approvals::Runs>>,
     webhooks: tokio::sync::OnceCell<Arc<clawdis_approvals::Webhooks>>,
+    links: tokio::sync::OnceCell<Arc<clawdis_approvals::ApprovalLinks>>,
+    /// The workflow service's settings (webhooks, `publicBaseUrl`).
+    service: clawdis_approvals::ServiceSettings,
     /// Turns true when the server shuts down; long-lived responses (event
     /// streams) end then, so the graceful shutdown does not wait on them.
     closing: tokio::sync::watch::Sender<bool>,
@@ -78,6 +82,11 @@ pub fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
 impl AppState {
     /// New state for `config`.
     pub fn new(config: ServerConfig) -> Arc<AppState> {
+        // `clawdis serve` and the app check these before they start.
+        let service = clawdis_approvals::ServiceSettings::load(&config.home).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "the workflow service's settings; using the defaults");
+            clawdis_approvals::ServiceSettings::default()
+        });
         Arc::new(AppState {
             manager: Arc::new(Manager::new(
                 config.home,
@@ -90,6 +99,8 @@ impl AppState {
             approvals: tokio::sync::OnceCell::new(),
             runs: tokio::sync::OnceCell::new(),
             webhooks: tokio::sync::OnceCell::new(),
+            links: tokio::sync::OnceCell::new(),
+            service,
             closing: tokio::sync::watch::Sender::new(false),
         })
     }
@@ -150,11 +161,17 @@ impl AppState {
     pub async fn webhooks(&self) -> Result<Arc<clawdis_approvals::Webhooks>, api::ApiError> {
         self.webhooks
             .get_or_try_init(|| async {
-                let home = self.manager.home();
-                let settings = clawdis_approvals::ServiceSettings::load(home)?;
-                let secret = clawdis_approvals::webhooks::secret(home)?;
-                let webhooks =
-                    clawdis_approvals::Webhooks::new(self.approvals().await?, settings, &secret)?;
+                let secret = clawdis_approvals::webhooks::secret(self.manager.home())?;
+                let links = match self.service.public_base_url {
+                    Some(_) => Some(self.links().await?),
+                    None => None,
+                };
+                let webhooks = clawdis_approvals::Webhooks::new(
+                    self.approvals().await?,
+                    self.service.clone(),
+                    &secret,
+                    links,
+                )?;
                 tokio::spawn(webhooks.clone().run());
                 // A run of this process wakes the sender at once; other
                 // processes' changes reach it at its next look.
@@ -175,6 +192,24 @@ impl AppState {
             })
             .await
             .cloned()
+    }
+
+    /// The signer and checker of this home's approval links.
+    pub async fn links(&self) -> Result<Arc<clawdis_approvals::ApprovalLinks>, api::ApiError> {
+        self.links
+            .get_or_try_init(|| async {
+                Ok::<_, api::ApiError>(Arc::new(clawdis_approvals::ApprovalLinks::open(
+                    self.manager.home(),
+                )?))
+            })
+            .await
+            .cloned()
+    }
+
+    /// The host of `publicBaseUrl`, where approval links are opened.
+    pub fn public_host(&self) -> Option<String> {
+        let base = self.service.public_base_url.as_deref()?;
+        url::Url::parse(base).ok()?.host_str().map(str::to_string)
     }
 
     /// Starts the backend's own work: the approvals watcher (expiring
@@ -277,11 +312,17 @@ pub fn router(state: Arc<AppState>) -> Router {
     let router = OPENCLAW_UNIMPLEMENTED
         .iter()
         .fold(router, |r, path| r.route(path, any(not_implemented)));
-    router
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            security::guard,
-        ))
+    let guarded = router.layer(middleware::from_fn_with_state(
+        state.clone(),
+        security::guard,
+    ));
+    // Signed approval links carry their own credential and have a guard
+    // of their own (see links.rs).
+    let links = Router::new()
+        .route("/approve/{signed}", get(links::show).post(links::decide))
+        .layer(middleware::from_fn_with_state(state.clone(), links::guard));
+    links
+        .merge(guarded)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }

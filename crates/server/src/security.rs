@@ -13,14 +13,15 @@ use clawdis_browser::settings::is_loopback_host;
 
 use crate::{AppState, MAX_BODY_BYTES, json_error};
 
-fn host_of_url(value: &str) -> Option<String> {
+/// The host of URL `value`.
+pub(crate) fn host_of_url(value: &str) -> Option<String> {
     url::Url::parse(value)
         .ok()
         .and_then(|u| u.host_str().map(str::to_string))
 }
 
 /// `Host: name[:port]` → name.
-fn host_header(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn host_header(headers: &HeaderMap) -> Option<String> {
     let raw = headers.get(header::HOST)?.to_str().ok()?;
     if raw.starts_with('[') {
         raw.split(']').next().map(|h| format!("{h}]"))

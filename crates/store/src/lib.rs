@@ -13,6 +13,7 @@ mod error;
 mod events;
 mod history;
 mod kv;
+mod links;
 mod open;
 mod owner;
 mod runs;

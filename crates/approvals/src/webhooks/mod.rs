@@ -23,7 +23,7 @@ use tokio::sync::{Notify, Semaphore};
 use tracing::Instrument as _;
 
 use crate::settings::ServiceSettings;
-use crate::{Approvals, ApprovalsError};
+use crate::{ApprovalLinks, Approvals, ApprovalsError};
 
 /// The name of the signing secret among the home's secrets.
 pub const SECRET_NAME: &str = "webhook-secret";
@@ -60,6 +60,7 @@ pub fn secret(home: &Path) -> Result<String, ApprovalsError> {
 pub struct Webhooks {
     approvals: Arc<Approvals>,
     settings: ServiceSettings,
+    links: Option<Arc<ApprovalLinks>>,
     signer: standardwebhooks::Webhook,
     agent: ureq::Agent,
     wake: Notify,
@@ -85,18 +86,21 @@ pub struct DeliveryDetail {
 }
 
 impl Webhooks {
-    /// The sender for `approvals`' store, with `settings` and the signing
-    /// `secret` (`whsec_…`).
+    /// The sender for `approvals`' store, with `settings`, the signing
+    /// `secret` (`whsec_…`) and, where `publicBaseUrl` is set, the signer
+    /// of approval links.
     pub fn new(
         approvals: Arc<Approvals>,
         settings: ServiceSettings,
         secret: &str,
+        links: Option<Arc<ApprovalLinks>>,
     ) -> Result<Arc<Webhooks>, ApprovalsError> {
         let signer = standardwebhooks::Webhook::new(secret)
             .map_err(|e| ApprovalsError::Invalid(format!("webhook secret: {e}")))?;
         Ok(Arc::new(Webhooks {
             approvals,
             settings,
+            links,
             signer,
             agent: send::agent(),
             wake: Notify::new(),
@@ -142,8 +146,13 @@ impl Webhooks {
                 return Ok(());
             }
             for event in &events {
-                let deliveries =
-                    payload::deliveries_for(&self.approvals, &self.settings, event).await?;
+                let deliveries = payload::deliveries_for(
+                    &self.approvals,
+                    &self.settings,
+                    self.links.as_deref(),
+                    event,
+                )
+                .await?;
                 tracing::debug!(seq = event.seq, kind = %event.kind, n = deliveries.len(), "event");
                 store.fan_out(event.seq, &deliveries).await?;
             }

@@ -9,16 +9,17 @@ use clawdis_store::{HistoryKind, NewDelivery, RunKind, RunStatus, StoredEvent};
 use serde_json::{Value, json};
 
 use crate::settings::ServiceSettings;
-use crate::{Approvals, ApprovalsError};
+use crate::{ApprovalLinks, Approvals, ApprovalsError};
 
 /// The deliveries of `event`: one per receiver, each with the same body.
 /// An event whose run is gone has none.
 pub(super) async fn deliveries_for(
     approvals: &Approvals,
     settings: &ServiceSettings,
+    links: Option<&ApprovalLinks>,
     event: &StoredEvent,
 ) -> Result<Vec<NewDelivery>, ApprovalsError> {
-    let Some((data, hooks)) = subject(approvals, event).await? else {
+    let Some((mut data, hooks)) = subject(approvals, event).await? else {
         tracing::debug!(seq = event.seq, subject = %event.subject, "event without its run");
         return Ok(Vec::new());
     };
@@ -30,6 +31,20 @@ pub(super) async fn deliveries_for(
     }
     if urls.is_empty() {
         return Ok(Vec::new());
+    }
+    // A pending approval gate's signed link, when the user made this
+    // backend reachable: it opens a page that asks; only that page decides.
+    if let (Some(base), Some(links), Some(fields)) =
+        (&settings.public_base_url, links, data.as_object_mut())
+        && event.kind == "approval.pending"
+        && fields.get("gate").and_then(Value::as_str) == Some("approval")
+        && let Some(run) = approvals.store().get_run(&event.subject).await?
+    {
+        let token = links.sign(&run.state_key, run.expires_at.as_deref());
+        fields.insert(
+            "approvalUrl".into(),
+            json!(format!("{}/approve/{token}", base.trim_end_matches('/'))),
+        );
     }
     let body = json!({ "type": event.kind, "timestamp": event.at, "data": data });
     let payload_json = serde_json::to_string(&body)

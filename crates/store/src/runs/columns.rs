@@ -70,6 +70,8 @@ spelled! {
         Http = "http",
         /// The backend, when a gate expired.
         Expiry = "expiry",
+        /// A signed approval link a webhook carried.
+        Link = "link",
     }
 }
 

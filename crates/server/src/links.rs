@@ -1,0 +1,247 @@
+//! `/approve/{signed}`: the one route a signed approval link reaches, and
+//! the only one that answers the public host of `publicBaseUrl` (the
+//! user's tunnel or reverse proxy) and needs no bearer token: the link's
+//! signature is the credential. `GET` shows the gate and a form; only the
+//! `POST` from that form decides, once.
+
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use clawdis_approvals::{Approval, Choice};
+use clawdis_browser::settings::is_loopback_host;
+use serde::Deserialize;
+
+use crate::AppState;
+use crate::security::{host_header, host_of_url};
+
+/// The largest form a link's page posts.
+const MAX_FORM_BYTES: u64 = 16 * 1024;
+
+/// Whether `host` may reach the link route: loopback, or the host of the
+/// configured `publicBaseUrl`.
+fn allowed_host(state: &AppState, host: &str) -> bool {
+    is_loopback_host(host) || state.public_host().is_some_and(|public| public == host)
+}
+
+/// The link route's guard: an allowed `Host`, and writes only from the
+/// link's own page (no cross-site form posts), with a small body.
+pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    if host_header(headers).is_none_or(|h| !allowed_host(&state, &h)) {
+        return page(
+            StatusCode::FORBIDDEN,
+            "Not here",
+            "<p>This address does not serve approval links.</p>",
+        );
+    }
+    if request.method() == axum::http::Method::POST {
+        let text = |h: &str| headers.get(h).and_then(|v| v.to_str().ok());
+        let foreign = text("sec-fetch-site").is_some_and(|v| v.eq_ignore_ascii_case("cross-site"))
+            || [text("origin"), text("referer")]
+                .into_iter()
+                .flatten()
+                .any(|v| host_of_url(v).is_none_or(|h| !allowed_host(&state, &h)));
+        if foreign {
+            return page(
+                StatusCode::FORBIDDEN,
+                "Refused",
+                "<p>An approval is decided from its own page only.</p>",
+            );
+        }
+        let announced = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if announced.is_none_or(|n| n > MAX_FORM_BYTES) {
+            return page(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Refused",
+                "<p>The form is too large.</p>",
+            );
+        }
+    }
+    next.run(request).await
+}
+
+/// `GET /approve/{signed}`: the gate the link names and a form to decide
+/// it. Opening the link (as mail scanners and chat previews do) decides
+/// nothing.
+pub async fn show(State(state): State<Arc<AppState>>, Path(token): Path<String>) -> Response {
+    let shown = async {
+        let links = state.links().await?;
+        let claim = links.verify(&token)?;
+        let approvals = state.approvals().await?;
+        Ok::<_, crate::api::ApiError>(approvals.get(&claim.state_key).await?)
+    };
+    match shown.await {
+        Ok(approval) => page(StatusCode::OK, "Approval", &gate_html(&approval)),
+        Err(e) => error_page(e.status(), e.message()),
+    }
+}
+
+/// The form the page posts.
+#[derive(Debug, Deserialize)]
+pub struct DecisionForm {
+    decision: String,
+    #[serde(default)]
+    comment: String,
+}
+
+/// `POST /approve/{signed}` with `decision=approve|deny` and an optional
+/// `comment`: decides the gate as a person through the link, once.
+pub async fn decide(
+    State(state): State<Arc<AppState>>,
+    Path(token): Path<String>,
+    Form(form): Form<DecisionForm>,
+) -> Response {
+    let choice = match form.decision.as_str() {
+        "approve" => Choice::Approve,
+        "deny" => Choice::Deny,
+        _ => {
+            return error_page(StatusCode::BAD_REQUEST, "decision must be approve or deny");
+        }
+    };
+    let approved = choice == Choice::Approve;
+    let comment = Some(form.comment.trim().to_string()).filter(|c| !c.is_empty());
+    let decided = async {
+        let links = state.links().await?;
+        let approvals = state.approvals().await?;
+        links
+            .decide(&approvals, &token, choice, comment)
+            .await
+            .map_err(crate::api::ApiError::from)
+    };
+    match decided.await {
+        Ok(envelope) => {
+            let status = envelope["status"].as_str().unwrap_or("done").to_string();
+            let said = if approved { "Approved" } else { "Denied" };
+            page(
+                StatusCode::OK,
+                said,
+                &format!(
+                    "<p><strong>{said}.</strong> The run is now <code>{}</code>.</p>",
+                    escape(&status)
+                ),
+            )
+        }
+        Err(e) => error_page(e.status(), e.message()),
+    }
+}
+
+fn error_page(status: StatusCode, message: &str) -> Response {
+    page(
+        status,
+        "Approval link",
+        &format!("<p>{}</p>", escape(message)),
+    )
+}
+
+/// The gate as the page shows it, with the form when it still waits.
+fn gate_html(approval: &Approval) -> String {
+    let mut html = String::new();
+    if let Some(workflow) = &approval.workflow {
+        html.push_str(&format!("<p class=wf>{}</p>", escape(workflow)));
+    }
+    html.push_str(&format!("<h1>{}</h1>", escape(&approval.prompt)));
+    if approval.item_count > 0 {
+        html.push_str(&format!(
+            "<p>{} item{}:</p><pre>",
+            approval.item_count,
+            if approval.item_count == 1 { "" } else { "s" }
+        ));
+        for item in &approval.items {
+            html.push_str(&escape(item.get()));
+            html.push('\n');
+        }
+        html.push_str("</pre>");
+    }
+    if approval.state != clawdis_approvals::ApprovalState::Pending {
+        let how = approval
+            .decision
+            .map(|d| d.as_str().to_string())
+            .unwrap_or_default();
+        html.push_str(&format!(
+            "<p>Already decided: <strong>{}</strong>{}.</p>",
+            escape(&how),
+            approval
+                .decided_by
+                .as_deref()
+                .map(|by| format!(" by {}", escape(by)))
+                .unwrap_or_default()
+        ));
+        return html;
+    }
+    if let Some(at) = &approval.policy.expires_at {
+        html.push_str(&format!("<p>Expires {}.</p>", escape(at)));
+    }
+    html.push_str(
+        "<form method=post>\
+         <textarea name=comment placeholder=\"A comment or a reason (optional)\"></textarea>\
+         <button name=decision value=approve>Approve</button> \
+         <button name=decision value=deny class=deny>Deny</button></form>",
+    );
+    html
+}
+
+/// A small page: no scripts, no framing, no referrer (the link is the
+/// credential), not cached.
+fn page(status: StatusCode, title: &str, body: &str) -> Response {
+    let html = format!(
+        "<!doctype html><html><head><meta charset=utf-8>\
+         <meta name=viewport content=\"width=device-width\"><title>{} · Clawdis</title>\
+         <style>body{{font:16px system-ui,sans-serif;max-width:40em;margin:2em auto;padding:0 1em}}\
+         h1{{font-size:1.3em}}.wf{{color:#666}}pre{{background:#f6f6f6;padding:.5em;overflow:auto}}\
+         textarea{{width:100%;height:4em;margin:.5em 0}}button{{font-size:1em;padding:.4em 1.2em;\
+         background:#FF4500;color:#fff;border:0;border-radius:4px}}button.deny{{background:#555}}</style>\
+         </head><body>{body}</body></html>",
+        escape(title)
+    );
+    let mut response = (status, html).into_response();
+    let headers: &mut HeaderMap = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+        (header::CACHE_CONTROL, "no-store"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+        ),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+/// `text` with HTML's special characters escaped.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_html_specials() {
+        assert_eq!(
+            escape(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
+}
