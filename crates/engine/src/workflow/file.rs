@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::triggers::{Trigger, TriggerKind, parse_triggers};
 use super::webhooks::Webhooks;
 use crate::error::{Error, Result};
 use crate::value::{Object, Value};
@@ -260,6 +261,8 @@ pub struct Workflow {
     pub steps: Vec<Step>,
     /// Where its events are sent (`webhooks:`).
     pub webhooks: Webhooks,
+    /// The schedules and file watches the backend runs it on (`triggers:`).
+    pub triggers: Vec<Trigger>,
 }
 
 /// Extensions a workflow file may have.
@@ -454,6 +457,7 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
             .collect(),
         _ => Vec::new(),
     };
+    let triggers = checked_triggers(obj.get("triggers"), &args)?;
     Ok(Workflow {
         path: path.to_path_buf(),
         name: obj.get("name").and_then(Value::as_str).map(str::to_string),
@@ -468,7 +472,33 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
         cwd: obj.get("cwd").and_then(Value::as_str).map(str::to_string),
         steps,
         webhooks: Webhooks::parse(obj.get("webhooks"))?,
+        triggers,
     })
+}
+
+/// `triggers:`, each checked against the workflow's args: a watch passes
+/// the changed files as the arg `paths`, so the workflow must declare it.
+fn checked_triggers(
+    value: Option<&Value>,
+    args: &[(String, Option<Value>)],
+) -> Result<Vec<Trigger>> {
+    let triggers = parse_triggers(value)?;
+    let declared = |name: &str| args.iter().any(|(arg, _)| arg == name);
+    for (i, trigger) in triggers.iter().enumerate() {
+        if matches!(trigger.kind, TriggerKind::Watch) && !declared("paths") {
+            return Err(Error::runtime(format!(
+                "triggers[{i}].watch passes the changed files as the arg paths: declare it in args"
+            )));
+        }
+        for (name, _) in trigger.args.iter() {
+            if !declared(name) {
+                return Err(Error::runtime(format!(
+                    "triggers[{i}].args.{name}: the workflow declares no such arg"
+                )));
+            }
+        }
+    }
+    Ok(triggers)
 }
 
 /// `args:` as a JSON Schema object (see [`Workflow::args_schema`]).

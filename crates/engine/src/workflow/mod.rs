@@ -1,8 +1,8 @@
 //! Workflow files (`.lobster`, `.yaml`, `.yml`, `.json`): loading ([`file`](mod@file)),
 //! args (`args`), the run loop and its policies (`run`), running each
 //! kind of step (`steps`), the state they share (`state`), approval and
-//! input gates with approver identity (`gates`), the `webhooks:` block
-//! ([`Webhooks`]), and recording a pause
+//! input gates with approver identity (`gates`), the `webhooks:` and
+//! `triggers:` blocks ([`Webhooks`], [`Trigger`]), and recording a pause
 //! ([`run_file`], `pause_for`). Resuming is [`crate::resume`]'s.
 
 mod args;
@@ -16,12 +16,14 @@ mod run;
 mod state;
 mod steps;
 pub(crate) mod template;
+mod triggers;
 mod webhooks;
 
 pub use args::{check_args, resolve_workflow_args};
 pub(crate) use gates::check_identity;
 pub use gates::{Gate, PipelineInput, PipelineResume};
 pub use state::{Outcome, Run, output_items};
+pub use triggers::{Catchup, Trigger, TriggerKind, parse_cron, parse_triggers};
 pub use webhooks::{WEBHOOK_KEYS, Webhooks, check_url};
 
 use std::path::Path;
