@@ -13,8 +13,6 @@ use tokio::sync::oneshot;
 pub struct Backend {
     /// The Clawdis home (settings, token, runs).
     pub home: PathBuf,
-    /// Where paused runs are stored.
-    pub state_dir: PathBuf,
     /// The control API's state; its manager owns the clawd browser.
     pub state: Arc<AppState>,
     /// Why the control API is not listening (its port is taken, say); the
@@ -30,7 +28,7 @@ impl Backend {
         let clawdis_cli::Backend {
             addr,
             state,
-            state_dir,
+            ..
         } = clawdis_cli::backend(home.clone(), ServeArgs::default())?;
         let listener = match tauri::async_runtime::block_on(tokio::net::TcpListener::bind(addr)) {
             Ok(listener) => listener,
@@ -39,7 +37,6 @@ impl Backend {
                 tracing::error!("{api_error}");
                 return Ok(Backend {
                     home,
-                    state_dir,
                     state,
                     api_error: Some(api_error),
                     running: Mutex::new(None),
@@ -58,7 +55,6 @@ impl Backend {
         });
         Ok(Backend {
             home,
-            state_dir,
             state,
             api_error: None,
             running: Mutex::new(Some((stop_tx, task))),

@@ -38,10 +38,10 @@ pub fn run(home: PathBuf, args: AppArgs) -> anyhow::Result<()> {
             #[cfg(target_os = "macos")]
             app.set_activation_policy(tauri::ActivationPolicy::Accessory);
             let backend = Backend::start(home.clone()).context("starting the backend")?;
-            let approvals = tauri::async_runtime::block_on(Approvals::open(&backend.state_dir))
-                .context("opening the approvals store")?;
-            tauri::async_runtime::spawn(approvals.clone().watch());
-            backend.state.share_approvals(approvals.clone());
+            // The backend's approvals, watched once: the windows, the
+            // notifications and the control API follow the same bus.
+            let approvals = tauri::async_runtime::block_on(backend.state.approvals())
+                .map_err(|e| anyhow::anyhow!("opening the approvals store: {}", e.message()))?;
             app.manage(backend);
             notify::follow(app.handle().clone(), approvals.clone());
             app.manage(approvals);

@@ -105,12 +105,6 @@ impl AppState {
         })
     }
 
-    /// Shares approvals the caller already watches (the app's) instead of
-    /// opening and watching the store a second time; once only.
-    pub fn share_approvals(&self, approvals: Arc<clawdis_approvals::Approvals>) {
-        let _ = self.approvals.set(approvals);
-    }
-
     /// Resolves when the server starts shutting down.
     pub async fn closed(&self) {
         let mut closing = self.closing.subscribe();
@@ -344,9 +338,11 @@ pub async fn serve_on(
     state: Arc<AppState>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // Ready means ready: the store is open and migrated before anyone is
+    // told the API listens.
+    state.start_backend().await;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "control API listening");
-    state.start_backend().await;
     let closing = state.clone();
     let shutdown = async move {
         shutdown.await;

@@ -47,6 +47,37 @@ pub(crate) async fn keep_log_on_close(
     Ok(())
 }
 
+/// An exclusive `flock` on `<db>-migrate.lock`, held while migrating and
+/// released when dropped (or when the process dies).
+struct MigrationLock {
+    _file: std::fs::File,
+}
+
+impl MigrationLock {
+    async fn acquire(db: &Path) -> Result<MigrationLock> {
+        use std::os::fd::AsRawFd as _;
+        let mut name = db.as_os_str().to_owned();
+        name.push("-migrate.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(std::path::PathBuf::from(name))
+            .map_err(|e| StoreError::Db(sqlx::Error::Io(e)))?;
+        loop {
+            // SAFETY: flock on a descriptor this function owns.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(MigrationLock { _file: file });
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::WouldBlock {
+                return Err(StoreError::Db(sqlx::Error::Io(e)));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
 /// Whether the database has exactly this build's migrations applied (with
 /// their checksums): one query, where the migrator would make three. On
 /// anything else the migrator runs and reports.
@@ -127,7 +158,14 @@ impl Store {
             Conns::Pool(pool)
         };
         if !migrated(&mut *conns.get().await?).await {
-            conns.migrate(&options).await?;
+            // SQLite's migrator takes no lock: two processes opening a new
+            // home at once (a `lobster` and the backend starting) would both
+            // apply the first migration. One migrates; the others wait,
+            // then find it done.
+            let _lock = MigrationLock::acquire(path).await?;
+            if !migrated(&mut *conns.get().await?).await {
+                conns.migrate(&options).await?;
+            }
         }
         Ok(Store {
             conns,
