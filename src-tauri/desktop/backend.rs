@@ -25,11 +25,8 @@ impl Backend {
     /// Starts the control API (and so the browser, on the first call that
     /// needs it) with the settings in `<home>/settings.json`.
     pub fn start(home: PathBuf) -> anyhow::Result<Backend> {
-        let clawdis_cli::Backend {
-            addr,
-            state,
-            ..
-        } = clawdis_cli::backend(home.clone(), ServeArgs::default())?;
+        let clawdis_cli::Backend { addr, state, .. } =
+            clawdis_cli::backend(home.clone(), ServeArgs::default())?;
         let listener = match tauri::async_runtime::block_on(tokio::net::TcpListener::bind(addr)) {
             Ok(listener) => listener,
             Err(e) => {
