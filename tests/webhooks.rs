@@ -35,6 +35,34 @@ fn serve(home: &Path, settings: Value) -> Server {
     start_server_full(home, settings, &["--no-browser"], &[])
 }
 
+/// A receiver, and a backend whose settings send `run.completed` to each
+/// of its `paths`.
+struct Rig {
+    server: Server,
+    receiver: Receiver,
+    settings: Value,
+    home: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn on_run_completed(paths: &[&str]) -> Rig {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let receiver = Receiver::start(&secret(&home));
+    let hooks: Vec<Value> = paths
+        .iter()
+        .map(|path| json!({ "url": receiver.url(path), "events": ["run.completed"] }))
+        .collect();
+    let settings = settings(json!(hooks));
+    Rig {
+        server: serve(&home, settings.clone()),
+        receiver,
+        settings,
+        home,
+        _dir: dir,
+    }
+}
+
 /// Every request was verified by the reference library.
 fn verified(requests: &[Value]) {
     for r in requests {
@@ -148,17 +176,10 @@ fn a_pause_made_while_the_backend_was_down_is_sent_signed_and_its_decision_and_e
 
 #[test]
 fn a_failing_receiver_is_retried_with_the_same_id_then_given_up_and_redelivered() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let receiver = Receiver::start(&secret(&home));
-    let server = serve(
-        &home,
-        settings(json!([
-            { "url": receiver.url("/fail/2/flaky"), "events": ["run.completed"] },
-            { "url": receiver.url("/fail/9/down"), "events": ["run.completed"] },
-        ])),
-    );
-    let c = Client::new(&server);
+    let Rig {
+        server, receiver, ..
+    } = &on_run_completed(&["/fail/2/flaky", "/fail/9/down"]);
+    let c = Client::new(server);
     let run = c.ok(
         "POST",
         "/runs",
@@ -243,16 +264,10 @@ fn a_failing_receiver_is_retried_with_the_same_id_then_given_up_and_redelivered(
 
 #[test]
 fn a_receiver_that_hangs_never_holds_up_a_run_or_other_deliveries() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let receiver = Receiver::start(&secret(&home));
-    let server = serve(
-        &home,
-        settings(json!([
-            { "url": receiver.url("/hang/99/stuck"), "events": ["run.completed"] },
-        ])),
-    );
-    let c = Client::new(&server);
+    let Rig {
+        server, receiver, ..
+    } = &on_run_completed(&["/hang/99/stuck"]);
+    let c = Client::new(server);
     let first = c.ok("POST", "/runs", Some(json!({ "pipeline": "json" })));
     assert_eq!(first["status"], "ok", "{first}");
     let held = receiver.take(1, WAIT);
@@ -270,22 +285,17 @@ fn a_receiver_that_hangs_never_holds_up_a_run_or_other_deliveries() {
 
 #[test]
 fn a_delivery_in_flight_when_the_backend_is_killed_is_sent_again_after_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let receiver = Receiver::start(&secret(&home));
-    let hooks = settings(json!([
-        { "url": receiver.url("/hang/1/crash"), "events": ["run.completed"] },
-    ]));
-    let mut server = serve(&home, hooks.clone());
-    let c = Client::new(&server);
+    let mut rig = on_run_completed(&["/hang/1/crash"]);
+    let receiver = &rig.receiver;
+    let c = Client::new(&rig.server);
     let run = c.ok("POST", "/runs", Some(json!({ "pipeline": "json" })));
     let first = receiver.take(1, WAIT);
     assert_eq!(first[0]["answer"], Value::Null, "held: {first:#?}");
     // kill -9 while the receiver holds the request.
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
+    rig.server.child.kill().unwrap();
+    rig.server.child.wait().unwrap();
 
-    let server = serve(&home, hooks);
+    let server = serve(&rig.home, rig.settings.clone());
     let again = receiver.take(1, WAIT);
     verified(&again);
     assert_eq!(again[0]["id"], first[0]["id"], "the same delivery");

@@ -65,6 +65,16 @@ pub enum ApprovalsError {
     Gone(String),
 }
 
+/// A new signing key in base64: 32 bytes from the OS's random source (two
+/// version-4 UUIDs, 244 random bits), for webhook and approval-link keys.
+pub(crate) fn new_key_base64() -> String {
+    use base64::Engine as _;
+    let mut key = [0u8; 32];
+    key[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    key[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(key)
+}
+
 /// A person's choice on a paused run.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Choice {
@@ -192,7 +202,10 @@ impl Approvals {
 
     /// The approval of `run`, with the approvals counted toward its
     /// `minApprovals` among its decisions.
-    async fn with_votes(&self, run: &clawdis_store::Run) -> Result<Approval, ApprovalsError> {
+    pub(crate) async fn with_votes(
+        &self,
+        run: &clawdis_store::Run,
+    ) -> Result<Approval, ApprovalsError> {
         let mut approval = Approval::from_run(run);
         if approval.policy.min_approvals > 1 {
             let votes = self.store.votes(&run.state_key).await?;

@@ -54,12 +54,7 @@ impl ApprovalLinks {
     /// The links of `home`, their key created on first use.
     pub fn open(home: &Path) -> Result<ApprovalLinks, ApprovalsError> {
         let (key, _) = clawdis_secrets::Secrets::new(home)
-            .get_or_create(KEY_NAME, || {
-                let mut key = [0u8; 32];
-                key[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-                key[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-                STANDARD.encode(key)
-            })
+            .get_or_create(KEY_NAME, crate::new_key_base64)
             .map_err(|e| ApprovalsError::Invalid(format!("approval link key: {e}")))?;
         let key = STANDARD
             .decode(key.trim())

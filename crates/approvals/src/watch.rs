@@ -122,9 +122,10 @@ impl Approvals {
 }
 
 /// Size and modification time of the database and its WAL file.
-type Stamp = [(u64, std::time::SystemTime); 2];
+pub(crate) type Stamp = [(u64, std::time::SystemTime); 2];
 
-fn file_stamp(db: &std::path::Path) -> Option<Stamp> {
+/// The [`Stamp`] of database `db`: it changes with every commit.
+pub(crate) fn file_stamp(db: &std::path::Path) -> Option<Stamp> {
     let stat = |path: &std::path::Path| {
         std::fs::metadata(path)
             .ok()

@@ -360,7 +360,7 @@ pub fn backend(home: PathBuf, args: ServeArgs) -> Result<Backend> {
     }
     // The workflow service's keys of the same file (webhooks and their
     // retries), checked now so that a mistake stops the start with its field.
-    clawdis_approvals::ServiceSettings::load(&home)?;
+    let service = clawdis_approvals::ServiceSettings::load(&home)?;
     // The API always binds loopback; a remote control URL only makes the
     // browser connect-only (Settings::connect_only).
     let (_, configured_port) = parse_control_url(&settings.control_url)?;
@@ -377,6 +377,7 @@ pub fn backend(home: PathBuf, args: ServeArgs) -> Result<Backend> {
         no_browser: args.no_browser,
         control_port: port,
         state_dir: state_dir.clone(),
+        service,
     });
     Ok(Backend {
         addr,

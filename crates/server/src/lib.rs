@@ -53,6 +53,8 @@ pub struct ServerConfig {
     pub control_port: u16,
     /// Where paused runs are stored (`LOBSTER_STATE_DIR`, else the home).
     pub state_dir: PathBuf,
+    /// The workflow service's settings (webhooks, `publicBaseUrl`).
+    pub service: clawdis_approvals::ServiceSettings,
 }
 
 /// Shared server state.
@@ -82,11 +84,6 @@ pub fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
 impl AppState {
     /// New state for `config`.
     pub fn new(config: ServerConfig) -> Arc<AppState> {
-        // `clawdis serve` and the app check these before they start.
-        let service = clawdis_approvals::ServiceSettings::load(&config.home).unwrap_or_else(|e| {
-            tracing::error!(error = %e, "the workflow service's settings; using the defaults");
-            clawdis_approvals::ServiceSettings::default()
-        });
         Arc::new(AppState {
             manager: Arc::new(Manager::new(
                 config.home,
@@ -100,7 +97,7 @@ impl AppState {
             runs: tokio::sync::OnceCell::new(),
             webhooks: tokio::sync::OnceCell::new(),
             links: tokio::sync::OnceCell::new(),
-            service,
+            service: config.service,
             closing: tokio::sync::watch::Sender::new(false),
         })
     }

@@ -17,18 +17,18 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine as _;
 use clawdis_store::{Delivery, DeliveryAttempt};
 use tokio::sync::{Notify, Semaphore};
 use tracing::Instrument as _;
 
 use crate::settings::ServiceSettings;
+use crate::watch::file_stamp;
 use crate::{ApprovalLinks, Approvals, ApprovalsError};
 
 /// The name of the signing secret among the home's secrets.
 pub const SECRET_NAME: &str = "webhook-secret";
 
-/// How often the outbox is read when nothing wakes the sender: events from
+/// How often the sender looks for work when nothing wakes it: events from
 /// other processes (a `lobster` pausing a run) are sent within this.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -43,15 +43,7 @@ const LEASE: Duration = Duration::from_secs(30);
 /// created on first use and kept in the keychain.
 pub fn secret(home: &Path) -> Result<String, ApprovalsError> {
     let (secret, _) = clawdis_secrets::Secrets::new(home)
-        .get_or_create(SECRET_NAME, || {
-            let mut key = [0u8; 32];
-            key[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-            key[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-            format!(
-                "whsec_{}",
-                base64::engine::general_purpose::STANDARD.encode(key)
-            )
-        })
+        .get_or_create(SECRET_NAME, || format!("whsec_{}", crate::new_key_base64()))
         .map_err(|e| ApprovalsError::Invalid(format!("webhook secret: {e}")))?;
     Ok(secret)
 }
@@ -125,15 +117,34 @@ impl Webhooks {
         }
         let weak = Arc::downgrade(&self);
         drop(self);
+        // Between looks, only a commit (the database's stamp), a wake-up or
+        // the next delivery's due time gives work; otherwise nothing is read.
+        let mut stamp = None;
+        let mut woken = true;
+        let mut next_due: Option<String> = None;
         loop {
             let Some(this) = weak.upgrade() else { return };
-            if let Err(e) = this.fan_out().await {
+            let now_stamp = file_stamp(this.approvals.store().path());
+            let changed = woken || now_stamp.is_none() || now_stamp != stamp;
+            stamp = now_stamp;
+            let due = next_due
+                .as_deref()
+                .is_some_and(|at| at <= clawdis_store::now_iso().as_str());
+            if changed && let Err(e) = this.fan_out().await {
                 tracing::warn!(error = %e, "webhooks: turning events into deliveries");
             }
-            if let Err(e) = this.send_due().await {
-                tracing::warn!(error = %e, "webhooks: sending");
+            if changed || due {
+                if let Err(e) = this.send_due().await {
+                    tracing::warn!(error = %e, "webhooks: sending");
+                }
+                match this.approvals.store().next_delivery_due().await {
+                    Ok(next) => next_due = next,
+                    Err(e) => tracing::warn!(error = %e, "webhooks: reading the outbox"),
+                }
             }
-            let _ = tokio::time::timeout(POLL, this.wake.notified()).await;
+            woken = tokio::time::timeout(POLL, this.wake.notified())
+                .await
+                .is_ok();
         }
     }
 

@@ -5,23 +5,40 @@
 use std::path::Path;
 
 use clawdis_engine::workflow::Webhooks as WorkflowHooks;
-use clawdis_store::{HistoryKind, NewDelivery, RunKind, RunStatus, StoredEvent};
+use clawdis_store::{
+    Gate, HistoryKind, HistoryRun, NewDelivery, RunKind, RunStatus, Store, StoredEvent,
+};
 use serde_json::{Value, json};
 
 use crate::settings::ServiceSettings;
 use crate::{ApprovalLinks, Approvals, ApprovalsError};
 
+/// What an event is about, read once from the store.
+enum Subject {
+    /// A gate: its pause or decision, or the end of the run a `lobster`
+    /// process started, which ends at the resume of its last gate.
+    Gate(clawdis_store::Run),
+    /// The end of a service run.
+    Service(HistoryRun),
+}
+
 /// The deliveries of `event`: one per receiver, each with the same body.
-/// An event whose run is gone has none.
+/// An event whose run is gone, or that no one receives, has none (and no
+/// body is built for it).
 pub(super) async fn deliveries_for(
     approvals: &Approvals,
     settings: &ServiceSettings,
     links: Option<&ApprovalLinks>,
     event: &StoredEvent,
 ) -> Result<Vec<NewDelivery>, ApprovalsError> {
-    let Some((mut data, hooks)) = subject(approvals, event).await? else {
+    let store = approvals.store();
+    let Some(subject) = find(store, event).await? else {
         tracing::debug!(seq = event.seq, subject = %event.subject, "event without its run");
         return Ok(Vec::new());
+    };
+    let hooks = match &subject {
+        Subject::Gate(run) => gate_hooks(store, run).await,
+        Subject::Service(history) => history_hooks(history),
     };
     let mut urls: Vec<&str> = hooks.url_for(&event.kind).into_iter().collect();
     for hook in &settings.webhooks {
@@ -32,20 +49,7 @@ pub(super) async fn deliveries_for(
     if urls.is_empty() {
         return Ok(Vec::new());
     }
-    // A pending approval gate's signed link, when the user made this
-    // backend reachable: it opens a page that asks; only that page decides.
-    if let (Some(base), Some(links), Some(fields)) =
-        (&settings.public_base_url, links, data.as_object_mut())
-        && event.kind == "approval.pending"
-        && fields.get("gate").and_then(Value::as_str) == Some("approval")
-        && let Some(run) = approvals.store().get_run(&event.subject).await?
-    {
-        let token = links.sign(&run.state_key, run.expires_at.as_deref());
-        fields.insert(
-            "approvalUrl".into(),
-            json!(format!("{}/approve/{token}", base.trim_end_matches('/'))),
-        );
-    }
+    let data = data_of(approvals, settings, links, event, &subject).await?;
     let body = json!({ "type": event.kind, "timestamp": event.at, "data": data });
     let payload_json = serde_json::to_string(&body)
         .map_err(|e| ApprovalsError::Invalid(format!("webhook payload: {e}")))?;
@@ -60,66 +64,88 @@ pub(super) async fn deliveries_for(
         .collect())
 }
 
-/// The event's `data` and the webhooks of the workflow it came from.
-async fn subject(
+/// The gate or service run `event` is about.
+async fn find(store: &Store, event: &StoredEvent) -> Result<Option<Subject>, ApprovalsError> {
+    if !event.kind.starts_with("approval.")
+        && let Some(history) = store.get_history(&event.subject).await?
+    {
+        return Ok(Some(Subject::Service(history)));
+    }
+    Ok(store.get_run(&event.subject).await?.map(Subject::Gate))
+}
+
+/// The event's `data`: the approval as `GET /approvals/{id}` shows it
+/// (with its signed link, when the user made this backend reachable), or
+/// the run as `GET /runs/{id}` does.
+async fn data_of(
     approvals: &Approvals,
+    settings: &ServiceSettings,
+    links: Option<&ApprovalLinks>,
     event: &StoredEvent,
-) -> Result<Option<(Value, WorkflowHooks)>, ApprovalsError> {
-    let store = approvals.store();
-    if event.kind.starts_with("approval.") {
-        let Some(run) = store.get_run(&event.subject).await? else {
-            return Ok(None);
-        };
-        let hooks = gate_hooks(approvals, &run).await;
-        let approval = approvals.get(&event.subject).await?;
-        let data =
-            serde_json::to_value(&approval).map_err(|e| ApprovalsError::Invalid(e.to_string()))?;
-        return Ok(Some((data, hooks)));
+    subject: &Subject,
+) -> Result<Value, ApprovalsError> {
+    match subject {
+        Subject::Gate(run) if event.kind.starts_with("approval.") => {
+            let mut data = to_json(&approvals.with_votes(run).await?)?;
+            // A link opens a page that asks; only that page decides.
+            if let (Some(base), Some(links), Some(fields)) =
+                (&settings.public_base_url, links, data.as_object_mut())
+                && event.kind == "approval.pending"
+                && run.gate == Gate::Approval
+            {
+                let token = links.sign(&run.state_key, run.expires_at.as_deref());
+                fields.insert(
+                    "approvalUrl".into(),
+                    json!(format!("{}/approve/{token}", base.trim_end_matches('/'))),
+                );
+            }
+            Ok(data)
+        }
+        Subject::Gate(run) => {
+            let result: Value = run
+                .result_json
+                .as_deref()
+                .and_then(|r| serde_json::from_str(r).ok())
+                .unwrap_or(Value::Null);
+            Ok(json!({
+                "runId": run.state_key,
+                "workflow": run.workflow_name,
+                "status": match run.status {
+                    RunStatus::Done => "ok",
+                    other => other.as_str(),
+                },
+                "finishedAt": run.decided_at,
+                "result": result,
+            }))
+        }
+        Subject::Service(history) => {
+            let view = crate::view::load_run(approvals.store(), &history.run_id, |_| {})
+                .await?
+                .ok_or_else(|| ApprovalsError::NotFound(format!("run {}", history.run_id)))?;
+            to_json(&view)
+        }
     }
-    // A run's end: a service run (its history row), or a run a `lobster`
-    // process started, which ends at the resume of its last gate.
-    if let Some(history) = store.get_history(&event.subject).await? {
-        let view = crate::view::load_run(store, &event.subject, |_| {})
-            .await?
-            .ok_or_else(|| ApprovalsError::NotFound(format!("run {}", event.subject)))?;
-        let hooks = match history.kind {
-            HistoryKind::Workflow => hooks_in(&history.definition, &event.subject),
-            HistoryKind::Pipeline => WorkflowHooks::default(),
-        };
-        let data =
-            serde_json::to_value(&view).map_err(|e| ApprovalsError::Invalid(e.to_string()))?;
-        return Ok(Some((data, hooks)));
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<Value, ApprovalsError> {
+    serde_json::to_value(value).map_err(|e| ApprovalsError::Invalid(e.to_string()))
+}
+
+/// The webhooks of a service run's workflow, as it ran.
+fn history_hooks(history: &HistoryRun) -> WorkflowHooks {
+    match history.kind {
+        HistoryKind::Workflow => hooks_in(&history.definition, &history.run_id),
+        HistoryKind::Pipeline => WorkflowHooks::default(),
     }
-    let Some(run) = store.get_run(&event.subject).await? else {
-        return Ok(None);
-    };
-    let hooks = gate_hooks(approvals, &run).await;
-    let status = match run.status {
-        RunStatus::Done => "ok",
-        other => other.as_str(),
-    };
-    let result: Value = run
-        .result_json
-        .as_deref()
-        .and_then(|r| serde_json::from_str(r).ok())
-        .unwrap_or(Value::Null);
-    let data = json!({
-        "runId": run.state_key,
-        "workflow": run.workflow_name,
-        "status": status,
-        "finishedAt": run.decided_at,
-        "result": result,
-    });
-    Ok(Some((data, hooks)))
 }
 
 /// The webhooks of the workflow a gate's run belongs to: the definition a
 /// service run kept, else the file a `lobster` run named.
-async fn gate_hooks(approvals: &Approvals, run: &clawdis_store::Run) -> WorkflowHooks {
+async fn gate_hooks(store: &Store, run: &clawdis_store::Run) -> WorkflowHooks {
     if let Some(run_id) = &run.run_id {
-        return match approvals.store().get_history(run_id).await {
-            Ok(Some(h)) if h.kind == HistoryKind::Workflow => hooks_in(&h.definition, run_id),
-            Ok(_) => WorkflowHooks::default(),
+        return match store.get_history(run_id).await {
+            Ok(Some(history)) => history_hooks(&history),
+            Ok(None) => WorkflowHooks::default(),
             Err(e) => {
                 tracing::warn!(run_id, error = %e, "reading a run's webhooks");
                 WorkflowHooks::default()

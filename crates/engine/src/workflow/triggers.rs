@@ -20,17 +20,6 @@ pub enum Catchup {
     All,
 }
 
-impl Catchup {
-    /// Its spelling in a workflow file.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Catchup::None => "none",
-            Catchup::One => "one",
-            Catchup::All => "all",
-        }
-    }
-}
-
 /// When a trigger fires.
 #[derive(Clone, Debug)]
 pub enum TriggerKind {
