@@ -147,12 +147,13 @@ impl AppState {
             .cloned()
     }
 
-    /// The home's webhook sender, started on first use: its settings read
-    /// from `<home>/settings.json`, its secret from the keychain.
+    /// The home's webhook sender, started on first use with the service's
+    /// settings and the signing secret from the keychain.
     pub async fn webhooks(&self) -> Result<Arc<clawdis_approvals::Webhooks>, api::ApiError> {
         self.webhooks
             .get_or_try_init(|| async {
-                let secret = clawdis_approvals::webhooks::secret(self.manager.home())?;
+                let home = self.manager.home().to_path_buf();
+                let secret = keychain(move || clawdis_approvals::webhooks::secret(&home)).await?;
                 let links = match self.service.public_base_url {
                     Some(_) => Some(self.links().await?),
                     None => None,
@@ -189,9 +190,9 @@ impl AppState {
     pub async fn links(&self) -> Result<Arc<clawdis_approvals::ApprovalLinks>, api::ApiError> {
         self.links
             .get_or_try_init(|| async {
-                Ok::<_, api::ApiError>(Arc::new(clawdis_approvals::ApprovalLinks::open(
-                    self.manager.home(),
-                )?))
+                let home = self.manager.home().to_path_buf();
+                let links = keychain(move || clawdis_approvals::ApprovalLinks::open(&home)).await?;
+                Ok::<_, api::ApiError>(Arc::new(links))
             })
             .await
             .cloned()
@@ -211,6 +212,16 @@ impl AppState {
             tracing::error!(error = ?e, "starting the workflow service");
         }
     }
+}
+
+/// Runs `read`, which talks to the keychain (a blocking call), off the
+/// runtime's threads.
+async fn keychain<T: Send + 'static>(
+    read: impl FnOnce() -> Result<T, clawdis_approvals::ApprovalsError> + Send + 'static,
+) -> Result<T, api::ApiError> {
+    Ok(tokio::task::spawn_blocking(read)
+        .await
+        .map_err(|e| api::ApiError::internal(e.to_string()))??)
 }
 
 /// OpenClaw routes this server does not implement (yet): they answer 501

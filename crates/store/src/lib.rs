@@ -42,3 +42,14 @@ pub const DB_FILE: &str = "clawdis.db";
 pub fn now_iso() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
+
+/// The time `delay` from now, as the store writes times (RFC 3339, UTC,
+/// milliseconds), which compare in time order as text.
+pub fn iso_after(delay: std::time::Duration) -> String {
+    let now = chrono::Utc::now();
+    chrono::Duration::from_std(delay)
+        .ok()
+        .and_then(|d| now.checked_add_signed(d))
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC)
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

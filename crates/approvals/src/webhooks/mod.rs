@@ -177,15 +177,14 @@ impl Webhooks {
         if free == 0 {
             return Ok(());
         }
-        let now = chrono::Utc::now();
-        let lease = now + chrono::Duration::from_std(LEASE).unwrap_or(chrono::Duration::zero());
-        let iso = |t: chrono::DateTime<chrono::Utc>| {
-            t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-        };
         let due = self
             .approvals
             .store()
-            .lease_due(&iso(now), &iso(lease), u32::try_from(free).unwrap_or(1))
+            .lease_due(
+                &clawdis_store::now_iso(),
+                &clawdis_store::iso_after(LEASE),
+                u32::try_from(free).unwrap_or(1),
+            )
             .await?;
         for delivery in due {
             let Ok(permit) = self.slots.clone().try_acquire_owned() else {

@@ -104,9 +104,7 @@ pub(super) fn end_of(
     if made >= retry.max_attempts {
         return AttemptEnd::GiveUp;
     }
-    let due = chrono::Utc::now()
-        + chrono::Duration::from_std(backoff(retry, made)).unwrap_or(chrono::Duration::zero());
-    AttemptEnd::Retry(due.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    AttemptEnd::Retry(clawdis_store::iso_after(backoff(retry, made)))
 }
 
 /// The wait after the `made`th failed attempt: `firstDelayMs` doubled for
