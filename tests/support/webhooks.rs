@@ -82,7 +82,7 @@ impl Receiver {
     }
 
     /// The next request received, within `timeout`.
-    pub fn next(&self, timeout: Duration) -> Option<Value> {
+    fn next(&self, timeout: Duration) -> Option<Value> {
         match self.lines.recv_timeout(timeout) {
             Ok(line) => Some(line),
             Err(RecvTimeoutError::Timeout) => None,
@@ -106,12 +106,5 @@ impl Receiver {
             }
         }
         got
-    }
-
-    /// Nothing more arrives within `quiet`.
-    pub fn assert_quiet(&self, quiet: Duration) {
-        if let Some(line) = self.next(quiet) {
-            panic!("an unexpected delivery: {line:#}");
-        }
     }
 }
