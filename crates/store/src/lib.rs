@@ -3,7 +3,8 @@
 //! Holds paused runs (approval and input gates) with their decisions, the
 //! history of runs started through the workflow service, and the
 //! key/value state behind `state.set`, `state.get` and `diff.last`, and the
-//! digests of named bearer tokens, and the webhook outbox. Every
+//! digests of named bearer tokens, the webhook outbox, and how far each
+//! workflow trigger is handled. Every
 //! change is a single SQLite transaction, so a `kill -9` at any point leaves
 //! either the old or the new state, never half of one. A paused run is
 //! resumed exactly once: [`Store::claim`] is a compare-and-set on its status.
@@ -19,6 +20,7 @@ mod owner;
 mod runs;
 mod spelled;
 mod tokens;
+mod triggers;
 mod votes;
 mod webhooks;
 
@@ -32,6 +34,7 @@ pub use open::{Store, create_private_dir};
 pub use owner::{ProcessOwner, current_owner};
 pub use runs::{Channel, Claim, Decided, Decision, Finish, Gate, NewRun, Run, RunKind, RunStatus};
 pub use tokens::{Role, TokenRecord};
+pub use triggers::{Advance, TriggerRecord};
 pub use votes::{Counted, Vote};
 pub use webhooks::{AttemptEnd, Delivery, DeliveryAttempt, DeliveryStatus, NewDelivery};
 

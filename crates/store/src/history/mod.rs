@@ -139,8 +139,35 @@ impl Store {
     /// Records a service run as running in this process, with its steps
     /// pending, in one transaction.
     pub async fn start_history(&self, run: &NewHistory, steps: &[StepRecord]) -> Result<()> {
+        self.start_history_with(run, steps, None).await.map(|_| ())
+    }
+
+    /// [`Store::start_history`] for a run a trigger fires: the trigger's
+    /// mark advances in the same transaction, and only if it still reads
+    /// `advance.from` and the trigger is not paused. `false` (and no run
+    /// recorded) when another backend fired it first or it was paused.
+    pub async fn start_fired_history(
+        &self,
+        run: &NewHistory,
+        steps: &[StepRecord],
+        advance: &crate::Advance,
+    ) -> Result<bool> {
+        self.start_history_with(run, steps, Some(advance)).await
+    }
+
+    async fn start_history_with(
+        &self,
+        run: &NewHistory,
+        steps: &[StepRecord],
+        advance: Option<&crate::Advance>,
+    ) -> Result<bool> {
         let mut conn = self.conns.get().await?;
         let mut tx = conn.begin().await?;
+        if let Some(advance) = advance
+            && !advance.apply(&mut *tx, true).await?
+        {
+            return Ok(false);
+        }
         sqlx::query(
             "INSERT INTO history (run_id, kind, workflow, definition, args_json, cwd, status,
              started_at, started_by, owner) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
@@ -160,7 +187,7 @@ impl Store {
             upsert_step(&run.run_id, step).execute(&mut *tx).await?;
         }
         tx.commit().await?;
-        Ok(())
+        Ok(true)
     }
 
     /// Records where service run `run_id` got to, and the gate it paused
