@@ -12,6 +12,8 @@
 //! (HTTP, MCP, the CLI), executed in this process and kept in the history
 //! with their steps and the decisions on their gates.
 //!
+//! [`Triggers`] runs workflows on their schedules and on file changes.
+//!
 //! [`Webhooks`] sends what happens to runs and gates to the receivers the
 //! workflows and the [`ServiceSettings`] name, signed, from a durable outbox.
 
@@ -19,6 +21,7 @@ mod approval;
 mod links;
 mod runs;
 mod settings;
+mod triggers;
 mod view;
 mod watch;
 pub mod webhooks;
@@ -39,6 +42,7 @@ pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, RunStatus, StepS
 pub use links::{ApprovalLinks, LinkClaim};
 pub use runs::{MAX_PAGE, RunEvent, RunQuery, RunRequest, Runs, Started, What};
 pub use settings::{GlobalWebhook, ServiceSettings, WebhookRetry, event_types};
+pub use triggers::{TriggerView, Triggers};
 pub use view::{DecisionView, RunPage, RunView, StepView};
 pub use webhooks::Webhooks;
 

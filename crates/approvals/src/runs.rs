@@ -221,19 +221,40 @@ impl Runs {
     /// Starts a run in this process and returns at once; the run goes on
     /// in the background ([`Started::envelope`] waits for it).
     pub async fn start(self: &Arc<Self>, request: RunRequest) -> Result<Started, ApprovalsError> {
-        let run_id = uuid::Uuid::new_v4().to_string();
+        let prepared = self.prepare(&request)?;
+        self.approvals
+            .store()
+            .start_history(&prepared.row, &prepared.steps)
+            .await?;
+        Ok(self.launch(prepared).await)
+    }
+
+    /// [`Runs::start`] for a trigger's fire: the run starts only if
+    /// `advance` moves the trigger's mark (in the same transaction as the
+    /// run's history row); `None` when another backend fired it first or
+    /// it was paused.
+    pub(crate) async fn start_fired(
+        self: &Arc<Self>,
+        request: RunRequest,
+        advance: &clawdis_store::Advance,
+    ) -> Result<Option<Started>, ApprovalsError> {
+        let prepared = self.prepare(&request)?;
+        let started = self
+            .approvals
+            .store()
+            .start_fired_history(&prepared.row, &prepared.steps, advance)
+            .await?;
+        Ok(match started {
+            true => Some(self.launch(prepared).await),
+            false => None,
+        })
+    }
+
+    /// Executes a run whose history row is written.
+    async fn launch(self: &Arc<Self>, prepared: Prepared) -> Started {
+        let Prepared { plan, row, cwd, .. } = prepared;
+        let run_id = row.run_id;
         let journal = Journal::new(&run_id);
-        let (plan, new, cwd) = self.prepare(&request, &run_id)?;
-        let steps = match &plan {
-            Plan::Workflow(workflow, _) => workflow
-                .steps
-                .iter()
-                .enumerate()
-                .map(|(i, s)| StepRecord::pending(&s.id, u32::try_from(i).unwrap_or(u32::MAX)))
-                .collect(),
-            Plan::Pipeline(_) => Vec::new(),
-        };
-        self.approvals.store().start_history(&new, &steps).await?;
         self.announce(&run_id, true).await;
         let mut ctx = self.approvals.context(None);
         ctx.cwd = cwd;
@@ -267,10 +288,10 @@ impl Runs {
             },
         );
         let _ = registered.send(());
-        Ok(Started {
+        Started {
             run_id,
             result: receiver,
-        })
+        }
     }
 
     /// Records how run `run_id` came out (a pause is recorded with its
@@ -297,12 +318,10 @@ impl Runs {
         self.announce(run_id, false).await;
     }
 
-    /// What `request` runs, its history row, and where it runs.
-    fn prepare(
-        &self,
-        request: &RunRequest,
-        run_id: &str,
-    ) -> Result<(Plan, NewHistory, PathBuf), ApprovalsError> {
+    /// What `request` runs, its history row and steps, and where it runs.
+    fn prepare(&self, request: &RunRequest) -> Result<Prepared, ApprovalsError> {
+        let run_id = uuid::Uuid::new_v4().to_string();
+        let run_id = run_id.as_str();
         let cwd = match &request.cwd {
             Some(dir) if dir.is_absolute() && dir.is_dir() => Some(dir.clone()),
             Some(dir) => {
@@ -334,7 +353,12 @@ impl Runs {
                     .map_err(|e| ApprovalsError::Invalid(format!("pipeline: {}", e.message)))?;
                 let cwd = cwd.unwrap_or_else(|| self.approvals.dir.clone());
                 let row = new(HistoryKind::Pipeline, None, text.clone(), &cwd);
-                Ok((Plan::Pipeline(stages), row, cwd))
+                Ok(Prepared {
+                    plan: Plan::Pipeline(stages),
+                    row,
+                    cwd,
+                    steps: Vec::new(),
+                })
             }
             What::Workflow(name) => {
                 let path = self.resolve(name)?;
@@ -357,7 +381,18 @@ impl Runs {
                     .or_else(|| path.parent().map(Path::to_path_buf))
                     .unwrap_or_else(|| self.approvals.dir.clone());
                 let row = new(HistoryKind::Workflow, Some(name), text, &cwd);
-                Ok((Plan::Workflow(Box::new(workflow), args), row, cwd))
+                let steps = workflow
+                    .steps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| StepRecord::pending(&s.id, u32::try_from(i).unwrap_or(u32::MAX)))
+                    .collect();
+                Ok(Prepared {
+                    plan: Plan::Workflow(Box::new(workflow), args),
+                    row,
+                    cwd,
+                    steps,
+                })
             }
         }
     }
@@ -533,6 +568,14 @@ async fn follow_gates(
             runs.announce(&approval.run_id, false).await;
         }
     }
+}
+
+/// A run ready to record and execute.
+struct Prepared {
+    plan: Plan,
+    row: NewHistory,
+    cwd: PathBuf,
+    steps: Vec<StepRecord>,
 }
 
 /// What a run executes, parsed and checked.

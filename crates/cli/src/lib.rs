@@ -7,8 +7,10 @@
 //! so it reports errors with `anyhow`.
 
 mod runs;
+mod triggers;
 
 pub use runs::RunsAction;
+pub use triggers::TriggersAction;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -53,6 +55,16 @@ pub enum Command {
     Runs(RunsArgs),
     /// Webhooks: print the signing secret receivers verify with.
     Webhooks(WebhooksArgs),
+    /// List the workflows' cron and file-watch triggers; pause or resume one.
+    Triggers(TriggersArgs),
+}
+
+/// `clawdis triggers list|pause|resume`.
+#[derive(clap::Args)]
+pub struct TriggersArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: TriggersAction,
 }
 
 /// `clawdis webhooks secret`.
@@ -231,6 +243,7 @@ pub fn run(home: PathBuf, command: Command) -> Result<()> {
         }) => tokens(&home, action),
         Command::Approvals(ApprovalsArgs { action }) => approvals(&home, action),
         Command::Runs(RunsArgs { action }) => runs::runs(&home, action),
+        Command::Triggers(TriggersArgs { action }) => triggers::triggers(&home, action),
         Command::Webhooks(WebhooksArgs {
             action: WebhooksAction::Secret,
         }) => {

@@ -15,6 +15,7 @@ mod security;
 mod state;
 mod tabs;
 mod token;
+mod triggers;
 mod webhooks;
 mod workflows;
 
@@ -69,6 +70,7 @@ pub struct AppState {
     runs: tokio::sync::OnceCell<Arc<clawdis_approvals::Runs>>,
     webhooks: tokio::sync::OnceCell<Arc<clawdis_approvals::Webhooks>>,
     links: tokio::sync::OnceCell<Arc<clawdis_approvals::ApprovalLinks>>,
+    triggers: tokio::sync::OnceCell<Arc<clawdis_approvals::Triggers>>,
     /// The workflow service's settings (webhooks, `publicBaseUrl`).
     service: clawdis_approvals::ServiceSettings,
     /// Turns true when the server shuts down; long-lived responses (event
@@ -97,6 +99,7 @@ impl AppState {
             runs: tokio::sync::OnceCell::new(),
             webhooks: tokio::sync::OnceCell::new(),
             links: tokio::sync::OnceCell::new(),
+            triggers: tokio::sync::OnceCell::new(),
             service: config.service,
             closing: tokio::sync::watch::Sender::new(false),
         })
@@ -198,6 +201,20 @@ impl AppState {
             .cloned()
     }
 
+    /// The workflows' triggers, fired from the first use on (when this
+    /// backend holds the home's scheduler lease).
+    pub async fn triggers(&self) -> Result<Arc<clawdis_approvals::Triggers>, api::ApiError> {
+        self.triggers
+            .get_or_try_init(|| async {
+                let dirs = self.manager.settings().workflow_dirs(self.manager.home());
+                let triggers = clawdis_approvals::Triggers::new(self.approvals().await?, dirs);
+                tokio::spawn(triggers.clone().run(self.runs().await?));
+                Ok::<_, api::ApiError>(triggers)
+            })
+            .await
+            .cloned()
+    }
+
     /// The host of `publicBaseUrl`, where approval links are opened.
     pub fn public_host(&self) -> Option<String> {
         let base = self.service.public_base_url.as_deref()?;
@@ -205,11 +222,14 @@ impl AppState {
     }
 
     /// Starts the backend's own work: the approvals watcher (expiring
-    /// gates on time), the runs left executing by a killed backend, and
-    /// the webhook sender. Each starts at most once.
+    /// gates on time), the runs left executing by a killed backend, the
+    /// webhook sender and the triggers. Each starts at most once.
     pub async fn start_backend(&self) {
         if let Err(e) = self.webhooks().await {
             tracing::error!(error = ?e, "starting the workflow service");
+        }
+        if let Err(e) = self.triggers().await {
+            tracing::error!(error = ?e, "starting the triggers");
         }
     }
 }
@@ -304,6 +324,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/approvals/{id}/deny", post(approvals::deny))
         .route("/approvals/{id}/respond", post(approvals::respond))
         .route("/approvals/{id}/cancel", post(approvals::cancel))
+        .route("/triggers", get(triggers::list))
+        .route("/triggers/{id}/pause", post(triggers::pause))
+        .route("/triggers/{id}/resume", post(triggers::resume))
         .route("/webhooks/deliveries", get(webhooks::list))
         .route("/webhooks/deliveries/{id}", get(webhooks::get_one))
         .route(

@@ -25,6 +25,9 @@ pub struct Entry {
     pub expose_as_tool: bool,
     /// Its args as a JSON Schema object.
     pub args_schema: Value,
+    /// What runs it without a caller (`triggers:`).
+    #[serde(skip)]
+    pub triggers: Vec<super::triggers::Trigger>,
 }
 
 /// A file of the library that does not load.
@@ -73,6 +76,7 @@ pub fn discover(dirs: &[PathBuf]) -> Library {
                         description: workflow.description,
                         expose_as_tool: workflow.expose_as_tool,
                         args_schema: workflow.args_schema,
+                        triggers: workflow.triggers,
                     });
                 }
                 Err(e) => library.broken.push(Broken {

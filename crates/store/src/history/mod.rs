@@ -164,7 +164,7 @@ impl Store {
         let mut conn = self.conns.get().await?;
         let mut tx = conn.begin().await?;
         if let Some(advance) = advance
-            && !advance.apply(&mut *tx, true).await?
+            && !advance.apply(&mut tx, true).await?
         {
             return Ok(false);
         }

@@ -1,0 +1,31 @@
+//! The workflows' triggers: `GET /triggers`, `POST /triggers/{id}/pause`
+//! and `/resume`. Firing them is [`clawdis_approvals::Triggers`]'.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use serde_json::json;
+
+use crate::AppState;
+use crate::api::{ApiResult, ok};
+
+/// `GET /triggers` → `{triggers: [{id, workflow, path, kind, spec, args,
+/// catchup?, next, paused, lastFiredAt, error}]}`.
+pub async fn list(State(state): State<Arc<AppState>>) -> ApiResult {
+    let triggers = state.triggers().await?.list().await?;
+    ok(json!({ "triggers": triggers }))
+}
+
+/// `POST /triggers/{id}/pause` → `{trigger}`: it fires nothing until
+/// resumed.
+pub async fn pause(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
+    let trigger = state.triggers().await?.pause(&id).await?;
+    ok(json!({ "trigger": trigger }))
+}
+
+/// `POST /triggers/{id}/resume` → `{trigger}`: what it would have done
+/// while paused is skipped.
+pub async fn resume(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
+    let trigger = state.triggers().await?.resume(&id).await?;
+    ok(json!({ "trigger": trigger }))
+}
