@@ -281,12 +281,14 @@ impl Triggers {
                 () = tokio::time::sleep_until(wake_at) => {}
                 () = self.wake.notified() => {}
                 change = changed.recv() => {
-                    let mut next = change;
-                    while let Some(change) = next {
+                    if let Some(change) = change {
                         scheduler.note(change);
-                        next = changed.try_recv().ok();
                     }
                 }
+            }
+            // Everything that arrived meanwhile, before the next look.
+            while let Ok(change) = changed.try_recv() {
+                scheduler.note(change);
             }
         }
     }
@@ -418,9 +420,17 @@ impl Triggers {
                         glob,
                         watcher: None,
                         batch: None,
+                        mark: record.mark.clone(),
+                        floor: None,
                     })
             }
         };
+        if watch.mark != record.mark {
+            // Moved by a resume (or another backend): the changes up to
+            // the new mark are handled, whenever their events come.
+            watch.floor = Some(parse_mark(&record.mark));
+            watch.mark.clone_from(&record.mark);
+        }
         let glob = match &watch.glob {
             Ok(glob) => glob.clone(),
             Err(e) => {
@@ -453,7 +463,7 @@ impl Triggers {
                 }
             }
         }
-        let Some(batch) = watch
+        let Some(mut batch) = watch
             .batch
             .take_if(|b| b.ready_at() <= std::time::Instant::now())
         else {
@@ -462,6 +472,9 @@ impl Triggers {
                 .as_ref()
                 .map(|b| Instant::from_std(b.ready_at())));
         };
+        if let Some(floor) = watch.floor {
+            batch.retain_changed_after(floor);
+        }
         let paths = batch.into_paths();
         if paths.is_empty() {
             return Ok(None);
@@ -472,7 +485,9 @@ impl Triggers {
             to: iso(Utc::now()),
         };
         let args = value_args(&found.trigger, Some(&paths));
-        self.fire(runs, found, args, &advance).await?;
+        if self.fire(runs, found, args, &advance).await? {
+            watch.mark = advance.to;
+        }
         Ok(None)
     }
 
@@ -560,6 +575,11 @@ struct Watching {
     glob: Result<Glob, String>,
     watcher: Option<notify::RecommendedWatcher>,
     batch: Option<Batch>,
+    /// The trigger's mark as this backend last saw or moved it.
+    mark: String,
+    /// The mark as someone else (a resume) last moved it: files changed
+    /// before it are not run, however late their events arrive.
+    floor: Option<DateTime<Utc>>,
 }
 
 impl Watching {

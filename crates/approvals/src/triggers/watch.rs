@@ -110,14 +110,21 @@ impl Glob {
         };
         found
             .filter_map(Result::ok)
-            .filter(|path| {
-                std::fs::metadata(path)
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|t| DateTime::<Utc>::from(t) > mark)
-                    && path.is_file()
-            })
+            .filter(|path| changed_after(path, mark) && path.is_file())
             .collect()
     }
+}
+
+/// How far a file's modification time may lag the clock: kernels stamp
+/// files from a coarse clock that advances once a tick (1 to 10 ms).
+const FILE_CLOCK_GRAIN: chrono::TimeDelta = chrono::TimeDelta::milliseconds(25);
+
+/// Whether file `path` was modified after `mark` (a file stamped within
+/// the file clock's grain before it counts as after).
+fn changed_after(path: &Path, mark: DateTime<Utc>) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| DateTime::<Utc>::from(t) > mark - FILE_CLOCK_GRAIN)
 }
 
 /// Changes gathered for one watch trigger until the files are quiet.
@@ -143,6 +150,11 @@ impl Batch {
     pub fn add(&mut self, paths: impl IntoIterator<Item = PathBuf>) {
         self.paths.extend(paths);
         self.last = Instant::now();
+    }
+
+    /// Keeps only the files changed after `mark`.
+    pub fn retain_changed_after(&mut self, mark: DateTime<Utc>) {
+        self.paths.retain(|p| changed_after(p, mark));
     }
 
     /// When the batch is ready to fire.
