@@ -448,4 +448,22 @@ fn a_watch_runs_its_workflow_with_the_changed_files_and_catches_up_after_kill_9(
     let runs = wait_runs(&client, "late", Duration::from_secs(20), |r| !r.is_empty());
     assert_eq!(names(&client, &runs[0]), ["x.json"]);
     assert_eq!(runs_of(&client, "intake").len(), 3, "nothing else fired");
+
+    // A workflow added while the backend runs is watched at once (well
+    // before the backend would read its directories again on its own).
+    let added = dir.path().join("added");
+    std::fs::create_dir_all(&added).unwrap();
+    workflow(
+        &home,
+        "added",
+        &format!(
+            "args:\n  paths: {{default: []}}\ntriggers:\n  - {{watch: '{}/*.json'}}\n\
+             steps:\n  - id: s\n    run: echo got\n",
+            added.display()
+        ),
+    );
+    assert!(triggers(&client).iter().any(|t| t["workflow"] == "added"));
+    std::fs::write(added.join("y.json"), "{}").unwrap();
+    let runs = wait_runs(&client, "added", Duration::from_secs(10), |r| !r.is_empty());
+    assert_eq!(names(&client, &runs[0]), ["y.json"]);
 }
