@@ -37,7 +37,7 @@ use clawdis_store::Store;
 use tokio::sync::broadcast;
 
 pub use approval::{Approval, ApprovalState, Event, Policy};
-pub use clawdis_engine::context::Decider;
+pub use clawdis_engine::context::{Decider, Services};
 pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, RunStatus, StepStatus};
 pub use links::{ApprovalLinks, LinkClaim};
 pub use runs::{MAX_PAGE, RunEvent, RunQuery, RunRequest, Runs, Started, What};
@@ -123,6 +123,8 @@ pub struct Approvals {
     store: Store,
     bus: broadcast::Sender<Event>,
     pending: Mutex<usize>,
+    /// What runs and resumes here are offered (library, LLM).
+    services: Mutex<Arc<Services>>,
 }
 
 impl std::fmt::Debug for Approvals {
@@ -144,7 +146,14 @@ impl Approvals {
             store,
             bus,
             pending: Mutex::new(0),
+            services: Mutex::default(),
         }))
+    }
+
+    /// Offers the runs started and resumed here `services`: the workflow
+    /// library `invoke_pipeline` searches, the LLM `prompt` steps ask.
+    pub fn set_services(&self, services: Services) {
+        *self.services.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(services);
     }
 
     /// The store the approvals are kept in.
@@ -339,6 +348,7 @@ impl Approvals {
         // The run works on this store: no second pool per decision.
         ctx.state = StateHandle::opened(self.dir.clone(), self.store.clone());
         ctx.decider = decider;
+        ctx.services = Arc::clone(&self.services.lock().unwrap_or_else(|e| e.into_inner()));
         ctx
     }
 }

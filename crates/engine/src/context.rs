@@ -215,6 +215,18 @@ pub struct Ctx {
     pub decider: Option<Decider>,
     /// The step journal, when this is a service run (see [`crate::journal`]).
     pub journal: Option<crate::journal::Journal>,
+    /// What the host offers runs: the workflow library, the LLM.
+    pub services: Arc<Services>,
+}
+
+/// What the host (the backend, `lobster`) offers the runs it starts.
+#[derive(Clone, Debug, Default)]
+pub struct Services {
+    /// The workflow library's directories (`invoke_pipeline` finds
+    /// pipelines there by name, after the invoking file's directory).
+    pub library: Vec<PathBuf>,
+    /// The LLM `prompt` steps ask.
+    pub llm: Option<crate::llm::LlmConfig>,
 }
 
 /// Who decides a paused run, and through which channel.
@@ -248,6 +260,7 @@ impl Ctx {
             resume_response: None,
             decider: None,
             journal: None,
+            services: Arc::default(),
         }
     }
 

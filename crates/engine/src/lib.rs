@@ -15,6 +15,7 @@ pub mod journal;
 mod js_sort;
 mod json_error;
 mod json_stream;
+pub mod llm;
 mod path;
 pub mod pause;
 pub mod pipeline;

@@ -127,6 +127,10 @@ impl AppState {
         self.approvals
             .get_or_try_init(|| async {
                 let approvals = clawdis_approvals::Approvals::open(&self.state_dir).await?;
+                approvals.set_services(clawdis_approvals::Services {
+                    library: self.manager.settings().workflow_dirs(self.manager.home()),
+                    llm: None,
+                });
                 tokio::spawn(approvals.clone().watch());
                 Ok::<_, api::ApiError>(approvals)
             })

@@ -5,7 +5,7 @@ mod discovery;
 mod exec;
 mod gates;
 mod github;
-mod http;
+pub(crate) mod http;
 mod integrations;
 mod llm;
 mod mail;

@@ -167,6 +167,19 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
         let num = i + 1;
         let id = step.id.as_str();
         let mut r = Object::from_iter([("id", Value::from(id))]);
+        if let Exec::Gobby(action) = &step.exec {
+            // A pipeline step: its `${{ … }}` need the run's outputs.
+            lines.push(format!("  {num}. {id}  [{}]", action.kind()));
+            lines.push(format!("     {}", noted(&action.describe())));
+            if let Some(condition) = &step.when {
+                lines.push(format!("     condition: {}", condition.to_js_string()));
+            }
+            if step.approval.is_some() {
+                lines.push("     [approval required before this step]".into());
+            }
+            results.insert(id, Value::Object(r));
+            continue;
+        }
         if !condition::evaluate(step.when.as_ref(), &results)? {
             lines.push(format!("  {num}. {id}  [skipped — condition: false]"));
             r.insert("skipped", Value::Bool(true));

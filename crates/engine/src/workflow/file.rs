@@ -192,6 +192,8 @@ pub enum Exec {
     Parallel(Parallel),
     /// `for_each`.
     ForEach(ForEach),
+    /// A Gobby pipeline's step (`exec`, `prompt`, `invoke_pipeline`).
+    Gobby(super::gobby::Action),
     /// Nothing (approval-only or input steps).
     None,
 }
@@ -205,6 +207,7 @@ impl Exec {
             Exec::Workflow { .. } => "workflow",
             Exec::Parallel(_) => "parallel",
             Exec::ForEach(_) => "for_each",
+            Exec::Gobby(action) => action.kind(),
             Exec::None => "no-op",
         }
     }
@@ -263,6 +266,8 @@ pub struct Workflow {
     pub webhooks: Webhooks,
     /// The schedules and file watches the backend runs it on (`triggers:`).
     pub triggers: Vec<Trigger>,
+    /// A Gobby pipeline's own settings (`type: pipeline` files only).
+    pub pipeline: Option<super::gobby::Pipeline>,
 }
 
 /// Extensions a workflow file may have.
@@ -410,6 +415,9 @@ fn execution(step: &Object, parallel: Option<Parallel>) -> Exec {
 /// and messages.
 pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
     let obj = match doc {
+        Value::Object(o) if super::gobby::is_pipeline(o) => {
+            return super::gobby::from_value(o, path);
+        }
         Value::Object(o) => o.clone(),
         Value::Array(_) => Object::new(),
         _ => return Err(Error::runtime("Workflow file must be a JSON/YAML object")),
@@ -473,12 +481,13 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
         steps,
         webhooks: Webhooks::parse(obj.get("webhooks"))?,
         triggers,
+        pipeline: None,
     })
 }
 
 /// `triggers:`, each checked against the workflow's args: a watch passes
 /// the changed files as the arg `paths`, so the workflow must declare it.
-fn checked_triggers(
+pub(super) fn checked_triggers(
     value: Option<&Value>,
     args: &[(String, Option<Value>)],
 ) -> Result<Vec<Trigger>> {
@@ -502,7 +511,7 @@ fn checked_triggers(
 }
 
 /// `args:` as a JSON Schema object (see [`Workflow::args_schema`]).
-fn args_schema(args: Option<&Value>) -> Value {
+pub(super) fn args_schema(args: Option<&Value>) -> Value {
     let mut properties = Object::new();
     let mut required = Vec::new();
     if let Some(Value::Object(defs)) = args {
@@ -917,7 +926,7 @@ fn validate_input(step: &Object, id: &str) -> Result<Option<InputSpec>> {
     }))
 }
 
-fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
+pub(super) fn validate_approval(step: &Object, id: &str) -> Result<Option<Approval>> {
     let raw = step.get("approval");
     if !is_approval(raw) {
         return Ok(None);

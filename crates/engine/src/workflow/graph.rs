@@ -85,6 +85,7 @@ fn node_for(step: &Step, args: &Object) -> Node {
             };
             ("for_each", format!("for_each: {over}"))
         }
+        Exec::Gobby(action) => (action.kind(), action.describe()),
         Exec::None if step.input.is_some() => ("input", "input request".to_string()),
         Exec::None => ("approval", "approval gate".to_string()),
     };

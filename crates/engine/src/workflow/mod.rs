@@ -10,6 +10,7 @@ pub(crate) mod condition;
 pub mod dry_run;
 pub mod file;
 mod gates;
+pub mod gobby;
 pub mod graph;
 pub mod library;
 mod run;
@@ -44,6 +45,12 @@ pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelo
 
 /// Runs a loaded workflow from the start; a pause is recorded in the store.
 pub async fn run_workflow(workflow: &Workflow, provided: &Value, ctx: &Ctx) -> Result<Envelope> {
+    if workflow.pipeline.as_ref().is_some_and(|p| !p.enabled) {
+        return Err(crate::error::Error::runtime(format!(
+            "Pipeline {} is disabled (enabled: false)",
+            workflow.name.as_deref().unwrap_or("(unnamed)")
+        )));
+    }
     if workflow
         .steps
         .iter()

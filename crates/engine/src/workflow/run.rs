@@ -10,7 +10,7 @@ use crate::error::{Error, Failure, Result};
 use crate::value::{Object, Value};
 
 use super::condition;
-use super::file::{OnError, Step};
+use super::file::{Exec, OnError, Step};
 use super::gates::{
     Gate, approval_request, check_identity, fit_input_request, prompt_input, read_line,
 };
@@ -31,7 +31,13 @@ impl Run<'_> {
         Box::pin(async move {
             let steps = &self.workflow.steps;
             for (idx, step) in steps.iter().enumerate().skip(start) {
-                if !condition::evaluate(step.when.as_ref(), &self.results)? {
+                let pipeline_step = matches!(step.exec, Exec::Gobby(_));
+                let runs = if pipeline_step {
+                    self.pipeline_condition(step, ctx)
+                } else {
+                    condition::evaluate(step.when.as_ref(), &self.results)?
+                };
+                if !runs {
                     if let Some(journal) = &ctx.journal {
                         journal.skipped(idx, &step.id);
                     }
@@ -39,6 +45,31 @@ impl Run<'_> {
                     r.insert("skipped", Value::Bool(true));
                     self.results.insert(step.id.clone(), Value::Object(r));
                     continue;
+                }
+                // A pipeline step's gate comes before it runs (Gobby's).
+                if let (true, Some(approval)) = (pipeline_step, &step.approval)
+                    && self
+                        .results
+                        .get(&step.id)
+                        .and_then(|r| r.get_key("approved"))
+                        != Some(&Value::Bool(true))
+                {
+                    let approval = self.pipeline_gate(approval, ctx);
+                    let (request, identity) = approval_request(step, &approval, &Value::Null, ctx);
+                    if ctx.mode == Mode::Human && ctx.stdin_is_tty {
+                        self.approve_on_terminal(step, &request, identity, ctx)
+                            .await?;
+                    } else {
+                        return Ok(Outcome::Paused {
+                            gate: Gate::Approval {
+                                step_id: step.id.clone(),
+                                request,
+                                identity,
+                            },
+                            resume_at: idx,
+                            results: self.results.clone(),
+                        });
+                    }
                 }
                 if let Some(input) = &step.input {
                     let subject = match &step.stdin {
@@ -123,7 +154,7 @@ impl Run<'_> {
                     },
                 }
 
-                if let Some(approval) = &step.approval {
+                if let (false, Some(approval)) = (pipeline_step, &step.approval) {
                     let step_result = self.results.get(&step.id).cloned().unwrap_or_default();
                     let (request, identity) = approval_request(step, approval, &step_result, ctx);
                     if let (Some(init), Some(Value::Object(r))) =
@@ -134,24 +165,9 @@ impl Run<'_> {
                         self.results.insert(step.id.clone(), Value::Object(r));
                     }
                     if ctx.mode == Mode::Human && ctx.stdin_is_tty {
-                        let prompt = request
-                            .get("prompt")
-                            .map(Value::to_js_string)
-                            .unwrap_or_default();
-                        ctx.stdout.write(&format!("{prompt} [y/N] "));
-                        let answer = read_line().await?;
-                        let answer = answer.trim().to_ascii_lowercase();
-                        if answer != "y" && answer != "yes" {
-                            return Err(Error::runtime("Not approved"));
-                        }
-                        let approved_by = ctx
-                            .env_var("LOBSTER_APPROVAL_APPROVED_BY")
-                            .map(|s| s.trim().to_string());
-                        check_identity(
-                            &step.id,
-                            Some(&Value::Object(identity)),
-                            approved_by.as_deref(),
-                        )?;
+                        let approved_by = self
+                            .approve_on_terminal(step, &request, identity, ctx)
+                            .await?;
                         if let Some(Value::Object(r)) = self.results.get(&step.id).cloned() {
                             let mut r = r;
                             r.insert("approved", Value::Bool(true));
@@ -173,10 +189,50 @@ impl Run<'_> {
                     });
                 }
             }
-            Ok(Outcome::Done(output_items(
-                self.last.as_ref().and_then(|l| self.results.get(l)),
-            )))
+            let last = self.last.as_ref().and_then(|l| self.results.get(l));
+            Ok(Outcome::Done(match &self.workflow.pipeline {
+                None => output_items(last),
+                Some(pipeline) if !pipeline.outputs.is_empty() => {
+                    vec![self.pipeline_outputs(&pipeline.outputs, ctx)?]
+                }
+                // A pipeline without `outputs` gives its last step's output.
+                Some(_) => last
+                    .map(crate::workflow::gobby::output_of)
+                    .filter(|o| *o != Value::Null)
+                    .into_iter()
+                    .collect(),
+            }))
         })
+    }
+
+    /// Asks on the terminal whether `step` is approved (`lobster run` in a
+    /// terminal); who approved, from `LOBSTER_APPROVAL_APPROVED_BY`.
+    async fn approve_on_terminal(
+        &self,
+        step: &Step,
+        request: &Object,
+        identity: Object,
+        ctx: &Ctx,
+    ) -> Result<Option<String>> {
+        let prompt = request
+            .get("prompt")
+            .map(Value::to_js_string)
+            .unwrap_or_default();
+        ctx.stdout.write(&format!("{prompt} [y/N] "));
+        let answer = read_line().await?;
+        let answer = answer.trim().to_ascii_lowercase();
+        if answer != "y" && answer != "yes" {
+            return Err(Error::runtime("Not approved"));
+        }
+        let approved_by = ctx
+            .env_var("LOBSTER_APPROVAL_APPROVED_BY")
+            .map(|s| s.trim().to_string());
+        check_identity(
+            &step.id,
+            Some(&Value::Object(identity)),
+            approved_by.as_deref(),
+        )?;
+        Ok(approved_by)
     }
 
     /// [`Self::execute_with_policies`], recorded in the journal of a
@@ -188,6 +244,11 @@ impl Run<'_> {
         journal.started(position, &step.id);
         let attempted = self.execute_with_policies(position, step, ctx).await;
         match &attempted {
+            // A pipeline step's output is what its pipeline sees.
+            Ok(Attempt::Done(r)) if matches!(step.exec, Exec::Gobby(_)) => {
+                let output = crate::workflow::gobby::output_of(&Value::Object(r.clone()));
+                journal.finished(position, &step.id, Ok(&output));
+            }
             Ok(Attempt::Done(r)) => {
                 journal.finished(position, &step.id, Ok(&Value::Object(r.clone())));
             }

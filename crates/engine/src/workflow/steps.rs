@@ -319,6 +319,7 @@ impl Run<'_> {
                     };
                     return run_stages(&step.id, &stages, at, items, response, true, &p, ctx).await;
                 }
+                Exec::Gobby(action) => self.run_pipeline_step(step, action, ctx).await,
                 Exec::None => Ok(synthetic_result(
                     &step.id,
                     self.input_value(step.stdin.as_ref(), &self.results)?,
