@@ -41,7 +41,9 @@ pub use clawdis_engine::context::{Decider, Services};
 pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, RunStatus, StepStatus};
 pub use links::{ApprovalLinks, LinkClaim};
 pub use runs::{MAX_PAGE, RunEvent, RunQuery, RunRequest, Runs, Started, What};
-pub use settings::{GlobalWebhook, ServiceSettings, WebhookRetry, event_types};
+pub use settings::{
+    GlobalWebhook, LLM_KEY_SECRET, LlmSettings, ServiceSettings, WebhookRetry, event_types,
+};
 pub use triggers::{TriggerView, Triggers};
 pub use view::{DecisionView, RunPage, RunView, StepView};
 pub use webhooks::Webhooks;

@@ -21,6 +21,22 @@ pub struct ServiceSettings {
     /// Where the user's tunnel or reverse proxy reaches this backend; when
     /// set, approval payloads carry signed links under it.
     pub public_base_url: Option<String>,
+    /// The LLM `prompt` steps and `llm.invoke` ask.
+    pub llm: Option<LlmSettings>,
+}
+
+/// The keychain name of the LLM's key (`clawdis secrets set llm-api-key`).
+pub const LLM_KEY_SECRET: &str = "llm-api-key";
+
+/// An OpenAI-compatible endpoint: `{baseUrl, model}`; its key is the
+/// keychain's [`LLM_KEY_SECRET`].
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmSettings {
+    /// The API's base URL, up to its version (`https://api.openai.com/v1`).
+    pub base_url: String,
+    /// The model asked.
+    pub model: String,
 }
 
 /// A receiver for every workflow: `{url, events?}`.
@@ -106,6 +122,12 @@ impl ServiceSettings {
         if let Some(base) = &self.public_base_url {
             check_url(base).map_err(|e| format!("publicBaseUrl: {e}"))?;
         }
+        if let Some(llm) = &self.llm {
+            check_url(&llm.base_url).map_err(|e| format!("llm.baseUrl: {e}"))?;
+            if llm.model.trim().is_empty() {
+                return Err("llm.model must name a model".into());
+            }
+        }
         Ok(())
     }
 }
@@ -127,6 +149,15 @@ mod tests {
             ),
             (r#"{"webhookRetry": {"maxAttempts": 0}}"#, "maxAttempts"),
             (r#"{"webhookRetry": {"tries": 3}}"#, "tries"),
+            (
+                r#"{"llm": {"baseUrl": "nope", "model": "m"}}"#,
+                "llm.baseUrl",
+            ),
+            (
+                r#"{"llm": {"baseUrl": "http://x/v1", "model": " "}}"#,
+                "llm.model",
+            ),
+            (r#"{"llm": {"baseUrl": "http://x/v1"}}"#, "model"),
         ] {
             std::fs::write(dir.path().join("settings.json"), json).unwrap();
             let err = ServiceSettings::load(dir.path()).unwrap_err().to_string();

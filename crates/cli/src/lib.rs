@@ -7,9 +7,11 @@
 //! so it reports errors with `anyhow`.
 
 mod runs;
+mod secrets;
 mod triggers;
 
 pub use runs::RunsAction;
+pub use secrets::SecretsAction;
 pub use triggers::TriggersAction;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -57,6 +59,16 @@ pub enum Command {
     Webhooks(WebhooksArgs),
     /// List the workflows' cron and file-watch triggers; pause or resume one.
     Triggers(TriggersArgs),
+    /// Store a secret you give Clawdis (the LLM's API key) in the keychain.
+    Secrets(SecretsArgs),
+}
+
+/// `clawdis secrets set|delete`.
+#[derive(clap::Args)]
+pub struct SecretsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: SecretsAction,
 }
 
 /// `clawdis triggers list|pause|resume`.
@@ -244,6 +256,7 @@ pub fn run(home: PathBuf, command: Command) -> Result<()> {
         Command::Approvals(ApprovalsArgs { action }) => approvals(&home, action),
         Command::Runs(RunsArgs { action }) => runs::runs(&home, action),
         Command::Triggers(TriggersArgs { action }) => triggers::triggers(&home, action),
+        Command::Secrets(SecretsArgs { action }) => secrets::secrets(&home, action),
         Command::Webhooks(WebhooksArgs {
             action: WebhooksAction::Secret,
         }) => {

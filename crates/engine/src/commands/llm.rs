@@ -22,6 +22,8 @@ struct Adapter {
     source: &'static str,
     /// Wrap the payload as an OpenClaw `llm-task` tool call.
     openclaw: bool,
+    /// Ask the LLM the host configured (see [`crate::llm`]) instead.
+    host: bool,
 }
 
 fn first_env(ctx: &Ctx, names: &[&str]) -> Option<String> {
@@ -61,7 +63,7 @@ fn resolve_provider(name: &str, args: &Args, ctx: &Ctx) -> Result<String> {
         .map(|s| s.to_lowercase());
     if let Some(p) = explicit {
         return match p.as_str() {
-            "openclaw" | "pi" | "http" => Ok(p),
+            "openclaw" | "pi" | "http" | "clawdis" => Ok(p),
             _ => Err(Error::runtime(format!("Unsupported llm provider: {p}"))),
         };
     }
@@ -75,6 +77,9 @@ fn resolve_provider(name: &str, args: &Args, ctx: &Ctx) -> Result<String> {
         Ok("openclaw".into())
     } else if ctx.env_var("LOBSTER_LLM_ADAPTER_URL").is_some() {
         Ok("http".into())
+    } else if ctx.services.llm.is_some() {
+        // The LLM of Clawdis' settings (`llm: {baseUrl, model}`).
+        Ok("clawdis".into())
     } else {
         Err(Error::runtime(
             "llm.invoke could not resolve a provider. Set --provider or LOBSTER_LLM_PROVIDER",
@@ -116,8 +121,16 @@ fn resolve_adapter(name: &str, provider: &str, args: &Args, ctx: &Ctx) -> Result
                     "openclaw"
                 },
                 openclaw: true,
+                host: false,
             })
         }
+        "clawdis" => Ok(Adapter {
+            url: crate::llm::configured(ctx)?.base_url.clone(),
+            token: None,
+            source: "clawdis",
+            openclaw: false,
+            host: true,
+        }),
         "pi" => {
             let base = first_env(ctx, &["LOBSTER_PI_LLM_ADAPTER_URL"]).ok_or_else(|| {
                 Error::runtime(format!(
@@ -129,6 +142,7 @@ fn resolve_adapter(name: &str, provider: &str, args: &Args, ctx: &Ctx) -> Result
                 token: token(&["LOBSTER_PI_LLM_ADAPTER_TOKEN"]),
                 source: "pi",
                 openclaw: false,
+                host: false,
             })
         }
         _ => {
@@ -142,6 +156,7 @@ fn resolve_adapter(name: &str, provider: &str, args: &Args, ctx: &Ctx) -> Result
                 token: token(&["LOBSTER_LLM_ADAPTER_TOKEN"]),
                 source: "http",
                 openclaw: false,
+                host: false,
             })
         }
     }
@@ -523,15 +538,21 @@ pub async fn invoke(name: &str, args: &Args, input: Items, ctx: &Ctx) -> Result<
         } else {
             Value::Object(payload.clone())
         };
-        let resp = post_json(adapter.url.clone(), adapter.token.clone(), body.to_json())
-            .await
-            .map_err(|e| {
-                Error::runtime(format!(
-                    "{name} request failed: {}",
-                    e.message.trim_start_matches("fetch failed: ")
-                ))
-            })?;
-        let env = response_envelope(name, &adapter, resp)?;
+        let env = if adapter.host {
+            crate::llm::invoke_envelope(&payload, ctx)
+                .await
+                .map_err(|e| Error::runtime(format!("{name} request failed: {}", e.message)))?
+        } else {
+            let resp = post_json(adapter.url.clone(), adapter.token.clone(), body.to_json())
+                .await
+                .map_err(|e| {
+                    Error::runtime(format!(
+                        "{name} request failed: {}",
+                        e.message.trim_start_matches("fetch failed: ")
+                    ))
+                })?;
+            response_envelope(name, &adapter, resp)?
+        };
         if !valid_envelope(&env) {
             return Err(Error::runtime(format!(
                 "{name} received invalid response envelope"
