@@ -282,3 +282,24 @@ pub fn run_tool(state: &Path, work: &Path, flow: &str) -> serde_json::Value {
             .expect("lobster runs"),
     )
 }
+
+/// The Python with the reference libraries the tests check against
+/// (`modules`): `CLAWDIS_TEST_PYTHON`, which `scripts/test` sets to the
+/// virtual environment it installs. A run without it fails.
+pub fn test_python(modules: &[&str]) -> PathBuf {
+    let python = std::env::var_os("CLAWDIS_TEST_PYTHON")
+        .map(PathBuf::from)
+        .expect("CLAWDIS_TEST_PYTHON is not set: run the suite with ./scripts/test, which installs a Python with the reference libraries and sets it");
+    let probe = Command::new(&python)
+        .args(["-c", &format!("import {}", modules.join(", "))])
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
+    assert!(
+        probe.status.success(),
+        "{} cannot import {}: {}",
+        python.display(),
+        modules.join(", "),
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    python
+}

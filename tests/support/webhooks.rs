@@ -12,24 +12,9 @@ use serde_json::Value;
 
 use crate::workspace_root;
 
-/// The Python that has `standardwebhooks`: `CLAWDIS_TEST_PYTHON`, which
-/// `scripts/test` sets to the virtual environment it installs. A run
-/// without it fails.
+/// The Python that has `standardwebhooks` (see [`crate::test_python`]).
 pub fn python() -> PathBuf {
-    let python = std::env::var_os("CLAWDIS_TEST_PYTHON")
-        .map(PathBuf::from)
-        .expect("CLAWDIS_TEST_PYTHON is not set: run the suite with ./scripts/test, which installs a Python with standardwebhooks and sets it");
-    let probe = Command::new(&python)
-        .args(["-c", "import standardwebhooks"])
-        .output()
-        .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
-    assert!(
-        probe.status.success(),
-        "{} cannot import standardwebhooks: {}",
-        python.display(),
-        String::from_utf8_lossy(&probe.stderr)
-    );
-    python
+    crate::test_python(&["standardwebhooks"])
 }
 
 /// A running receiver, killed on drop.

@@ -21,6 +21,15 @@ fn timeout(body: &Body) -> Option<Duration> {
 }
 
 /// `POST /act {kind, targetId?, ...}`.
+#[utoipa::path(
+    post,
+    path = "/act",
+    operation_id = "post_act",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn act(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let action = act::parse(&body.0, false)?;
@@ -28,6 +37,14 @@ pub async fn act(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
 }
 
 /// `GET /dialogs?targetId` → `{ok, targetId, browserState}`.
+#[utoipa::path(
+    get,
+    path = "/dialogs",
+    operation_id = "get_dialogs",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn dialogs(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let (target_id, browser_state) =
@@ -36,6 +53,14 @@ pub async fn dialogs(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiR
 }
 
 /// `GET /console?targetId&level` → `{ok, targetId, url, messages}`.
+#[utoipa::path(
+    get,
+    path = "/console",
+    operation_id = "get_console",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn console(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let level = q.get("level").map(String::as_str).filter(|l| !l.is_empty());
@@ -45,6 +70,14 @@ pub async fn console(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiR
 }
 
 /// `GET /errors?targetId&clear` → `{ok, targetId, url, errors}`.
+#[utoipa::path(
+    get,
+    path = "/errors",
+    operation_id = "get_errors",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn errors(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let (tab, errors) = logs::errors(
@@ -57,6 +90,14 @@ pub async fn errors(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiRe
 }
 
 /// `GET /requests?targetId&filter&clear` → `{ok, targetId, url, requests}`.
+#[utoipa::path(
+    get,
+    path = "/requests",
+    operation_id = "get_requests",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn requests(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let filter = q
@@ -74,6 +115,15 @@ pub async fn requests(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
 }
 
 /// `POST /response/body {url, targetId?, timeoutMs?, maxChars?}` → `{ok, targetId, url, response}`.
+#[utoipa::path(
+    post,
+    path = "/response/body",
+    operation_id = "post_response_body",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn response_body(
     State(state): State<Arc<AppState>>,
     Q(q): Q<Query>,
@@ -91,6 +141,15 @@ pub async fn response_body(
 }
 
 /// `POST /hooks/dialog {accept, promptText?, dialogId?, targetId?, timeoutMs?}`.
+#[utoipa::path(
+    post,
+    path = "/hooks/dialog",
+    operation_id = "post_hooks_dialog",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn dialog(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let accept = match body.0.get("accept") {
@@ -117,6 +176,15 @@ pub async fn dialog(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bo
 }
 
 /// `POST /hooks/file-chooser {paths, ref? | inputRef? | element?, targetId?, timeoutMs?}`.
+#[utoipa::path(
+    post,
+    path = "/hooks/file-chooser",
+    operation_id = "post_hooks_file_chooser",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn file_chooser(
     State(state): State<Arc<AppState>>,
     Q(q): Q<Query>,
@@ -163,6 +231,15 @@ pub async fn file_chooser(
 }
 
 /// `POST /download {ref, path?, targetId?, timeoutMs?}`.
+#[utoipa::path(
+    post,
+    path = "/download",
+    operation_id = "post_download",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn download(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let trigger = body
@@ -180,6 +257,15 @@ pub async fn download(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: 
 }
 
 /// `POST /wait/download {path?, targetId?, timeoutMs?}`: saves the next download.
+#[utoipa::path(
+    post,
+    path = "/wait/download",
+    operation_id = "post_wait_download",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn wait_download(
     State(state): State<Arc<AppState>>,
     Q(q): Q<Query>,
@@ -198,6 +284,15 @@ pub async fn wait_download(
 }
 
 /// `POST /highlight {ref, targetId?}`: outlines the element for two seconds.
+#[utoipa::path(
+    post,
+    path = "/highlight",
+    operation_id = "post_highlight",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn highlight(
     State(state): State<Arc<AppState>>,
     Q(q): Q<Query>,
@@ -218,6 +313,15 @@ pub async fn highlight(
 }
 
 /// `POST /permissions/grant {permissions: [...], origin?}`.
+#[utoipa::path(
+    post,
+    path = "/permissions/grant",
+    operation_id = "post_permissions_grant",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn grant(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let permissions: Vec<String> = body

@@ -30,6 +30,14 @@ impl From<ApprovalsError> for ApiError {
 
 /// `GET /approvals?status=pending|decided|expired`: pending gates (oldest
 /// first), then recent decisions; `status` keeps those in that state.
+#[utoipa::path(
+    get,
+    path = "/approvals",
+    operation_id = "get_approvals",
+    tag = "approvals",
+    params(crate::openapi::ApprovalsQuery),
+    responses((status = 200, description = "OK", body = crate::openapi::ApprovalList), crate::openapi::ServiceErrors)
+)]
 pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     let approvals = state.approvals().await?;
     let listed = approvals
@@ -39,6 +47,14 @@ pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResu
 }
 
 /// `GET /approvals/{id}`: one run, by its id or its 8-hex approval id.
+#[utoipa::path(
+    get,
+    path = "/approvals/{id}",
+    operation_id = "get_approvals_id",
+    tag = "approvals",
+    params(("id" = String, Path, description = "The run id, or the gate's 8-hex approval id")),
+    responses((status = 200, description = "OK", body = crate::openapi::ApprovalAnswer), crate::openapi::ServiceErrors)
+)]
 pub async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
     let approvals = state.approvals().await?;
     ok(json!({ "approval": approvals.get(&id).await? }))
@@ -46,6 +62,15 @@ pub async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>)
 
 /// `POST /approvals/{id}` with `{decision: approve|deny|cancel|respond,
 /// response?, comment?}`: the one-route form of the four below.
+#[utoipa::path(
+    post,
+    path = "/approvals/{id}",
+    operation_id = "post_approvals_id",
+    tag = "approvals",
+    params(("id" = String, Path, description = "The run id, or the gate's 8-hex approval id")),
+    request_body(content = crate::openapi::DecideRequest, content_type = "application/json"),
+    responses(crate::openapi::DecisionAnswers)
+)]
 pub async fn decide(
     State(state): State<Arc<AppState>>,
     Extension(principal): Extension<Principal>,
@@ -60,6 +85,15 @@ pub async fn decide(
 }
 
 /// `POST /approvals/{id}/approve {comment?}`.
+#[utoipa::path(
+    post,
+    path = "/approvals/{id}/approve",
+    operation_id = "post_approvals_id_approve",
+    tag = "approvals",
+    params(("id" = String, Path, description = "The run id, or the gate's 8-hex approval id")),
+    request_body(content = Option<crate::openapi::ApproveRequest>, content_type = "application/json"),
+    responses(crate::openapi::DecisionAnswers)
+)]
 pub async fn approve(
     State(state): State<Arc<AppState>>,
     Extension(principal): Extension<Principal>,
@@ -78,6 +112,15 @@ pub async fn approve(
 
 /// `POST /approvals/{id}/deny {reason?}`; the reason is kept as the
 /// decision's comment.
+#[utoipa::path(
+    post,
+    path = "/approvals/{id}/deny",
+    operation_id = "post_approvals_id_deny",
+    tag = "approvals",
+    params(("id" = String, Path, description = "The run id, or the gate's 8-hex approval id")),
+    request_body(content = Option<crate::openapi::DenyRequest>, content_type = "application/json"),
+    responses(crate::openapi::DecisionAnswers)
+)]
 pub async fn deny(
     State(state): State<Arc<AppState>>,
     Extension(principal): Extension<Principal>,
@@ -89,6 +132,15 @@ pub async fn deny(
 
 /// `POST /approvals/{id}/respond {response}`, checked against the input
 /// gate's schema.
+#[utoipa::path(
+    post,
+    path = "/approvals/{id}/respond",
+    operation_id = "post_approvals_id_respond",
+    tag = "approvals",
+    params(("id" = String, Path, description = "The run id, or the gate's 8-hex approval id")),
+    request_body(content = crate::openapi::RespondRequest, content_type = "application/json"),
+    responses(crate::openapi::DecisionAnswers)
+)]
 pub async fn respond(
     State(state): State<Arc<AppState>>,
     Extension(principal): Extension<Principal>,
@@ -100,6 +152,14 @@ pub async fn respond(
 }
 
 /// `POST /approvals/{id}/cancel`.
+#[utoipa::path(
+    post,
+    path = "/approvals/{id}/cancel",
+    operation_id = "post_approvals_id_cancel",
+    tag = "approvals",
+    params(("id" = String, Path, description = "The run id, or the gate's 8-hex approval id")),
+    responses(crate::openapi::DecisionAnswers)
+)]
 pub async fn cancel(
     State(state): State<Arc<AppState>>,
     Extension(principal): Extension<Principal>,

@@ -9,6 +9,14 @@ use crate::AppState;
 use crate::api::{ApiResult, Body, Query, flag, ok, profile};
 
 /// Status with the ports and OpenClaw's keys.
+#[utoipa::path(
+    get,
+    path = "/",
+    operation_id = "get_status",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn status(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let mut v = serde_json::to_value(state.manager.status()).unwrap_or_else(|_| json!({}));
@@ -19,6 +27,14 @@ pub async fn status(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiRe
 }
 
 /// `GET /doctor` → `{ok, profile, status, checks}`.
+#[utoipa::path(
+    get,
+    path = "/doctor",
+    operation_id = "get_doctor",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn doctor(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let checks = clawdis_browser::doctor::run(&state.manager);
@@ -31,6 +47,15 @@ pub async fn doctor(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiRe
 }
 
 /// Starts the browser (`?headless=true` for a one-shot headless launch).
+#[utoipa::path(
+    post,
+    path = "/start",
+    operation_id = "post_start",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn start(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let headless = (flag(&q, "headless") || body.bool("headless") == Some(true)).then_some(true);
@@ -41,6 +66,15 @@ pub async fn start(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
 }
 
 /// Stops the browser.
+#[utoipa::path(
+    post,
+    path = "/stop",
+    operation_id = "post_stop",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn stop(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let stopped = state.manager.stop().await?;
@@ -48,6 +82,14 @@ pub async fn stop(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body
 }
 
 /// The one managed profile.
+#[utoipa::path(
+    get,
+    path = "/profiles",
+    operation_id = "get_profiles",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn profiles(State(state): State<Arc<AppState>>) -> ApiResult {
     let s = state.manager.status();
     let tabs = state
@@ -72,6 +114,15 @@ pub async fn profiles(State(state): State<Arc<AppState>>) -> ApiResult {
 }
 
 /// `POST /reset-profile` → `{ok, profile, moved, from, to?}`.
+#[utoipa::path(
+    post,
+    path = "/reset-profile",
+    operation_id = "post_reset_profile",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn reset_profile(
     State(state): State<Arc<AppState>>,
     Q(q): Q<Query>,

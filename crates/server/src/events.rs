@@ -61,6 +61,13 @@ fn approval_event_name(event: &Event) -> &'static str {
 
 /// `GET /approvals/events`: every later pause and change as an SSE event
 /// (`paused` or `changed`, data: `{type, approval}`).
+#[utoipa::path(
+    get,
+    path = "/approvals/events",
+    operation_id = "get_approvals_events",
+    tag = "events",
+    responses((status = 200, description = "Server-sent events approval.paused and approval.changed, data {type, approval}", content_type = "text/event-stream", body = String), crate::openapi::ServiceErrors)
+)]
 pub async fn approvals(State(state): State<Arc<AppState>>) -> Result<impl IntoResponse, ApiError> {
     let stream = sse(state.approvals().await?.subscribe(), approval_name);
     let closed = async move { state.closed().await };
@@ -70,6 +77,13 @@ pub async fn approvals(State(state): State<Arc<AppState>>) -> Result<impl IntoRe
 /// `GET /events`: runs and approvals as they change: `run.started`,
 /// `run.changed` (data: `{type, run}`), `approval.paused` and
 /// `approval.changed` (data: `{type, approval}`).
+#[utoipa::path(
+    get,
+    path = "/events",
+    operation_id = "get_events",
+    tag = "events",
+    responses((status = 200, description = "Server-sent events run.started, run.changed, approval.paused and approval.changed", content_type = "text/event-stream", body = String), crate::openapi::ServiceErrors)
+)]
 pub async fn all(State(state): State<Arc<AppState>>) -> Result<impl IntoResponse, ApiError> {
     let runs = sse(state.runs().await?.subscribe(), run_name);
     let approvals = sse(state.approvals().await?.subscribe(), approval_event_name);

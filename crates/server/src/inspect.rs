@@ -21,6 +21,15 @@ async fn url_of(page: &Page) -> String {
 }
 
 /// `{url, targetId?, timeoutMs?}`.
+#[utoipa::path(
+    post,
+    path = "/navigate",
+    operation_id = "post_navigate",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn navigate(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let url = body
@@ -37,6 +46,14 @@ pub async fn navigate(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: 
 }
 
 /// `GET /snapshot?format=ai|aria|domSnapshot&...`.
+#[utoipa::path(
+    get,
+    path = "/snapshot",
+    operation_id = "get_snapshot",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let format = q
@@ -111,6 +128,15 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
 }
 
 /// `{targetId?, fullPage?, ref?, element?, type?}` → `{ok, path, targetId, url}`.
+#[utoipa::path(
+    post,
+    path = "/screenshot",
+    operation_id = "post_screenshot",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn screenshot(
     State(state): State<Arc<AppState>>,
     Q(q): Q<Query>,
@@ -147,6 +173,15 @@ pub async fn screenshot(
 }
 
 /// `{targetId?}` → `{ok, path, targetId, url}`.
+#[utoipa::path(
+    post,
+    path = "/pdf",
+    operation_id = "post_pdf",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn pdf(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
@@ -157,6 +192,15 @@ pub async fn pdf(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
 }
 
 /// The spec's `{js, targetId?, await?}` → `{ok, targetId, url, result}`.
+#[utoipa::path(
+    post,
+    path = "/eval",
+    operation_id = "post_eval",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     if !state.manager.settings().evaluate_enabled {
@@ -172,6 +216,15 @@ pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body
 }
 
 /// The spec's `{selector, limit?, targetId?}` → `{ok, targetId, url, matches}`.
+#[utoipa::path(
+    post,
+    path = "/query",
+    operation_id = "post_query",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn query(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let selector = body
@@ -183,6 +236,15 @@ pub async fn query(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
 }
 
 /// The spec's `{format: html|text, selector?, maxChars?, targetId?}`.
+#[utoipa::path(
+    post,
+    path = "/dom",
+    operation_id = "post_dom",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn dom(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let format = body.str("format").unwrap_or("html");
@@ -200,6 +262,14 @@ pub async fn dom(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
 }
 
 /// OpenClaw's `GET /text?targetId&selector&maxChars`.
+#[utoipa::path(
+    get,
+    path = "/text",
+    operation_id = "get_text",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn text(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let (target_id, page) = state

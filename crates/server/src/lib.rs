@@ -9,6 +9,7 @@ mod basic;
 mod events;
 mod inspect;
 mod links;
+mod openapi;
 mod principal;
 mod runs;
 mod security;
@@ -26,12 +27,14 @@ use std::sync::Arc;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, delete, get, post};
 use axum::{Json, Router, middleware};
 use clawdis_browser::manager::Manager;
 use clawdis_browser::settings::Settings;
 use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
+use utoipa::OpenApi as _;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 pub use principal::{Principal, TokenError, create_token};
 pub use token::control_token;
@@ -273,18 +276,40 @@ async fn keychain<T: Send + 'static>(
 
 /// OpenClaw routes this server does not implement (yet): they answer 501
 /// so clients can tell "unsupported here" from a wrong path (404).
-const OPENCLAW_UNIMPLEMENTED: &[&str] = &[
-    "/profiles/create",
-    "/profiles/{name}",
-    "/trace/start",
-    "/trace/stop",
-];
+mod unimplemented {
+    use axum::http::{Method, Uri};
+    use axum::response::Response;
 
-async fn not_implemented(method: Method, uri: Uri) -> Response {
-    json_error(
-        StatusCode::NOT_IMPLEMENTED,
-        format!("not implemented: {method} {}", uri.path()),
-    )
+    async fn answer(method: Method, uri: Uri) -> Response {
+        super::json_error(
+            axum::http::StatusCode::NOT_IMPLEMENTED,
+            format!("not implemented: {method} {}", uri.path()),
+        )
+    }
+
+    /// OpenClaw's profile creation.
+    #[utoipa::path(post, path = "/profiles/create", operation_id = "post_profiles_create", tag = "browser", responses((status = 501, description = "Not implemented here", body = crate::openapi::ErrorBody), (status = 401, description = "No or a wrong bearer token", content_type = "text/plain", body = String)))]
+    pub async fn create_profile(method: Method, uri: Uri) -> Response {
+        answer(method, uri).await
+    }
+
+    /// OpenClaw's profile deletion.
+    #[utoipa::path(delete, path = "/profiles/{name}", operation_id = "delete_profiles_name", tag = "browser", params(("name" = String, Path)), responses((status = 501, description = "Not implemented here", body = crate::openapi::ErrorBody), (status = 401, description = "No or a wrong bearer token", content_type = "text/plain", body = String)))]
+    pub async fn delete_profile(method: Method, uri: Uri) -> Response {
+        answer(method, uri).await
+    }
+
+    /// OpenClaw's trace recording.
+    #[utoipa::path(post, path = "/trace/start", operation_id = "post_trace_start", tag = "browser", responses((status = 501, description = "Not implemented here", body = crate::openapi::ErrorBody), (status = 401, description = "No or a wrong bearer token", content_type = "text/plain", body = String)))]
+    pub async fn trace_start(method: Method, uri: Uri) -> Response {
+        answer(method, uri).await
+    }
+
+    /// OpenClaw's trace recording.
+    #[utoipa::path(post, path = "/trace/stop", operation_id = "post_trace_stop", tag = "browser", responses((status = 501, description = "Not implemented here", body = crate::openapi::ErrorBody), (status = 401, description = "No or a wrong bearer token", content_type = "text/plain", body = String)))]
+    pub async fn trace_stop(method: Method, uri: Uri) -> Response {
+        answer(method, uri).await
+    }
 }
 
 async fn unknown_route(method: Method, uri: Uri) -> Response {
@@ -294,85 +319,117 @@ async fn unknown_route(method: Method, uri: Uri) -> Response {
     )
 }
 
-/// The control API router.
-pub fn router(state: Arc<AppState>) -> Router {
-    let router = Router::new()
-        .route("/", get(basic::status))
-        .route("/start", post(basic::start))
-        .route("/stop", post(basic::stop))
-        .route("/profiles", get(basic::profiles))
-        .route("/reset-profile", post(basic::reset_profile))
-        .route("/doctor", get(basic::doctor))
-        .route("/tabs", get(tabs::list))
-        .route("/tabs/open", post(tabs::open))
-        .route("/tabs/focus", post(tabs::focus))
-        .route("/tabs/action", post(tabs::action))
-        .route("/tabs/{target_id}", delete(tabs::close))
-        .route("/navigate", post(inspect::navigate))
-        .route("/snapshot", get(inspect::snapshot))
-        .route("/screenshot", post(inspect::screenshot))
-        .route("/pdf", post(inspect::pdf))
-        .route("/eval", post(inspect::eval))
-        .route("/query", post(inspect::query))
-        .route("/dom", post(inspect::dom))
-        .route("/text", get(inspect::text))
-        .route("/act", post(act::act))
-        .route("/dialogs", get(act::dialogs))
-        .route("/console", get(act::console))
-        .route("/errors", get(act::errors))
-        .route("/requests", get(act::requests))
-        .route("/response/body", post(act::response_body))
-        .route("/highlight", post(act::highlight))
-        .route("/permissions/grant", post(act::grant))
-        .route("/cookies", get(state::cookies))
-        .route("/cookies/set", post(state::set_cookie))
-        .route("/cookies/clear", post(state::clear_cookies))
-        .route("/storage/{kind}", get(state::read))
-        .route("/storage/{kind}/set", post(state::write))
-        .route("/storage/{kind}/clear", post(state::clear))
-        .route("/set/{setting}", post(state::set))
-        .route("/hooks/dialog", post(act::dialog))
-        .route("/hooks/file-chooser", post(act::file_chooser))
-        .route("/download", post(act::download))
-        .route("/wait/download", post(act::wait_download))
-        .route("/approvals", get(approvals::list))
-        .route("/approvals/events", get(events::approvals))
-        .route("/events", get(events::all))
-        .route("/workflows", get(workflows::list))
-        .route("/runs", get(runs::list).post(runs::start))
-        .route("/runs/{id}", get(runs::get_one))
-        .route("/runs/{id}/cancel", post(runs::cancel))
-        .route("/runs/{id}/export", get(runs::export))
-        .route(
-            "/approvals/{id}",
-            get(approvals::get_one).post(approvals::decide),
-        )
-        .route("/approvals/{id}/approve", post(approvals::approve))
-        .route("/approvals/{id}/deny", post(approvals::deny))
-        .route("/approvals/{id}/respond", post(approvals::respond))
-        .route("/approvals/{id}/cancel", post(approvals::cancel))
-        .route("/triggers", get(triggers::list))
-        .route("/triggers/{id}/pause", post(triggers::pause))
-        .route("/triggers/{id}/resume", post(triggers::resume))
-        .route("/webhooks/deliveries", get(webhooks::list))
-        .route("/webhooks/deliveries/{id}", get(webhooks::get_one))
-        .route(
-            "/webhooks/deliveries/{id}/redeliver",
-            post(webhooks::redeliver),
-        )
-        .fallback(unknown_route);
-    let router = OPENCLAW_UNIMPLEMENTED
-        .iter()
-        .fold(router, |r, path| r.route(path, any(not_implemented)));
-    let guarded = router.layer(middleware::from_fn_with_state(
-        state.clone(),
-        security::guard,
-    ));
+/// This API's OpenAPI document.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    operation_id = "get_openapi_json",
+    tag = "meta",
+    responses((status = 200, description = "This document (OpenAPI 3.1)", body = Object), (status = 401, description = "No or a wrong bearer token", content_type = "text/plain", body = String))
+)]
+async fn openapi_json() -> Response {
+    static DOCUMENT: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    Json(
+        DOCUMENT
+            .get_or_init(|| serde_json::to_value(document()).unwrap_or_default())
+            .clone(),
+    )
+    .into_response()
+}
+
+/// The routes behind the token guard, and the signed-link routes, each
+/// with its documentation.
+fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) {
+    let guarded = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(basic::status))
+        .routes(routes!(basic::start))
+        .routes(routes!(basic::stop))
+        .routes(routes!(basic::profiles))
+        .routes(routes!(basic::reset_profile))
+        .routes(routes!(basic::doctor))
+        .routes(routes!(tabs::list))
+        .routes(routes!(tabs::open))
+        .routes(routes!(tabs::focus))
+        .routes(routes!(tabs::action))
+        .routes(routes!(tabs::close))
+        .routes(routes!(inspect::navigate))
+        .routes(routes!(inspect::snapshot))
+        .routes(routes!(inspect::screenshot))
+        .routes(routes!(inspect::pdf))
+        .routes(routes!(inspect::eval))
+        .routes(routes!(inspect::query))
+        .routes(routes!(inspect::dom))
+        .routes(routes!(inspect::text))
+        .routes(routes!(act::act))
+        .routes(routes!(act::dialogs))
+        .routes(routes!(act::console))
+        .routes(routes!(act::errors))
+        .routes(routes!(act::requests))
+        .routes(routes!(act::response_body))
+        .routes(routes!(act::highlight))
+        .routes(routes!(act::grant))
+        .routes(routes!(state::cookies))
+        .routes(routes!(state::set_cookie))
+        .routes(routes!(state::clear_cookies))
+        .routes(routes!(state::read))
+        .routes(routes!(state::write))
+        .routes(routes!(state::clear))
+        .routes(routes!(state::set))
+        .routes(routes!(act::dialog))
+        .routes(routes!(act::file_chooser))
+        .routes(routes!(act::download))
+        .routes(routes!(act::wait_download))
+        .routes(routes!(unimplemented::create_profile))
+        .routes(routes!(unimplemented::delete_profile))
+        .routes(routes!(unimplemented::trace_start))
+        .routes(routes!(unimplemented::trace_stop))
+        .routes(routes!(approvals::list))
+        .routes(routes!(events::approvals))
+        .routes(routes!(events::all))
+        .routes(routes!(workflows::list))
+        .routes(routes!(runs::list, runs::start))
+        .routes(routes!(runs::get_one))
+        .routes(routes!(runs::cancel))
+        .routes(routes!(runs::export))
+        .routes(routes!(approvals::get_one, approvals::decide))
+        .routes(routes!(approvals::approve))
+        .routes(routes!(approvals::deny))
+        .routes(routes!(approvals::respond))
+        .routes(routes!(approvals::cancel))
+        .routes(routes!(triggers::list))
+        .routes(routes!(triggers::pause))
+        .routes(routes!(triggers::resume))
+        .routes(routes!(webhooks::list))
+        .routes(routes!(webhooks::get_one))
+        .routes(routes!(webhooks::redeliver))
+        .routes(routes!(openapi_json));
     // Signed approval links carry their own credential and have a guard
     // of their own (see links.rs).
-    let links = Router::new()
-        .route("/approve/{signed}", get(links::show).post(links::decide))
-        .layer(middleware::from_fn_with_state(state.clone(), links::guard));
+    let links = OpenApiRouter::new().routes(routes!(links::show, links::decide));
+    (guarded, links)
+}
+
+/// The OpenAPI 3.1 document of every route [`router`] serves.
+pub fn document() -> utoipa::openapi::OpenApi {
+    let (guarded, links) = documented();
+    let (_, mut doc) = guarded.split_for_parts();
+    let (_, links) = links.split_for_parts();
+    doc.merge(links);
+    doc
+}
+
+/// The control API router.
+pub fn router(state: Arc<AppState>) -> Router {
+    let (guarded, links) = documented();
+    let (guarded, _) = guarded.split_for_parts();
+    let (links, _) = links.split_for_parts();
+    let guarded = guarded
+        .fallback(unknown_route)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            security::guard,
+        ));
+    let links = links.layer(middleware::from_fn_with_state(state.clone(), links::guard));
     links
         .merge(guarded)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

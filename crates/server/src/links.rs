@@ -70,6 +70,15 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
 /// `GET /approve/{signed}`: the gate the link names and a form to decide
 /// it. Opening the link (as mail scanners and chat previews do) decides
 /// nothing.
+#[utoipa::path(
+    get,
+    path = "/approve/{signed}",
+    operation_id = "get_approve_signed",
+    tag = "links",
+    security(()),
+    params(("signed" = String, Path, description = "The signed link")),
+    responses((status = 200, description = "The gate and a form; decides nothing", content_type = "text/html", body = String), (status = 403, description = "A forged link, or a foreign Host or page", content_type = "text/html", body = String), (status = 410, description = "Used or expired", content_type = "text/html", body = String))
+)]
 pub async fn show(State(state): State<Arc<AppState>>, Path(token): Path<String>) -> Response {
     let shown = async {
         let links = state.links().await?;
@@ -93,6 +102,16 @@ pub struct DecisionForm {
 
 /// `POST /approve/{signed}` with `decision=approve|deny` and an optional
 /// `comment`: decides the gate as a person through the link, once.
+#[utoipa::path(
+    post,
+    path = "/approve/{signed}",
+    operation_id = "post_approve_signed",
+    tag = "links",
+    security(()),
+    params(("signed" = String, Path, description = "The signed link")),
+    request_body(content = String, description = "The page's form: decision=approve|deny", content_type = "application/x-www-form-urlencoded"),
+    responses((status = 200, description = "Decided", content_type = "text/html", body = String), (status = 400, description = "No decision", content_type = "text/html", body = String), (status = 413, description = "Too large", content_type = "text/html", body = String), (status = 415, description = "Not the page's form", content_type = "text/plain", body = String), (status = 403, description = "A forged link, or a foreign Host or page", content_type = "text/html", body = String), (status = 410, description = "Used or expired", content_type = "text/html", body = String))
+)]
 pub async fn decide(
     State(state): State<Arc<AppState>>,
     Path(token): Path<String>,

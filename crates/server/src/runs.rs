@@ -19,6 +19,14 @@ use crate::{AppState, Principal};
 /// `POST /runs {pipeline} | {workflow, args?, cwd?}, wait?`: answers the
 /// run's tool envelope plus `runId` (200) once it ends or pauses; with
 /// `wait: false`, `{status: "running", runId}` at once (202).
+#[utoipa::path(
+    post,
+    path = "/runs",
+    operation_id = "post_runs",
+    tag = "runs",
+    request_body(content = crate::openapi::RunRequest, content_type = "application/json"),
+    responses((status = 200, description = "The run ended or paused: its envelope and runId", body = crate::openapi::Envelope), (status = 202, description = "wait: false: the run goes on", body = crate::openapi::Envelope), crate::openapi::ServiceErrors)
+)]
 pub async fn start(
     State(state): State<Arc<AppState>>,
     Extension(principal): Extension<Principal>,
@@ -89,6 +97,14 @@ fn run_request(body: &Body, principal: &Principal) -> Result<RunRequest, ApiErro
 }
 
 /// `GET /runs?status=&workflow=&limit=&cursor=` → `{runs, next}`.
+#[utoipa::path(
+    get,
+    path = "/runs",
+    operation_id = "get_runs",
+    tag = "runs",
+    params(crate::openapi::RunsQuery),
+    responses((status = 200, description = "OK", body = crate::openapi::RunPage), crate::openapi::ServiceErrors)
+)]
 pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     let status = match q.get("status").map(String::as_str) {
         None | Some("") => None,
@@ -117,12 +133,28 @@ pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResu
 }
 
 /// `GET /runs/{runId}`: the run with its steps and decisions.
+#[utoipa::path(
+    get,
+    path = "/runs/{id}",
+    operation_id = "get_runs_id",
+    tag = "runs",
+    params(("id" = String, Path, description = "The run id")),
+    responses((status = 200, description = "OK", body = crate::openapi::Run), crate::openapi::ServiceErrors)
+)]
 pub async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
     ok(json!(state.runs().await?.get(&id).await?))
 }
 
 /// `POST /runs/{runId}/cancel`: stops a run executing here, or cancels
 /// the gate it waits at (recorded as decided by the caller).
+#[utoipa::path(
+    post,
+    path = "/runs/{id}/cancel",
+    operation_id = "post_runs_id_cancel",
+    tag = "runs",
+    params(("id" = String, Path, description = "The run id")),
+    responses((status = 200, description = "OK", body = crate::openapi::Run), crate::openapi::ServiceErrors)
+)]
 pub async fn cancel(
     State(state): State<Arc<AppState>>,
     Extension(principal): Extension<Principal>,
@@ -138,6 +170,14 @@ pub async fn cancel(
 }
 
 /// `GET /runs/{runId}/export`: the run as one self-contained document.
+#[utoipa::path(
+    get,
+    path = "/runs/{id}/export",
+    operation_id = "get_runs_id_export",
+    tag = "runs",
+    params(("id" = String, Path, description = "The run id")),
+    responses((status = 200, description = "OK", body = crate::openapi::RunExport), crate::openapi::ServiceErrors)
+)]
 pub async fn export(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
     ok(state.runs().await?.export(&id).await?)
 }

@@ -12,6 +12,14 @@ use crate::AppState;
 use crate::api::{ApiError, ApiResult, Body, Query, ok, profile};
 
 /// `GET /cookies?targetId` → `{ok, targetId, cookies}`.
+#[utoipa::path(
+    get,
+    path = "/cookies",
+    operation_id = "get_cookies",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn cookies(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     let (target_id, page) = state
@@ -22,6 +30,15 @@ pub async fn cookies(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiR
 }
 
 /// `POST /cookies/set {cookie: {name, value, url?, domain?, ...}}`.
+#[utoipa::path(
+    post,
+    path = "/cookies/set",
+    operation_id = "post_cookies_set",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn set_cookie(
     State(state): State<Arc<AppState>>,
     Q(q): Q<Query>,
@@ -39,6 +56,15 @@ pub async fn set_cookie(
 }
 
 /// `POST /cookies/clear`.
+#[utoipa::path(
+    post,
+    path = "/cookies/clear",
+    operation_id = "post_cookies_clear",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn clear_cookies(
     State(state): State<Arc<AppState>>,
     Q(q): Q<Query>,
@@ -51,6 +77,14 @@ pub async fn clear_cookies(
 }
 
 /// `GET /storage/{local|session}?key&targetId` → `{ok, targetId, kind, values}`.
+#[utoipa::path(
+    get,
+    path = "/storage/{kind}",
+    operation_id = "get_storage_kind",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery, ("kind" = String, Path, description = "local or session")),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn read(
     State(state): State<Arc<AppState>>,
     Path(kind): Path<String>,
@@ -67,6 +101,15 @@ pub async fn read(
 }
 
 /// `POST /storage/{local|session}/set {key, value}`.
+#[utoipa::path(
+    post,
+    path = "/storage/{kind}/set",
+    operation_id = "post_storage_kind_set",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery, ("kind" = String, Path, description = "local or session")),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn write(
     State(state): State<Arc<AppState>>,
     Path(kind): Path<String>,
@@ -89,6 +132,15 @@ pub async fn write(
 }
 
 /// `POST /storage/{local|session}/clear`.
+#[utoipa::path(
+    post,
+    path = "/storage/{kind}/clear",
+    operation_id = "post_storage_kind_clear",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery, ("kind" = String, Path, description = "local or session")),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn clear(
     State(state): State<Arc<AppState>>,
     Path(kind): Path<String>,
@@ -103,6 +155,15 @@ pub async fn clear(
 }
 
 /// `POST /set/{offline|headers|geolocation|media|timezone|locale}`.
+#[utoipa::path(
+    post,
+    path = "/set/{setting}",
+    operation_id = "post_set_setting",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery, ("setting" = String, Path, description = "offline, headers, geolocation, media, timezone or locale")),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn set(
     State(state): State<Arc<AppState>>,
     Path(setting): Path<String>,

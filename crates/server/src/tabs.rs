@@ -9,6 +9,14 @@ use crate::AppState;
 use crate::api::{ApiError, ApiResult, Body, Query, ok, profile};
 
 /// `{running, tabs}`.
+#[utoipa::path(
+    get,
+    path = "/tabs",
+    operation_id = "get_tabs",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     profile(&q, None)?;
     match state.manager.tabs().await? {
@@ -18,6 +26,15 @@ pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResu
 }
 
 /// Opens `{url, newTab?}` (default a new tab); answers the tab itself.
+#[utoipa::path(
+    post,
+    path = "/tabs/open",
+    operation_id = "post_tabs_open",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn open(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let url = body
@@ -31,6 +48,15 @@ pub async fn open(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body
 }
 
 /// Focuses `{targetId}` (id or unique prefix).
+#[utoipa::path(
+    post,
+    path = "/tabs/focus",
+    operation_id = "post_tabs_focus",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn focus(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let wanted = body
@@ -41,6 +67,14 @@ pub async fn focus(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
 }
 
 /// Closes a tab; `?targetIdMode=raw` demands an exact id.
+#[utoipa::path(
+    delete,
+    path = "/tabs/{target_id}",
+    operation_id = "delete_tabs_target_id",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery, ("target_id" = String, Path, description = "The tab")),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn close(
     State(state): State<Arc<AppState>>,
     Q(q): Q<Query>,
@@ -53,6 +87,15 @@ pub async fn close(
 }
 
 /// `{action: list|new|close|select, index?}`.
+#[utoipa::path(
+    post,
+    path = "/tabs/action",
+    operation_id = "post_tabs_action",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
+    responses(crate::openapi::BrowserAnswers)
+)]
 pub async fn action(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let m = &state.manager;

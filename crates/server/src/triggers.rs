@@ -11,6 +11,13 @@ use crate::api::{ApiResult, ok};
 
 /// `GET /triggers` → `{triggers: [{id, workflow, path, kind, spec, args,
 /// catchup?, next, paused, lastFiredAt, error}]}`.
+#[utoipa::path(
+    get,
+    path = "/triggers",
+    operation_id = "get_triggers",
+    tag = "triggers",
+    responses((status = 200, description = "OK", body = crate::openapi::TriggerList), crate::openapi::ServiceErrors)
+)]
 pub async fn list(State(state): State<Arc<AppState>>) -> ApiResult {
     let triggers = state.triggers().await?.list().await?;
     ok(json!({ "triggers": triggers }))
@@ -18,6 +25,14 @@ pub async fn list(State(state): State<Arc<AppState>>) -> ApiResult {
 
 /// `POST /triggers/{id}/pause` → `{trigger}`: it fires nothing until
 /// resumed.
+#[utoipa::path(
+    post,
+    path = "/triggers/{id}/pause",
+    operation_id = "post_triggers_id_pause",
+    tag = "triggers",
+    params(("id" = String, Path, description = "The trigger id (GET /triggers)")),
+    responses((status = 200, description = "OK", body = crate::openapi::TriggerAnswer), crate::openapi::ServiceErrors)
+)]
 pub async fn pause(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
     let trigger = state.triggers().await?.pause(&id).await?;
     ok(json!({ "trigger": trigger }))
@@ -25,6 +40,14 @@ pub async fn pause(State(state): State<Arc<AppState>>, Path(id): Path<String>) -
 
 /// `POST /triggers/{id}/resume` → `{trigger}`: what it would have done
 /// while paused is skipped.
+#[utoipa::path(
+    post,
+    path = "/triggers/{id}/resume",
+    operation_id = "post_triggers_id_resume",
+    tag = "triggers",
+    params(("id" = String, Path, description = "The trigger id (GET /triggers)")),
+    responses((status = 200, description = "OK", body = crate::openapi::TriggerAnswer), crate::openapi::ServiceErrors)
+)]
 pub async fn resume(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
     let trigger = state.triggers().await?.resume(&id).await?;
     ok(json!({ "trigger": trigger }))

@@ -18,6 +18,14 @@ const MAX_LIMIT: u32 = 1_000;
 /// `GET /webhooks/deliveries?limit` → `{deliveries: [{id, type, url,
 /// attempts, status, lastError, nextAttemptAt, createdAt, deliveredAt}]}`,
 /// newest first.
+#[utoipa::path(
+    get,
+    path = "/webhooks/deliveries",
+    operation_id = "get_webhooks_deliveries",
+    tag = "webhooks",
+    params(crate::openapi::DeliveriesQuery),
+    responses((status = 200, description = "OK", body = crate::openapi::DeliveryList), crate::openapi::ServiceErrors)
+)]
 pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     let limit = match q.get("limit") {
         None => DEFAULT_LIMIT,
@@ -37,6 +45,14 @@ pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResu
 
 /// `GET /webhooks/deliveries/{id}` → `{delivery: {…, history: [{attempt,
 /// at, statusCode, error, durationMs}]}}`.
+#[utoipa::path(
+    get,
+    path = "/webhooks/deliveries/{id}",
+    operation_id = "get_webhooks_deliveries_id",
+    tag = "webhooks",
+    params(("id" = String, Path, description = "The delivery id (its webhook-id)")),
+    responses((status = 200, description = "OK", body = crate::openapi::DeliveryAnswer), crate::openapi::ServiceErrors)
+)]
 pub async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
     let delivery = state.webhooks().await?.delivery(&id).await?;
     ok(json!({ "delivery": delivery }))
@@ -44,6 +60,14 @@ pub async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>)
 
 /// `POST /webhooks/deliveries/{id}/redeliver` → `{delivery}`: sent again
 /// now with the same `webhook-id` and body, with a fresh set of attempts.
+#[utoipa::path(
+    post,
+    path = "/webhooks/deliveries/{id}/redeliver",
+    operation_id = "post_webhooks_deliveries_id_redeliver",
+    tag = "webhooks",
+    params(("id" = String, Path, description = "The delivery id (its webhook-id)")),
+    responses((status = 200, description = "OK", body = crate::openapi::DeliveryAnswer), crate::openapi::ServiceErrors)
+)]
 pub async fn redeliver(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
     let delivery = state.webhooks().await?.redeliver(&id).await?;
     ok(json!({ "delivery": delivery }))

@@ -1,0 +1,504 @@
+//! The control API's OpenAPI 3.1 document, `GET /openapi.json`: generated
+//! by utoipa from each handler's `#[utoipa::path]` and the schemas here,
+//! and collected with the routes themselves (see [`crate::router`]), so a
+//! route cannot be served without being documented.
+//!
+//! The schemas describe the JSON the handlers build; the core crates stay
+//! free of HTTP concerns. The black-box tests check the server's answers
+//! against this document.
+
+#![allow(
+    dead_code,
+    reason = "the structs here describe JSON for the document; nothing builds them"
+)]
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{IntoParams, IntoResponses, Modify, OpenApi, ToSchema};
+
+/// The document's frame: title, security, tags. The paths come from the
+/// router.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Clawdis control API",
+        description = "The clawd browser's control API (OpenClaw's routes and Clawdis' \
+                       additions) and the workflow service: runs, approvals, triggers, webhooks. \
+                       Loopback only; every route but the signed approval links wants \
+                       `Authorization: Bearer <token>`."
+    ),
+    modifiers(&BearerAuth),
+    components(schemas(
+        ErrorBody, BrowserAnswer, BrowserRequest, Envelope, Decided, AlreadyDecided, Approval,
+        Run, Step, Decision,
+    )),
+    security(("bearer" = [])),
+    tags(
+        (name = "browser", description = "The clawd browser: tabs, pages, actions, state"),
+        (name = "runs", description = "Workflows and pipelines run by the service"),
+        (name = "approvals", description = "Gates waiting for a decision"),
+        (name = "triggers", description = "Cron schedules and file watches"),
+        (name = "webhooks", description = "Signed deliveries of run and gate events"),
+        (name = "workflows", description = "The workflow library"),
+        (name = "events", description = "Server-sent events"),
+        (name = "links", description = "Signed approval links (no bearer token)"),
+        (name = "meta", description = "This document"),
+    )
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// An error: `{error}` saying what went wrong.
+#[derive(ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong.
+    error: String,
+}
+
+/// A browser route's answer: an object, usually with `ok` and the
+/// `targetId` of the tab it acted on, and the route's own fields.
+#[derive(ToSchema)]
+pub struct BrowserAnswer {
+    /// Whether the action succeeded (most routes).
+    ok: Option<bool>,
+    /// The tab acted on.
+    #[schema(rename = "targetId")]
+    target_id: Option<String>,
+}
+
+/// A browser route's request body: the route's own fields, plus
+/// `targetId` to name a tab (else the current one).
+#[derive(ToSchema)]
+pub struct BrowserRequest {
+    /// The tab to act on.
+    #[schema(rename = "targetId")]
+    target_id: Option<String>,
+}
+
+/// Query parameters the browser routes share.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct BrowserQuery {
+    /// The tab to act on (else the current one).
+    #[param(rename = "targetId")]
+    target_id: Option<String>,
+    /// The profile (only `clawd` exists).
+    profile: Option<String>,
+}
+
+/// What a browser route can answer.
+#[derive(IntoResponses)]
+pub enum BrowserAnswers {
+    /// Done.
+    #[response(status = 200)]
+    Ok(BrowserAnswer),
+    /// A malformed request or a bad argument.
+    #[response(status = 400)]
+    Bad(ErrorBody),
+    /// No or a wrong bearer token: plain text `Unauthorized`, as OpenClaw
+    /// answers.
+    #[response(status = 401, content_type = "text/plain")]
+    Unauthorized(String),
+    /// Not allowed (a policy, a foreign Origin or Host).
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// No such tab, ref or file.
+    #[response(status = 404)]
+    Missing(ErrorBody),
+    /// The page is not in a state for it (a dialog is open, say).
+    #[response(status = 409)]
+    Conflict(ErrorBody),
+    /// The body is larger than the API takes.
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
+    /// The browser failed.
+    #[response(status = 500)]
+    Failed(ErrorBody),
+    /// Not supported here.
+    #[response(status = 501)]
+    Unsupported(ErrorBody),
+    /// The page did not answer in time.
+    #[response(status = 504)]
+    Timeout(ErrorBody),
+}
+
+/// Lobster's tool envelope, plus the service's `runId`.
+#[derive(ToSchema)]
+pub struct Envelope {
+    /// Always 1.
+    #[schema(rename = "protocolVersion")]
+    protocol_version: Option<u32>,
+    /// Whether the run succeeded so far.
+    ok: bool,
+    /// `ok`, `needs_approval`, `needs_input`, `cancelled`, or `running`
+    /// (an answer not waited for).
+    status: Option<String>,
+    /// The output items.
+    output: Option<Vec<Value>>,
+    /// The approval a paused run waits for.
+    #[schema(rename = "requiresApproval")]
+    requires_approval: Option<Value>,
+    /// The input a paused run waits for.
+    #[schema(rename = "requiresInput")]
+    requires_input: Option<Value>,
+    /// Why the run failed: `{type, message}`.
+    error: Option<Value>,
+    /// The service run.
+    #[schema(rename = "runId")]
+    run_id: Option<String>,
+}
+
+/// `POST /runs`: a named workflow (or an absolute path) with args, or a
+/// pipeline.
+#[derive(ToSchema)]
+pub struct RunRequest {
+    /// A workflow's name from `GET /workflows`, or an absolute path.
+    workflow: Option<String>,
+    /// A pipeline, as `lobster run` takes it.
+    pipeline: Option<String>,
+    /// The workflow's args.
+    args: Option<BTreeMap<String, Value>>,
+    /// Where its steps run: an absolute directory.
+    cwd: Option<String>,
+    /// `false`: answer at once (202) and let the run go on.
+    wait: Option<bool>,
+}
+
+/// A step of a run.
+#[derive(ToSchema)]
+pub struct Step {
+    id: String,
+    /// `pending`, `running`, `ok`, `failed`, `skipped` or `cancelled`.
+    status: String,
+    #[schema(rename = "startedAt")]
+    started_at: Option<String>,
+    #[schema(rename = "finishedAt")]
+    finished_at: Option<String>,
+    #[schema(rename = "durationMs")]
+    duration_ms: Option<u64>,
+    attempts: u32,
+    output: Option<Value>,
+    error: Option<String>,
+}
+
+/// A decision on a run's gate.
+#[derive(ToSchema)]
+pub struct Decision {
+    #[schema(rename = "approvalId")]
+    approval_id: Option<String>,
+    /// `approve`, `deny`, `cancel`, `respond` or `expire`.
+    decision: String,
+    by: Option<String>,
+    via: Option<String>,
+    at: Option<String>,
+    comment: Option<String>,
+}
+
+/// A run with its steps and decisions.
+#[derive(ToSchema)]
+pub struct Run {
+    #[schema(rename = "runId")]
+    run_id: String,
+    /// `workflow` or `pipeline`.
+    kind: String,
+    workflow: Option<String>,
+    /// `running`, `ok`, `needs_approval`, `needs_input`, `cancelled` or `failed`.
+    status: String,
+    #[schema(rename = "startedAt")]
+    started_at: String,
+    #[schema(rename = "finishedAt")]
+    finished_at: Option<String>,
+    #[schema(rename = "startedBy")]
+    started_by: String,
+    args: Option<Value>,
+    cwd: Option<String>,
+    steps: Vec<Step>,
+    decisions: Vec<Decision>,
+    result: Option<Value>,
+}
+
+/// A page of runs, newest first.
+#[derive(ToSchema)]
+pub struct RunPage {
+    runs: Vec<Run>,
+    /// Pass it back as `cursor` for the next page; null on the last.
+    next: Option<String>,
+}
+
+/// A run as one self-contained document.
+#[derive(ToSchema)]
+pub struct RunExport {
+    /// `clawdis.run/1`.
+    format: String,
+    #[schema(rename = "exportedAt")]
+    exported_at: String,
+    /// `{kind, workflow, text}`: the definition as it ran.
+    definition: Value,
+    run: Run,
+}
+
+/// Which runs `GET /runs` lists.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RunsQuery {
+    /// Only runs in this status.
+    status: Option<String>,
+    /// Only runs of this workflow.
+    workflow: Option<String>,
+    /// How many (50 unless given, at most 500).
+    limit: Option<u32>,
+    /// The `next` of the previous page.
+    cursor: Option<String>,
+}
+
+/// A gate waiting for a decision, or decided.
+#[derive(ToSchema)]
+pub struct Approval {
+    /// The run's state key.
+    id: String,
+    #[schema(rename = "approvalId")]
+    approval_id: Option<String>,
+    #[schema(rename = "runId")]
+    run_id: String,
+    /// `pending`, `decided` or `expired`.
+    status: String,
+    prompt: String,
+    items: Vec<Value>,
+    /// `{approvers, minApprovals, ...}`.
+    policy: Value,
+    decisions: Vec<Value>,
+}
+
+/// `GET /approvals`.
+#[derive(ToSchema)]
+pub struct ApprovalList {
+    approvals: Vec<Approval>,
+}
+
+/// `GET /approvals/{id}`.
+#[derive(ToSchema)]
+pub struct ApprovalAnswer {
+    approval: Approval,
+}
+
+/// Which approvals `GET /approvals` lists.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ApprovalsQuery {
+    /// `pending`, `decided` or `expired`.
+    status: Option<String>,
+}
+
+/// `POST /approvals/{id}`: the one-route form of the decisions.
+#[derive(ToSchema)]
+pub struct DecideRequest {
+    /// `approve`, `deny`, `cancel` or `respond`.
+    decision: String,
+    /// An input gate's answer.
+    response: Option<Value>,
+    /// Kept with the decision.
+    comment: Option<String>,
+}
+
+/// `POST /approvals/{id}/approve`.
+#[derive(ToSchema)]
+pub struct ApproveRequest {
+    comment: Option<String>,
+}
+
+/// `POST /approvals/{id}/deny`.
+#[derive(ToSchema)]
+pub struct DenyRequest {
+    reason: Option<String>,
+}
+
+/// `POST /approvals/{id}/respond`.
+#[derive(ToSchema)]
+pub struct RespondRequest {
+    /// Checked against the gate's schema.
+    response: Value,
+}
+
+/// A decision taken: the resumed run's envelope.
+#[derive(ToSchema)]
+pub struct Decided {
+    ok: bool,
+    result: Envelope,
+}
+
+/// A decision refused because another came first: that decision.
+#[derive(ToSchema)]
+pub struct AlreadyDecided {
+    error: String,
+    approval: Option<Approval>,
+}
+
+/// What a decision can answer.
+#[derive(IntoResponses)]
+pub enum DecisionAnswers {
+    /// Decided; the run went on (or stopped) as its envelope says.
+    #[response(status = 200)]
+    Ok(Decided),
+    /// A malformed body, or a response the gate's schema refuses.
+    #[response(status = 400)]
+    Bad(ErrorBody),
+    /// No or a wrong bearer token: plain text `Unauthorized`, as OpenClaw
+    /// answers.
+    #[response(status = 401, content_type = "text/plain")]
+    Unauthorized(String),
+    /// This caller may not decide this gate; the error says who may.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// No such run or approval.
+    #[response(status = 404)]
+    Missing(ErrorBody),
+    /// Decided already: the first decision.
+    #[response(status = 409)]
+    Conflict(AlreadyDecided),
+    /// The body is larger than the API takes.
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
+    /// The run could not be resumed.
+    #[response(status = 500)]
+    Failed(ErrorBody),
+}
+
+/// A workflow of the library.
+#[derive(ToSchema)]
+pub struct Workflow {
+    name: String,
+    path: String,
+    description: Option<String>,
+    #[schema(rename = "exposeAsTool")]
+    expose_as_tool: bool,
+    /// Its args as a JSON Schema object.
+    #[schema(rename = "argsSchema")]
+    args_schema: Value,
+}
+
+/// A library file that does not load.
+#[derive(ToSchema)]
+pub struct BrokenWorkflow {
+    path: String,
+    error: String,
+}
+
+/// `GET /workflows`.
+#[derive(ToSchema)]
+pub struct WorkflowList {
+    workflows: Vec<Workflow>,
+    broken: Vec<BrokenWorkflow>,
+}
+
+/// A trigger of a workflow.
+#[derive(ToSchema)]
+pub struct Trigger {
+    id: String,
+    workflow: String,
+    path: String,
+    /// `cron` or `watch`.
+    kind: String,
+    spec: String,
+    args: Value,
+    /// A schedule's catch-up: `none`, `one` or `all`.
+    catchup: Option<String>,
+    /// When a schedule fires next (RFC 3339, local time zone).
+    next: Option<String>,
+    paused: bool,
+    #[schema(rename = "lastFiredAt")]
+    last_fired_at: Option<String>,
+    error: Option<String>,
+}
+
+/// `GET /triggers`.
+#[derive(ToSchema)]
+pub struct TriggerList {
+    triggers: Vec<Trigger>,
+}
+
+/// A trigger paused or resumed.
+#[derive(ToSchema)]
+pub struct TriggerAnswer {
+    trigger: Trigger,
+}
+
+/// A webhook delivery.
+#[derive(ToSchema)]
+pub struct Delivery {
+    /// Its `webhook-id`.
+    id: String,
+    #[schema(rename = "type")]
+    kind: String,
+    url: String,
+    /// `pending`, `delivered` or `failed`.
+    status: String,
+    attempts: u32,
+    #[schema(rename = "lastError")]
+    last_error: Option<String>,
+    #[schema(rename = "nextAttemptAt")]
+    next_attempt_at: Option<String>,
+    #[schema(rename = "createdAt")]
+    created_at: String,
+    #[schema(rename = "deliveredAt")]
+    delivered_at: Option<String>,
+}
+
+/// `GET /webhooks/deliveries`.
+#[derive(ToSchema)]
+pub struct DeliveryList {
+    deliveries: Vec<Delivery>,
+}
+
+/// One delivery (with its attempts, `history`).
+#[derive(ToSchema)]
+pub struct DeliveryAnswer {
+    delivery: Delivery,
+}
+
+/// How many deliveries to list.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeliveriesQuery {
+    /// 1 to 1000 (100 unless given).
+    limit: Option<u32>,
+}
+
+/// The answers of the service's reading routes.
+#[derive(IntoResponses)]
+pub enum ServiceErrors {
+    /// A malformed request.
+    #[response(status = 400)]
+    Bad(ErrorBody),
+    /// No or a wrong bearer token: plain text `Unauthorized`, as OpenClaw
+    /// answers.
+    #[response(status = 401, content_type = "text/plain")]
+    Unauthorized(String),
+    /// No such run, approval, trigger or delivery.
+    #[response(status = 404)]
+    Missing(ErrorBody),
+    /// A foreign Origin or Host.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// The run has ended, or is executing elsewhere.
+    #[response(status = 409)]
+    Conflict(ErrorBody),
+    /// The body is larger than the API takes.
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
+    /// The store failed.
+    #[response(status = 500)]
+    Failed(ErrorBody),
+}

@@ -1,0 +1,287 @@
+//! `GET /openapi.json`, black box: the document is valid OpenAPI 3.1
+//! (openapi-spec-validator), lists every route, and the server answers as
+//! it says (openapi-core checks each answer's status, content type and
+//! body): a sweep of every operation of the document with placeholder
+//! arguments on a backend without a browser, then the workflow service's
+//! routes in use.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::Duration;
+
+use clawdis_e2e::control::{Client, Server, start_server_full};
+use clawdis_e2e::{test_python, workspace_root};
+use serde_json::{Value, json};
+
+/// One request and the answer, as the checker reads them.
+fn exchange(server: &Server, method: &str, path: &str, body: Option<&Value>, auth: bool) -> Value {
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let text = body.map(Value::to_string).unwrap_or_default();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        server.port,
+        text.len()
+    );
+    if auth {
+        head.push_str(&format!(
+            "Authorization: Bearer {}\r\n",
+            server.token.trim()
+        ));
+    }
+    stream
+        .write_all(format!("{head}\r\n{text}").as_bytes())
+        .unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let raw = String::from_utf8_lossy(&raw).to_string();
+    let (head, rest) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let header = |name: &str| {
+        head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
+        })
+    };
+    let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    json!({
+        "method": method,
+        "path": path,
+        "requestBody": body_text(body_ref(&text)),
+        "status": status,
+        "contentType": header("content-type").unwrap_or_default(),
+        "body": body,
+    })
+}
+
+fn body_ref(text: &str) -> Option<&str> {
+    (!text.is_empty()).then_some(text)
+}
+
+fn body_text(text: Option<&str>) -> Value {
+    text.map_or(Value::Null, Value::from)
+}
+
+fn dechunk(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || tail.len() < n {
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = tail[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// Runs the checker on `document` and `exchanges`; fails the test with
+/// its report unless every answer is as documented.
+fn check(dir: &Path, document: &Value, exchanges: &[Value]) {
+    let python = test_python(&["openapi_core", "openapi_spec_validator"]);
+    let doc_file = dir.join("openapi.json");
+    let exchanges_file = dir.join("exchanges.json");
+    std::fs::write(&doc_file, document.to_string()).unwrap();
+    std::fs::write(&exchanges_file, Value::from(exchanges.to_vec()).to_string()).unwrap();
+    let out = std::process::Command::new(python)
+        .arg(workspace_root().join("tests/fixtures/openapi/check.py"))
+        .arg(&doc_file)
+        .arg(&exchanges_file)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "answers that differ from the document:\n{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["checked"], exchanges.len());
+}
+
+/// A placeholder for a path parameter.
+fn placeholder(name: &str) -> &'static str {
+    match name {
+        "kind" => "local",
+        "setting" => "offline",
+        "signed" => "forged-link",
+        _ => "0000000000ab",
+    }
+}
+
+#[test]
+fn the_document_is_openapi_3_1_and_every_route_answers_as_it_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    let c = Client::new(&server);
+    let document = c.ok("GET", "/openapi.json", None);
+    assert_eq!(document["openapi"], "3.1.0");
+    let paths = document["paths"].as_object().unwrap();
+    // The routes the tests and OpenClaw know are all there.
+    for route in [
+        "/",
+        "/tabs",
+        "/tabs/open",
+        "/tabs/{target_id}",
+        "/navigate",
+        "/snapshot",
+        "/act",
+        "/screenshot",
+        "/cookies",
+        "/storage/{kind}",
+        "/runs",
+        "/runs/{id}",
+        "/runs/{id}/cancel",
+        "/runs/{id}/export",
+        "/approvals",
+        "/approvals/{id}",
+        "/approvals/{id}/approve",
+        "/approvals/{id}/deny",
+        "/approvals/{id}/respond",
+        "/approvals/{id}/cancel",
+        "/events",
+        "/approvals/events",
+        "/workflows",
+        "/triggers",
+        "/triggers/{id}/pause",
+        "/triggers/{id}/resume",
+        "/webhooks/deliveries",
+        "/webhooks/deliveries/{id}",
+        "/webhooks/deliveries/{id}/redeliver",
+        "/approve/{signed}",
+        "/openapi.json",
+        "/trace/start",
+        "/profiles/create",
+    ] {
+        assert!(paths.contains_key(route), "{route} is not in the document");
+    }
+    assert!(
+        document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer",
+        "{:#}",
+        document["components"]
+    );
+
+    // Every operation, with placeholder arguments and an empty body: on a
+    // backend without a browser most answer an error, which must be one
+    // the document lists, in the shape it gives.
+    let mut exchanges = Vec::new();
+    for (path, item) in paths {
+        for (method, operation) in item.as_object().unwrap() {
+            let streams = operation["responses"]["200"]["content"]
+                .as_object()
+                .is_some_and(|c| c.contains_key("text/event-stream"));
+            if streams {
+                continue;
+            }
+            let mut concrete = path.clone();
+            for param in operation["parameters"].as_array().into_iter().flatten() {
+                if param["in"] == "path" {
+                    let name = param["name"].as_str().unwrap();
+                    concrete = concrete.replace(&format!("{{{name}}}"), placeholder(name));
+                }
+            }
+            let method = method.to_uppercase();
+            let body = (method != "GET" && method != "DELETE").then(|| json!({}));
+            exchanges.push(exchange(&server, &method, &concrete, body.as_ref(), true));
+        }
+    }
+    // Without the token.
+    for path in ["/runs", "/tabs", "/openapi.json", "/triggers"] {
+        let answer = exchange(&server, "GET", path, None, false);
+        assert_eq!(answer["status"], 401, "{answer}");
+        exchanges.push(answer);
+    }
+    assert!(exchanges.len() >= 60, "{}", exchanges.len());
+    check(dir.path(), &document, &exchanges);
+}
+
+const GATED: &str = "name: gated\nargs:\n  who: {default: me}\nsteps:\n  - id: hello\n    run: echo hello\n  - id: ok\n    approval: Go on?\n  - id: done\n    run: echo done\ntriggers:\n  - {cron: '0 9 * * *'}\nwebhooks:\n  on_approval_pending: {url: 'http://127.0.0.1:9/hook'}\n";
+
+#[test]
+fn the_workflow_service_answers_as_documented_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join("workflows")).unwrap();
+    std::fs::write(home.join("workflows/gated.lobster"), GATED).unwrap();
+    let settings = json!({"webhookRetry": {"firstDelayMs": 60000, "maxAttempts": 2}});
+    let server = start_server_full(&home, settings, &["--no-browser"], &[]);
+    let c = Client::new(&server);
+    let document = c.ok("GET", "/openapi.json", None);
+    let mut ex = Vec::new();
+    let mut call = |method: &str, path: &str, body: Option<Value>| {
+        let answer = exchange(&server, method, path, body.as_ref(), true);
+        ex.push(answer.clone());
+        serde_json::from_str::<Value>(answer["body"].as_str().unwrap()).unwrap_or(Value::Null)
+    };
+    call("GET", "/workflows", None);
+    let paused = call(
+        "POST",
+        "/runs",
+        Some(json!({"workflow": "gated", "args": {"who": "ann"}})),
+    );
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let run_id = paused["runId"].as_str().unwrap().to_string();
+    let approval = paused["requiresApproval"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    call("GET", "/runs", None);
+    call("GET", "/runs?status=needs_approval&limit=1", None);
+    call("GET", &format!("/runs/{run_id}"), None);
+    call("GET", &format!("/runs/{run_id}/export"), None);
+    call("GET", "/approvals", None);
+    call("GET", "/approvals?status=pending", None);
+    call("GET", &format!("/approvals/{approval}"), None);
+    let decided = call(
+        "POST",
+        &format!("/approvals/{approval}/approve"),
+        Some(json!({"comment": "fine"})),
+    );
+    assert_eq!(decided["result"]["status"], "ok", "{decided}");
+    let again = call(
+        "POST",
+        &format!("/approvals/{approval}/deny"),
+        Some(json!({})),
+    );
+    assert!(again["error"].is_string(), "{again}");
+    call(
+        "POST",
+        "/runs",
+        Some(json!({"pipeline": "exec --json --shell 'echo [1]'", "wait": false})),
+    );
+    call(
+        "POST",
+        "/runs",
+        Some(json!({"workflow": "gated", "args": {"nope": 1}})),
+    );
+    call("POST", "/runs", Some(json!({"workflow": "nope"})));
+    call("POST", &format!("/runs/{run_id}/cancel"), None);
+    let triggers = call("GET", "/triggers", None);
+    let trigger = triggers["triggers"][0]["id"].as_str().unwrap().to_string();
+    call("POST", &format!("/triggers/{trigger}/pause"), None);
+    call("POST", &format!("/triggers/{trigger}/resume"), None);
+    let deliveries = call("GET", "/webhooks/deliveries", None);
+    let delivery = deliveries["deliveries"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no delivery: {deliveries}"))
+        .to_string();
+    call("GET", &format!("/webhooks/deliveries/{delivery}"), None);
+    call(
+        "POST",
+        &format!("/webhooks/deliveries/{delivery}/redeliver"),
+        None,
+    );
+    call("GET", "/webhooks/deliveries?limit=0", None);
+    check(dir.path(), &document, &ex);
+}
