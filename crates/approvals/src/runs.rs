@@ -118,6 +118,8 @@ pub struct Runs {
     bus: tokio::sync::broadcast::Sender<RunEvent>,
     /// The status last announced for each run not yet ended.
     announced: Mutex<HashMap<String, HistoryStatus>>,
+    /// Counts the changes of this process's runs (see [`Runs::changes`]).
+    changed: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Runs {
@@ -143,6 +145,7 @@ impl Runs {
             live: Mutex::default(),
             bus: tokio::sync::broadcast::channel(256).0,
             announced: Mutex::default(),
+            changed: watch::Sender::new(0),
         };
         runs.recover().await?;
         let runs = Arc::new(runs);
@@ -155,9 +158,25 @@ impl Runs {
         self.bus.subscribe()
     }
 
+    /// Ticks whenever a run of this process starts or changes: what needs
+    /// only to know that something changed (the webhook sender's wake-up)
+    /// watches this rather than the [`RunEvent`]s, which are read from
+    /// the store for their listeners.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
     /// Announces run `run_id` as it is now, unless its status is the one
-    /// announced last.
+    /// announced last. With no one listening, the run is not read at all.
     async fn announce(&self, run_id: &str, started: bool) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+        if self.bus.receiver_count() == 0 {
+            self.announced
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+            return;
+        }
         let run = match self.get(run_id).await {
             Ok(run) => Box::new(run),
             Err(e) => {
@@ -455,11 +474,18 @@ impl Runs {
             })
             .await?;
         let more = rows.len() > limit as usize;
+        let page: Vec<String> = rows
+            .iter()
+            .take(limit as usize)
+            .map(|r| r.run_id.clone())
+            .collect();
+        let mut steps_of = store.history_steps_of(&page).await?;
+        let mut gates_of = store.history_gates_of(&page).await?;
         let mut runs = Vec::new();
         for run in rows.iter().take(limit as usize) {
-            let mut steps = store.history_steps(&run.run_id).await?;
+            let mut steps = steps_of.remove(&run.run_id).unwrap_or_default();
             self.merge_live(&run.run_id, &mut steps);
-            let gates = store.history_gates(&run.run_id).await?;
+            let gates = gates_of.remove(&run.run_id).unwrap_or_default();
             let votes = crate::view::gate_votes(store, &gates).await?;
             runs.push(RunView::new(run, &steps, &gates, &votes));
         }

@@ -31,7 +31,6 @@ use axum::{Json, Router, middleware};
 use clawdis_browser::manager::Manager;
 use clawdis_browser::settings::Settings;
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
 use utoipa::OpenApi as _;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -181,13 +180,10 @@ impl AppState {
                 tokio::spawn(webhooks.clone().run());
                 // A run of this process wakes the sender at once; other
                 // processes' changes reach it at its next look.
-                let mut changes = self.runs().await?.subscribe();
+                let mut changes = self.runs().await?.changes();
                 let sender = Arc::downgrade(&webhooks);
                 tokio::spawn(async move {
-                    loop {
-                        if let Err(RecvError::Closed) = changes.recv().await {
-                            return;
-                        }
+                    while changes.changed().await.is_ok() {
                         let Some(sender) = sender.upgrade() else {
                             return;
                         };

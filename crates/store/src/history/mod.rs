@@ -3,6 +3,8 @@
 //! output and error. The decisions on its gates are the `runs` rows that
 //! carry its `run_id` ([`Store::history_gates`]).
 
+use std::collections::HashMap;
+
 use sqlx::{Connection, Row};
 
 mod columns;
@@ -256,43 +258,79 @@ impl Store {
 
     /// The steps of service run `run_id`, in the workflow's order.
     pub async fn history_steps(&self, run_id: &str) -> Result<Vec<StepRecord>> {
-        let rows = sqlx::query(
-            "SELECT step_id, position, status, started_at, finished_at, duration_ms, attempts,
-             output_json, error FROM history_steps WHERE run_id = ? ORDER BY position, step_id",
-        )
-        .bind(run_id)
-        .fetch_all(&mut *self.conns.get().await?)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(StepRecord {
-                    id: r.get(0),
-                    position: u32::try_from(r.get::<i64, _>(1)).unwrap_or(u32::MAX),
-                    status: crate::runs::spelled(r, 2, "status", StepStatus::parse)?,
-                    started_at: r.get(3),
-                    finished_at: r.get(4),
-                    duration_ms: r
-                        .get::<Option<i64>, _>(5)
-                        .map(|d| u64::try_from(d).unwrap_or(0)),
-                    attempts: u32::try_from(r.get::<i64, _>(6)).unwrap_or(0),
-                    output_json: r.get(7),
-                    error: r.get(8),
-                })
-            })
-            .collect()
+        let mut steps = self.history_steps_of(&[run_id.to_string()]).await?;
+        Ok(steps.remove(run_id).unwrap_or_default())
+    }
+
+    /// The steps of each of `run_ids` (one query for a whole page), in
+    /// their workflows' order; a run without steps has no entry.
+    pub async fn history_steps_of(
+        &self,
+        run_ids: &[String],
+    ) -> Result<HashMap<String, Vec<StepRecord>>> {
+        let mut steps: HashMap<String, Vec<StepRecord>> = HashMap::new();
+        if run_ids.is_empty() {
+            return Ok(steps);
+        }
+        let sql = format!(
+            "SELECT run_id, step_id, position, status, started_at, finished_at, duration_ms,
+             attempts, output_json, error FROM history_steps WHERE run_id IN ({})
+             ORDER BY run_id, position, step_id",
+            placeholders(run_ids.len())
+        );
+        // Only placeholders are spliced in; the ids are bound.
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for id in run_ids {
+            statement = statement.bind(id);
+        }
+        for r in statement.fetch_all(&mut *self.conns.get().await?).await? {
+            steps.entry(r.get(0)).or_default().push(StepRecord {
+                id: r.get(1),
+                position: u32::try_from(r.get::<i64, _>(2)).unwrap_or(u32::MAX),
+                status: crate::runs::spelled(&r, 3, "status", StepStatus::parse)?,
+                started_at: r.get(4),
+                finished_at: r.get(5),
+                duration_ms: r
+                    .get::<Option<i64>, _>(6)
+                    .map(|d| u64::try_from(d).unwrap_or(0)),
+                attempts: u32::try_from(r.get::<i64, _>(7)).unwrap_or(0),
+                output_json: r.get(8),
+                error: r.get(9),
+            });
+        }
+        Ok(steps)
     }
 
     /// The gates service run `run_id` paused at, oldest first.
     pub async fn history_gates(&self, run_id: &str) -> Result<Vec<Run>> {
-        let rows = sqlx::query(concat!(
-            "SELECT ",
+        let mut gates = self.history_gates_of(&[run_id.to_string()]).await?;
+        Ok(gates.remove(run_id).unwrap_or_default())
+    }
+
+    /// The gates each of `run_ids` paused at (one query for a whole
+    /// page), oldest first; a run that never paused has no entry.
+    pub async fn history_gates_of(&self, run_ids: &[String]) -> Result<HashMap<String, Vec<Run>>> {
+        let mut gates: HashMap<String, Vec<Run>> = HashMap::new();
+        if run_ids.is_empty() {
+            return Ok(gates);
+        }
+        let sql = format!(
+            "SELECT {} FROM runs WHERE run_id IN ({}) ORDER BY created_at, rowid",
             crate::runs::run_columns!(),
-            " FROM runs WHERE run_id = ? ORDER BY created_at, rowid"
-        ))
-        .bind(run_id)
-        .fetch_all(&mut *self.conns.get().await?)
-        .await?;
-        rows.iter().map(run_from_row).collect()
+            placeholders(run_ids.len())
+        );
+        // Only placeholders are spliced in; the ids are bound.
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for id in run_ids {
+            statement = statement.bind(id);
+        }
+        for row in statement.fetch_all(&mut *self.conns.get().await?).await? {
+            let gate = run_from_row(&row)?;
+            if let Some(run_id) = gate.run_id.clone() {
+                gates.entry(run_id).or_default().push(gate);
+            }
+        }
+        Ok(gates)
     }
 
     /// Service runs recorded as running by a process that no longer exists
@@ -368,6 +406,11 @@ pub(crate) async fn write_resumed(
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// `?, ?, …`: `n` placeholders.
+fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(", ")
 }
 
 fn upsert_step<'q>(
