@@ -387,7 +387,7 @@ impl Runs {
                         path.display()
                     ))
                 })?;
-                let workflow = file::load(&path)
+                let workflow = file::parse(&text, &path)
                     .map_err(|e| ApprovalsError::Invalid(format!("workflow: {}", e.message)))?;
                 let args = Value::from_json(&args_json)
                     .map_err(|e| ApprovalsError::Invalid(format!("args: {e}")))?;

@@ -19,8 +19,9 @@ use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
 /// Where the store's statements run.
 #[derive(Clone, Debug)]
 pub(crate) enum Conns {
-    /// A pool, for processes that serve many callers.
-    Pool(SqlitePool),
+    /// A pool, for processes that serve many callers, and the turn its
+    /// writers take (see [`Conns::write`]).
+    Pool(SqlitePool, Arc<Mutex<()>>),
     /// One connection; `None` once closed.
     One(Arc<Mutex<Option<SqliteConnection>>>),
 }
@@ -35,10 +36,32 @@ impl Conns {
     /// A connection for the next statements.
     pub(crate) async fn get(&self) -> Result<Lent<'_>, sqlx::Error> {
         match self {
-            Conns::Pool(pool) => Ok(Lent::Pooled(pool.acquire().await?)),
+            Conns::Pool(pool, _) => Ok(Lent::Pooled(pool.acquire().await?)),
             Conns::One(one) => MutexGuard::try_map(one.lock().await, Option::as_mut)
                 .map(Lent::Held)
                 .map_err(|_closed| sqlx::Error::PoolClosed),
+        }
+    }
+
+    /// A connection for statements that write. SQLite lets one writer in
+    /// at a time and makes the others sleep and retry (1, 2, 5, 10 … ms),
+    /// which under load is a long tail of waits; the pool's writers take
+    /// their turn here instead, in order, and SQLite never makes one of
+    /// this process's writers sleep. (Another process's writer still
+    /// waits in SQLite, as before.)
+    pub(crate) async fn write(&self) -> Result<Writing<'_>, sqlx::Error> {
+        match self {
+            Conns::Pool(pool, turn) => {
+                let turn = turn.lock().await;
+                Ok(Writing {
+                    conn: Lent::Pooled(pool.acquire().await?),
+                    _turn: Some(turn),
+                })
+            }
+            Conns::One(_) => Ok(Writing {
+                conn: self.get().await?,
+                _turn: None,
+            }),
         }
     }
 
@@ -51,7 +74,7 @@ impl Conns {
         options: &SqliteConnectOptions,
     ) -> Result<(), sqlx::migrate::MigrateError> {
         match self {
-            Conns::Pool(pool) => crate::open::MIGRATOR.run(pool).await,
+            Conns::Pool(pool, _) => crate::open::MIGRATOR.run(pool).await,
             Conns::One(_) => {
                 let pool = SqlitePoolOptions::new()
                     .max_connections(1)
@@ -67,7 +90,7 @@ impl Conns {
     /// Closes every connection, waiting for statements in progress.
     pub(crate) async fn close(&self) {
         match self {
-            Conns::Pool(pool) => pool.close().await,
+            Conns::Pool(pool, _) => pool.close().await,
             Conns::One(one) => {
                 if let Some(mut conn) = one.lock().await.take() {
                     if let Err(e) = crate::open::keep_log_on_close(&mut conn).await {
@@ -77,6 +100,26 @@ impl Conns {
                 }
             }
         }
+    }
+}
+
+/// A connection lent for one write, with this process's writers' turn.
+pub(crate) struct Writing<'a> {
+    conn: Lent<'a>,
+    _turn: Option<MutexGuard<'a, ()>>,
+}
+
+impl Deref for Writing<'_> {
+    type Target = SqliteConnection;
+
+    fn deref(&self) -> &SqliteConnection {
+        &self.conn
+    }
+}
+
+impl DerefMut for Writing<'_> {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        &mut self.conn
     }
 }
 

@@ -24,7 +24,7 @@ impl Store {
         .bind(key)
         .bind(value_json)
         .bind(now_iso())
-        .execute(&mut *self.conns.get().await?)
+        .execute(&mut *self.conns.write().await?)
         .await?;
         Ok(())
     }

@@ -12,7 +12,7 @@ impl Store {
         .bind(nonce)
         .bind(state_key)
         .bind(now_iso())
-        .execute(&mut *self.conns.get().await?)
+        .execute(&mut *self.conns.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }

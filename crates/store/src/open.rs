@@ -155,7 +155,7 @@ impl Store {
                 .after_connect(|conn, _| Box::pin(keep_log_on_close(conn)))
                 .connect_with(options.clone())
                 .await?;
-            Conns::Pool(pool)
+            Conns::Pool(pool, std::sync::Arc::default())
         };
         if !migrated(&mut *conns.get().await?).await {
             // SQLite's migrator takes no lock: two processes opening a new
@@ -318,7 +318,7 @@ mod tests {
             .await
             .expect("an up-to-date database opens");
         sqlx::query("UPDATE _sqlx_migrations SET checksum = x'00' WHERE version = (SELECT MIN(version) FROM _sqlx_migrations)")
-            .execute(&mut *store.conns.get().await.unwrap())
+            .execute(&mut *store.conns.write().await.unwrap())
             .await
             .unwrap();
         store.close().await;

@@ -46,13 +46,16 @@ impl ProcessOwner {
     }
 }
 
-/// The identity of this process.
+/// The identity of this process (read once: it does not change).
 pub fn current_owner() -> ProcessOwner {
-    let pid = std::process::id();
-    ProcessOwner {
-        pid,
-        start: start_time(pid).unwrap_or(0),
-    }
+    static OWNER: std::sync::OnceLock<ProcessOwner> = std::sync::OnceLock::new();
+    *OWNER.get_or_init(|| {
+        let pid = std::process::id();
+        ProcessOwner {
+            pid,
+            start: start_time(pid).unwrap_or(0),
+        }
+    })
 }
 
 /// Process start time from `/proc/<pid>/stat` (field 22), Linux only.

@@ -56,7 +56,7 @@ impl Store {
         .bind(role.as_str())
         .bind(digest)
         .bind(now_iso())
-        .execute(&mut *self.conns.get().await?)
+        .execute(&mut *self.conns.write().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -89,7 +89,7 @@ impl Store {
             sqlx::query("UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL")
                 .bind(now_iso())
                 .bind(name)
-                .execute(&mut *self.conns.get().await?)
+                .execute(&mut *self.conns.write().await?)
                 .await?;
         Ok(done.rows_affected() == 1)
     }

@@ -73,7 +73,7 @@ impl Store {
     /// first time it is seen (what happened before it existed is not
     /// caught up); as recorded ever after.
     pub async fn arm_trigger(&self, id: &str, workflow: &str, mark: &str) -> Result<TriggerRecord> {
-        let mut conn = self.conns.get().await?;
+        let mut conn = self.conns.write().await?;
         sqlx::query(
             "INSERT INTO triggers (id, workflow, mark, updated_at) VALUES (?, ?, ?, ?)
              ON CONFLICT (id) DO UPDATE SET workflow = excluded.workflow
@@ -129,7 +129,7 @@ impl Store {
         .bind(&now)
         .bind(&now)
         .bind(id)
-        .fetch_optional(&mut *self.conns.get().await?)
+        .fetch_optional(&mut *self.conns.write().await?)
         .await?;
         Ok(row.as_ref().map(record_from_row))
     }
@@ -139,7 +139,7 @@ impl Store {
     /// other live process holds the lease.
     pub async fn claim_scheduler(&self) -> Result<bool> {
         let me = crate::current_owner().to_string();
-        let mut conn = self.conns.get().await?;
+        let mut conn = self.conns.write().await?;
         sqlx::query("INSERT OR IGNORE INTO scheduler_lease (id, owner, since) VALUES (1, ?, ?)")
             .bind(&me)
             .bind(now_iso())
@@ -280,13 +280,13 @@ mod tests {
         assert!(store.claim_scheduler().await.unwrap(), "kept");
         // A live other process holds it: pid 1 (init) is always alive.
         sqlx::query("UPDATE scheduler_lease SET owner = '1:0'")
-            .execute(&mut *store.conns.get().await.unwrap())
+            .execute(&mut *store.conns.write().await.unwrap())
             .await
             .unwrap();
         assert!(!store.claim_scheduler().await.unwrap());
         // A dead one's lease is taken over.
         sqlx::query("UPDATE scheduler_lease SET owner = '4194304:1'")
-            .execute(&mut *store.conns.get().await.unwrap())
+            .execute(&mut *store.conns.write().await.unwrap())
             .await
             .unwrap();
         assert!(store.claim_scheduler().await.unwrap());

@@ -40,7 +40,7 @@ impl Store {
         via: Channel,
         comment: Option<&str>,
     ) -> Result<Counted> {
-        let mut conn = self.conns.get().await?;
+        let mut conn = self.conns.write().await?;
         let mut tx = conn.begin().await?;
         let pending = sqlx::query("SELECT 1 FROM runs WHERE state_key = ? AND status = 'pending'")
             .bind(state_key)

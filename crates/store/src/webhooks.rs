@@ -118,7 +118,7 @@ impl Store {
     /// Enqueues event `seq`'s deliveries and removes the event, in one
     /// transaction (a delivery already enqueued for it is kept as it is).
     pub async fn fan_out(&self, seq: i64, deliveries: &[NewDelivery]) -> Result<()> {
-        let mut conn = self.conns.get().await?;
+        let mut conn = self.conns.write().await?;
         let mut tx = conn.begin().await?;
         let now = now_iso();
         for d in deliveries {
@@ -164,7 +164,7 @@ impl Store {
         .bind(crate::current_owner().to_string())
         .bind(now)
         .bind(i64::from(limit))
-        .fetch_all(&mut *self.conns.get().await?)
+        .fetch_all(&mut *self.conns.write().await?)
         .await?;
         rows.iter().map(delivery_from_row).collect()
     }
@@ -172,7 +172,7 @@ impl Store {
     /// Makes the deliveries leased by a process that is gone due now (a
     /// backend killed mid-delivery); returns how many.
     pub async fn release_dead_leases(&self) -> Result<u64> {
-        let mut conn = self.conns.get().await?;
+        let mut conn = self.conns.write().await?;
         let leased: Vec<(String, String)> = sqlx::query_as(
             "SELECT id, leased_by FROM webhook_deliveries
              WHERE status = 'pending' AND leased_by IS NOT NULL",
@@ -217,7 +217,7 @@ impl Store {
         attempt: &DeliveryAttempt,
         end: &AttemptEnd,
     ) -> Result<()> {
-        let mut conn = self.conns.get().await?;
+        let mut conn = self.conns.write().await?;
         let mut tx = conn.begin().await?;
         sqlx::query(
             "INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, at, status_code, error,
@@ -311,7 +311,7 @@ impl Store {
         ))
         .bind(now_iso())
         .bind(id)
-        .fetch_optional(&mut *self.conns.get().await?)
+        .fetch_optional(&mut *self.conns.write().await?)
         .await?;
         row.map(|r| delivery_from_row(&r)).transpose()
     }
@@ -347,7 +347,7 @@ mod tests {
         assert_eq!(store.release_dead_leases().await.unwrap(), 0, "ours, alive");
         // A sender killed mid-delivery: its lease is released at once.
         sqlx::query("UPDATE webhook_deliveries SET leased_by = '999999999:1'")
-            .execute(&mut *store.conns.get().await.unwrap())
+            .execute(&mut *store.conns.write().await.unwrap())
             .await
             .unwrap();
         assert_eq!(store.release_dead_leases().await.unwrap(), 1);

@@ -309,14 +309,20 @@ pub fn load(path: &Path) -> Result<Workflow> {
         };
         Error::io(message, e)
     })?;
+    parse(&text, path)
+}
+
+/// Validates `text`, the contents of workflow file `path` (JSON for a
+/// `.json` file, else YAML), as [`load`] does.
+pub fn parse(text: &str, path: &Path) -> Result<Workflow> {
     let is_json = path
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     let doc = if is_json {
-        Value::from_json(&text).map_err(|e| Error::runtime(e.to_string()))?
+        Value::from_json(text).map_err(|e| Error::runtime(e.to_string()))?
     } else {
-        parse_yaml(&text)?
+        parse_yaml(text)?
     };
     from_value(&doc, path)
 }

@@ -163,7 +163,7 @@ impl Store {
         steps: &[StepRecord],
         advance: Option<&crate::Advance>,
     ) -> Result<bool> {
-        let mut conn = self.conns.get().await?;
+        let mut conn = self.conns.write().await?;
         let mut tx = conn.begin().await?;
         if let Some(advance) = advance
             && !advance.apply(&mut tx, true).await?
@@ -185,9 +185,7 @@ impl Store {
         .bind(crate::current_owner().to_string())
         .execute(&mut *tx)
         .await?;
-        for step in steps {
-            upsert_step(&run.run_id, step).execute(&mut *tx).await?;
-        }
+        upsert_steps(&mut tx, &run.run_id, steps).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -200,7 +198,7 @@ impl Store {
         end: &HistoryEnd,
         gate: Option<&NewRun>,
     ) -> Result<()> {
-        let mut conn = self.conns.get().await?;
+        let mut conn = self.conns.write().await?;
         let mut tx = conn.begin().await?;
         if let Some(gate) = gate {
             insert_query(gate).execute(&mut *tx).await?;
@@ -337,7 +335,7 @@ impl Store {
     /// (killed mid-run): the caller records where each got to.
     pub async fn interrupted_history(&self) -> Result<Vec<HistoryRun>> {
         let rows = sqlx::query(concat!(history_columns!(), "WHERE status = 'running'"))
-            .fetch_all(&mut *self.conns.get().await?)
+            .fetch_all(&mut *self.conns.write().await?)
             .await?;
         let runs = rows
             .iter()
@@ -362,9 +360,7 @@ pub(crate) async fn write_end(
     run_id: &str,
     end: &HistoryEnd,
 ) -> Result<()> {
-    for step in &end.steps {
-        upsert_step(run_id, step).execute(&mut *tx).await?;
-    }
+    upsert_steps(&mut *tx, run_id, &end.steps).await?;
     let now = now_iso();
     if end.status.is_final() {
         let unreached = if end.status == HistoryStatus::Cancelled {
@@ -413,31 +409,49 @@ fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
 }
 
-fn upsert_step<'q>(
-    run_id: &'q str,
-    step: &'q StepRecord,
-) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
-    sqlx::query(
-        "INSERT INTO history_steps (run_id, position, step_id, status, started_at, finished_at,
-         duration_ms, attempts, output_json, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(run_id, step_id) DO UPDATE SET position = excluded.position,
-         status = excluded.status, started_at = excluded.started_at,
-         finished_at = excluded.finished_at, duration_ms = excluded.duration_ms,
-         attempts = excluded.attempts, output_json = excluded.output_json, error = excluded.error",
-    )
-    .bind(run_id)
-    .bind(i64::from(step.position))
-    .bind(&step.id)
-    .bind(step.status.as_str())
-    .bind(&step.started_at)
-    .bind(&step.finished_at)
-    .bind(
-        step.duration_ms
-            .map(|d| i64::try_from(d).unwrap_or(i64::MAX)),
-    )
-    .bind(i64::from(step.attempts))
-    .bind(&step.output_json)
-    .bind(&step.error)
+/// How many steps one statement writes (10 variables each, well under
+/// SQLite's limit).
+const STEPS_PER_STATEMENT: usize = 50;
+
+/// Writes `steps` of run `run_id`, a statement for up to
+/// [`STEPS_PER_STATEMENT`] of them: each round trip to the connection's
+/// thread costs more than the rows.
+async fn upsert_steps(
+    conn: &mut sqlx::SqliteConnection,
+    run_id: &str,
+    steps: &[StepRecord],
+) -> Result<()> {
+    for chunk in steps.chunks(STEPS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO history_steps (run_id, position, step_id, status, started_at, finished_at,
+             duration_ms, attempts, output_json, error) VALUES {}
+             ON CONFLICT(run_id, step_id) DO UPDATE SET position = excluded.position,
+             status = excluded.status, started_at = excluded.started_at,
+             finished_at = excluded.finished_at, duration_ms = excluded.duration_ms,
+             attempts = excluded.attempts, output_json = excluded.output_json, error = excluded.error",
+            vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ")
+        );
+        // Only placeholders are spliced in; the values are bound.
+        let mut statement = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for step in chunk {
+            statement = statement
+                .bind(run_id)
+                .bind(i64::from(step.position))
+                .bind(&step.id)
+                .bind(step.status.as_str())
+                .bind(&step.started_at)
+                .bind(&step.finished_at)
+                .bind(
+                    step.duration_ms
+                        .map(|d| i64::try_from(d).unwrap_or(i64::MAX)),
+                )
+                .bind(i64::from(step.attempts))
+                .bind(&step.output_json)
+                .bind(&step.error);
+        }
+        statement.execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 fn history_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<HistoryRun> {

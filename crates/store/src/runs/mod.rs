@@ -321,7 +321,7 @@ impl Store {
         .bind(finish.next.as_ref().map(|n| n.state_key.clone()))
         .bind(state_key)
         .bind(owner.to_string());
-        let mut conn = self.conns.get().await?;
+        let mut conn = self.conns.write().await?;
         if finish.next.is_none() && finish.history.is_none() {
             // One statement is its own transaction.
             return Ok(update.fetch_optional(&mut *conn).await?.is_some());
