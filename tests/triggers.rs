@@ -297,7 +297,10 @@ fn a_schedule_fires_on_the_minute_and_a_paused_one_does_not() {
         "args:\n  which: {default: x}\ntriggers:\n  - {cron: '* * * * *', args: {which: live}}\n  \
          - {cron: '* * * * *', args: {which: paused}}\nsteps:\n  - id: s\n    run: echo $LOBSTER_ARG_WHICH\n",
     );
-    // Paused from the CLI before any backend runs.
+    // Paused from the CLI before any backend runs. Listing arms both
+    // triggers: the first occurrence either may fire for is the first
+    // minute after this.
+    let armed = chrono::Utc::now();
     let out = clawdis_cli(&home, &["triggers", "list"]);
     assert!(
         out.status.success(),
@@ -313,7 +316,6 @@ fn a_schedule_fires_on_the_minute_and_a_paused_one_does_not() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-
     let server = serve(&home, "UTC");
     let client = Client::new(&server);
     let next = triggers(&client)
@@ -324,17 +326,22 @@ fn a_schedule_fires_on_the_minute_and_a_paused_one_does_not() {
         .unwrap()
         .to_string();
     let next = chrono::DateTime::parse_from_rfc3339(&next).unwrap();
+    assert!(next > chrono::Utc::now(), "{next}");
     let runs = wait_runs(&client, "minutely", Duration::from_secs(75), |r| {
         !r.is_empty()
     });
-    let fired_at = chrono::Utc::now();
+    // It started on a minute, one that came after the triggers were armed.
+    let started: chrono::DateTime<chrono::Utc> =
+        runs[0]["startedAt"].as_str().unwrap().parse().unwrap();
+    let minute =
+        chrono::DurationRound::duration_trunc(started, chrono::TimeDelta::minutes(1)).unwrap();
     assert!(
-        fired_at >= next,
-        "fired at {fired_at}, before its time {next}"
+        minute > armed,
+        "started at {started}, for a minute before {armed}"
     );
     assert!(
-        fired_at.signed_duration_since(next) < chrono::TimeDelta::seconds(5),
-        "fired at {fired_at}, late for {next}"
+        started.signed_duration_since(minute) < chrono::TimeDelta::seconds(5),
+        "started at {started}, late for {minute}"
     );
     assert_eq!(runs.len(), 1, "{runs:#?}");
     assert_eq!(started_by(&runs[0]), format!("trigger:{live}"));
