@@ -309,8 +309,12 @@ fn tokens(home: &std::path::Path, action: TokenAction) -> Result<()> {
     })
 }
 
-/// `clawdis approvals list|approve|deny`, on the store the backend reads.
-fn approvals(home: &std::path::Path, action: ApprovalsAction) -> Result<()> {
+/// Runs `work` on the approvals of `home`'s state directory (where
+/// `lobster` and the backend keep runs), on a runtime of its own.
+pub(crate) fn on_approvals<T>(
+    home: &std::path::Path,
+    work: impl AsyncFnOnce(std::sync::Arc<Approvals>) -> Result<T>,
+) -> Result<T> {
     let state_dir = state_dir_in(&process_env(), home);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -318,7 +322,14 @@ fn approvals(home: &std::path::Path, action: ApprovalsAction) -> Result<()> {
     runtime.block_on(async {
         let approvals = Approvals::open(&state_dir)
             .await
-            .with_context(|| format!("opening the approvals in {}", state_dir.display()))?;
+            .with_context(|| format!("opening the store in {}", state_dir.display()))?;
+        work(approvals).await
+    })
+}
+
+/// `clawdis approvals list|approve|deny`, on the store the backend reads.
+fn approvals(home: &std::path::Path, action: ApprovalsAction) -> Result<()> {
+    on_approvals(home, async |approvals| {
         let (id, choice, comment) = match action {
             ApprovalsAction::List { status } => {
                 let listed = approvals.list_in(status.as_deref()).await?;

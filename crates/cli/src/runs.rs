@@ -3,12 +3,9 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Subcommand;
-use clawdis_approvals::{
-    Approvals, ApprovalsError, Channel, Decider, HistoryStatus, RunQuery, Runs,
-};
-use clawdis_engine::context::{process_env, state_dir_in};
+use clawdis_approvals::{ApprovalsError, Channel, Decider, HistoryStatus, RunQuery, Runs};
 
 use crate::print_line;
 
@@ -49,14 +46,7 @@ pub enum RunsAction {
 
 /// Runs `action` on the runs of `home`.
 pub fn runs(home: &Path, action: RunsAction) -> Result<()> {
-    let state_dir = state_dir_in(&process_env(), home);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(async {
-        let approvals = Approvals::open(&state_dir)
-            .await
-            .with_context(|| format!("opening the runs in {}", state_dir.display()))?;
+    crate::on_approvals(home, async |approvals| {
         // Nothing is started here, so no workflow library is needed.
         let runs = Runs::open(approvals, Vec::new()).await?;
         let answer = match action {

@@ -3,11 +3,10 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Subcommand;
-use clawdis_approvals::{Approvals, Triggers};
+use clawdis_approvals::Triggers;
 use clawdis_browser::settings::Settings;
-use clawdis_engine::context::{process_env, state_dir_in};
 
 use crate::print_line;
 
@@ -32,14 +31,7 @@ pub enum TriggersAction {
 /// Runs `action` on the triggers of `home`'s workflows.
 pub fn triggers(home: &Path, action: TriggersAction) -> Result<()> {
     let dirs = Settings::load(home)?.workflow_dirs(home);
-    let state_dir = state_dir_in(&process_env(), home);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(async {
-        let approvals = Approvals::open(&state_dir)
-            .await
-            .with_context(|| format!("opening the store in {}", state_dir.display()))?;
+    crate::on_approvals(home, async |approvals| {
         // Nothing fires here: the backend does.
         let triggers = Triggers::new(approvals, dirs);
         let answer = match action {
