@@ -260,3 +260,37 @@ fn only_known_secrets_are_set_and_never_from_an_empty_input() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no value on standard input"));
 }
+
+#[test]
+fn lobster_asks_the_same_llm_with_the_same_key() {
+    let (url, asked) = endpoint(200);
+    let dir = tempfile::tempdir().unwrap();
+    let home = home_with(dir.path(), Some(&url));
+    let out = set_secret(&home, "llm-api-key", "sk-lobster");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = clawdis_e2e::lobster(&dir.path().join("state"))
+        .env("CLAWDIS_HOME", &home)
+        .env("CLAWDIS_KEYCHAIN", "off")
+        .env_remove("LOBSTER_LLM_ADAPTER_URL")
+        .env("LOBSTER_CACHE_DIR", dir.path().join("cache"))
+        .args([
+            "run",
+            "--mode",
+            "tool",
+            r#"llm.invoke --prompt 'Rate it' --output-schema '{"type":"object"}'"#,
+        ])
+        .output()
+        .unwrap();
+    let done = clawdis_e2e::envelope(&out);
+    assert_eq!(done["ok"], true, "{done:#}");
+    let item = &done["output"][0];
+    assert_eq!(item["source"], "clawdis", "{done:#}");
+    assert_eq!(item["output"]["data"], json!({"score": 7}));
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked[0].1.as_deref(), Some("Bearer sk-lobster"));
+    assert_eq!(asked[0].2["model"], "test-model");
+}

@@ -25,19 +25,7 @@ pub struct ServiceSettings {
     pub llm: Option<LlmSettings>,
 }
 
-/// The keychain name of the LLM's key (`clawdis secrets set llm-api-key`).
-pub const LLM_KEY_SECRET: &str = "llm-api-key";
-
-/// An OpenAI-compatible endpoint: `{baseUrl, model}`; its key is the
-/// keychain's [`LLM_KEY_SECRET`].
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LlmSettings {
-    /// The API's base URL, up to its version (`https://api.openai.com/v1`).
-    pub base_url: String,
-    /// The model asked.
-    pub model: String,
-}
+pub use clawdis_engine::llm::{KEY_SECRET as LLM_KEY_SECRET, LlmSettings};
 
 /// A receiver for every workflow: `{url, events?}`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]

@@ -220,13 +220,56 @@ pub struct Ctx {
 }
 
 /// What the host (the backend, `lobster`) offers the runs it starts.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Services {
     /// The workflow library's directories (`invoke_pipeline` finds
     /// pipelines there by name, after the invoking file's directory).
     pub library: Vec<PathBuf>,
-    /// The LLM `prompt` steps ask.
+    /// The LLM `prompt` steps and `llm.invoke` ask.
     pub llm: Option<crate::llm::LlmConfig>,
+    /// Where the LLM's configuration comes from when `llm` is not given:
+    /// read the first time a step asks for it (a `lobster` process reads
+    /// the home's settings only then).
+    llm_from: Option<Arc<dyn Fn() -> Option<crate::llm::LlmConfig> + Send + Sync>>,
+    llm_read: Arc<std::sync::OnceLock<Option<crate::llm::LlmConfig>>>,
+}
+
+impl Services {
+    /// The workflow library in `library`, and `llm`.
+    pub fn new(library: Vec<PathBuf>, llm: Option<crate::llm::LlmConfig>) -> Services {
+        Services {
+            library,
+            llm,
+            ..Services::default()
+        }
+    }
+
+    /// No library, and the LLM `load` gives when a step first asks.
+    pub fn llm_from(
+        load: impl Fn() -> Option<crate::llm::LlmConfig> + Send + Sync + 'static,
+    ) -> Services {
+        Services {
+            llm_from: Some(Arc::new(load)),
+            ..Services::default()
+        }
+    }
+
+    /// The LLM, if one is configured.
+    pub fn llm(&self) -> Option<&crate::llm::LlmConfig> {
+        self.llm.as_ref().or_else(|| {
+            let load = self.llm_from.as_ref()?;
+            self.llm_read.get_or_init(|| load()).as_ref()
+        })
+    }
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("library", &self.library)
+            .field("llm", &self.llm)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Who decides a paused run, and through which channel.

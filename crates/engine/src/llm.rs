@@ -9,6 +9,47 @@ use crate::context::Ctx;
 use crate::error::{Error, Result};
 use crate::value::{Object, Value};
 
+/// The keychain name of the LLM's key (`clawdis secrets set llm-api-key`).
+pub const KEY_SECRET: &str = "llm-api-key";
+
+/// The settings' `llm: {baseUrl, model}`: an OpenAI-compatible endpoint,
+/// whose key is the keychain's [`KEY_SECRET`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmSettings {
+    /// The API's base URL, up to its version (`https://api.openai.com/v1`).
+    pub base_url: String,
+    /// The model asked.
+    pub model: String,
+}
+
+impl LlmSettings {
+    /// The engine's view of these settings, its key read from `key`.
+    pub fn config(&self, key: KeySource) -> LlmConfig {
+        LlmConfig {
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            key,
+        }
+    }
+
+    /// The `llm` of `<home>/settings.json`, if it has one.
+    pub fn in_home(home: &std::path::Path) -> std::result::Result<Option<LlmSettings>, String> {
+        #[derive(serde::Deserialize)]
+        struct File {
+            llm: Option<LlmSettings>,
+        }
+        let path = home.join("settings.json");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str::<File>(&text)
+                .map(|f| f.llm)
+                .map_err(|e| format!("{}: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+}
+
 /// Where the endpoint's key comes from, read at each call (from the
 /// keychain, in the backend), so a key set later is used without a
 /// restart. `None`: the endpoint takes no key.
@@ -66,7 +107,7 @@ pub(crate) fn text_of(completion: &Value) -> Option<String> {
 
 /// The configured LLM, or the error that says how to configure one.
 pub(crate) fn configured(ctx: &Ctx) -> Result<&LlmConfig> {
-    ctx.services.llm.as_ref().ok_or_else(|| {
+    ctx.services.llm().ok_or_else(|| {
         Error::runtime(
             "no LLM is configured: set llm {baseUrl, model} in settings.json and its key with \
              `clawdis secrets set llm-api-key`",

@@ -118,9 +118,25 @@ fn dispatch(argv: Vec<String>) -> i32 {
     }
 }
 
-/// A context for this process in `mode`.
+/// A context for this process in `mode`. A step that asks an LLM (and
+/// names no Lobster adapter) gets the one of the Clawdis home's settings,
+/// read then, with its key from the keychain.
 pub(crate) fn process_ctx(mode: Mode) -> Ctx {
-    let ctx = Ctx::from_process(mode);
+    let mut ctx = Ctx::from_process(mode);
+    let home = clawdis_engine::context::clawdis_home(&ctx.env);
+    ctx.services = std::sync::Arc::new(clawdis_engine::context::Services::llm_from(move || {
+        match clawdis_engine::llm::LlmSettings::in_home(&home) {
+            Ok(settings) => settings.map(|llm| {
+                let key =
+                    clawdis_secrets::Secrets::new(&home).reader(clawdis_engine::llm::KEY_SECRET);
+                llm.config(std::sync::Arc::new(key))
+            }),
+            Err(e) => {
+                tracing::warn!(error = %e, "the Clawdis settings' llm is not read");
+                None
+            }
+        }
+    }));
     let _ = STATE.set(ctx.state.clone());
     ctx
 }

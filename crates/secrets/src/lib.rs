@@ -137,6 +137,21 @@ impl Secrets {
         Ok(self.read_file(name)?.map(|v| (v, Location::File)))
     }
 
+    /// A reader of secret `name`'s current value, for callers that read it
+    /// at each use (a key set later is then used without a restart).
+    pub fn reader(
+        &self,
+        name: &str,
+    ) -> impl Fn() -> std::result::Result<Option<String>, String> + Send + Sync + 'static {
+        let (secrets, name) = (self.clone(), name.to_string());
+        move || {
+            secrets
+                .get(&name)
+                .map(|found| found.map(|(value, _)| value))
+                .map_err(|e| e.to_string())
+        }
+    }
+
     /// Stores a secret: in the keychain when reachable (removing any
     /// fallback file), else in a 0600 file.
     pub fn set(&self, name: &str, value: &str) -> Result<Location> {

@@ -129,14 +129,15 @@ impl AppState {
         self.approvals
             .get_or_try_init(|| async {
                 let approvals = clawdis_approvals::Approvals::open(&self.state_dir).await?;
-                approvals.set_services(clawdis_approvals::Services {
-                    library: self.manager.settings().workflow_dirs(self.manager.home()),
-                    llm: self
-                        .service
-                        .llm
-                        .as_ref()
-                        .map(|llm| llm_config(llm, self.manager.home())),
-                });
+                approvals.set_services(clawdis_approvals::Services::new(
+                    self.manager.settings().workflow_dirs(self.manager.home()),
+                    self.service.llm.as_ref().map(|llm| {
+                        // Read at each call: a key set after the start is used.
+                        let key = clawdis_secrets::Secrets::new(self.manager.home())
+                            .reader(clawdis_approvals::LLM_KEY_SECRET);
+                        llm.config(Arc::new(key))
+                    }),
+                ));
                 tokio::spawn(approvals.clone().watch());
                 Ok::<_, api::ApiError>(approvals)
             })
@@ -238,25 +239,6 @@ impl AppState {
         if let Err(e) = self.triggers().await {
             tracing::error!(error = ?e, "starting the triggers");
         }
-    }
-}
-
-/// The engine's view of the settings' LLM: its key is read from the
-/// keychain at each call (a key set after the start is used).
-fn llm_config(
-    llm: &clawdis_approvals::LlmSettings,
-    home: &std::path::Path,
-) -> clawdis_engine::llm::LlmConfig {
-    let home = home.to_path_buf();
-    clawdis_engine::llm::LlmConfig {
-        base_url: llm.base_url.clone(),
-        model: llm.model.clone(),
-        key: Arc::new(move || {
-            clawdis_secrets::Secrets::new(&home)
-                .get(clawdis_approvals::LLM_KEY_SECRET)
-                .map(|found| found.map(|(key, _)| key))
-                .map_err(|e| e.to_string())
-        }),
     }
 }
 

@@ -77,7 +77,7 @@ fn resolve_provider(name: &str, args: &Args, ctx: &Ctx) -> Result<String> {
         Ok("openclaw".into())
     } else if ctx.env_var("LOBSTER_LLM_ADAPTER_URL").is_some() {
         Ok("http".into())
-    } else if ctx.services.llm.is_some() {
+    } else if ctx.services.llm().is_some() {
         // The LLM of Clawdis' settings (`llm: {baseUrl, model}`).
         Ok("clawdis".into())
     } else {
