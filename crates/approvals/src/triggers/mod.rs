@@ -211,9 +211,15 @@ impl Triggers {
         found: &Found,
         now: DateTime<Utc>,
     ) -> Result<TriggerRecord, ApprovalsError> {
-        Ok(self
-            .approvals
-            .store()
+        let store = self.approvals.store();
+        // Each look reads; only a trigger seen for the first time (or
+        // whose workflow was renamed) writes.
+        if let Some(record) = store.get_trigger(&found.id).await?
+            && record.workflow == found.workflow
+        {
+            return Ok(record);
+        }
+        Ok(store
             .arm_trigger(&found.id, &found.workflow, &iso(now))
             .await?)
     }
