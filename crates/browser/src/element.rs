@@ -166,12 +166,23 @@ pub async fn point(page: &Page, backend: i64, timeout: Duration) -> Result<(f64,
     }
 }
 
-/// Checks that a click at `at` (viewport coordinates) reaches the element:
-/// the topmost node there, as Chromium's own hit test finds it (through
-/// shadow roots and into frames, skipping `pointer-events: none`), must be
-/// the element or inside it. Otherwise the click would land on whatever
-/// covers it (a cookie banner, a modal's backdrop), which the error names.
+/// Checks that a click at `at` (viewport coordinates) reaches the element;
+/// otherwise the error names what covers it ([`hit_target`]).
 pub async fn check_hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Result<()> {
+    match hit_target(page, backend, at).await? {
+        None => Ok(()),
+        Some(covering) => Err(covered(covering)),
+    }
+}
+
+/// What would take a click at `at` (viewport coordinates) instead of the
+/// element, or `None` when the element would get it: the topmost node
+/// there, as Chromium's own hit test finds it (through shadow roots and
+/// into frames, skipping `pointer-events: none`), must be the element or
+/// inside it (or inside the button or link the element is part of).
+/// Otherwise the click would land on whatever covers it (a cookie banner,
+/// a modal's backdrop), which the answer names.
+pub async fn hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Result<Option<String>> {
     let (x, y) = (at.0.floor() as i64, at.1.floor() as i64);
     // The hit test takes document coordinates; the click, viewport ones.
     let metrics = page_call(page, "Page.getLayoutMetrics", json!({})).await?;
@@ -195,10 +206,10 @@ pub async fn check_hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Resu
         .ok()
         .and_then(|v| v.get("backendNodeId").and_then(Value::as_i64))
     else {
-        return Err(covered(format!("nothing is at ({x}, {y}) to click")));
+        return Ok(Some(format!("nothing is at ({x}, {y}) to click")));
     };
     if hit == backend {
-        return Ok(());
+        return Ok(None);
     }
     let (target, hit_object) = (object_id(page, backend).await?, object_id(page, hit).await?);
     let call = |function: &str, args: Value| {
@@ -217,7 +228,7 @@ pub async fn check_hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Resu
     let covering = match checked {
         Some(r) => match r.pointer("/result/value") {
             Some(Value::String(what)) => what.clone(),
-            _ => return Ok(()),
+            _ => return Ok(None),
         },
         None => call(DESCRIBE, json!([]))
             .await?
@@ -226,7 +237,7 @@ pub async fn check_hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Resu
             .unwrap_or("another element")
             .to_string(),
     };
-    Err(covered(format!(
+    Ok(Some(format!(
         "{covering} intercepts pointer events at ({x}, {y}): the click would not reach the element"
     )))
 }
@@ -239,25 +250,18 @@ fn covered(message: String) -> BrowserError {
 /// class and the start of its text, `<div id="banner">We use…</div>`.
 macro_rules! describe_js {
     () => {
-        "function describe(n) {
-  const e = n.nodeType === 1 ? n : (n.parentElement || n.host || n);
-  if (!e.localName) return 'another element';
-  let tag = '<' + e.localName;
-  if (e.id) tag += ' id=\"' + e.id + '\"';
-  const cls = e.getAttribute('class');
-  if (cls) tag += ' class=\"' + cls + '\"';
-  const text = (e.textContent || '').trim().replace(/\\s+/g, ' ');
-  return tag + '>' + (text.length > 30 ? text.slice(0, 30) + '…' : text) + '</' + e.localName + '>';
-}"
+        include_str!("describe.js")
     };
 }
 
-/// With `this` the hit node: `null` when it is `target` or inside it
-/// (through slots and shadow hosts), else a description of what was hit.
+/// With `this` the hit node: `null` when it is `target` or inside it, or
+/// inside the button or link `target` is part of (through slots and shadow
+/// hosts), else a description of what was hit.
 const INSIDE: &str = concat!(
     "function (target) {\n",
     describe_js!(),
-    "\nfor (let n = this; n; n = n.assignedSlot || n.parentNode || n.host) { if (n === target) return null; }\nreturn describe(this);\n}"
+    "\nconst whole = (target.closest && target.closest('button, [role=button], a, [role=link]')) || target;",
+    "\nfor (let n = this; n; n = n.assignedSlot || n.parentNode || n.host) { if (n === target || n === whole) return null; }\nreturn describe(this);\n}"
 );
 
 /// Describes `this`.

@@ -55,9 +55,14 @@ impl ImageType {
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A fresh file path under `<home>/media/<kind>/`.
-fn media_path(home: &Path, kind: &str, ext: &str) -> Result<PathBuf> {
-    let dir = home.join("media").join(kind);
-    std::fs::create_dir_all(&dir)?;
+/// `<home>/media/<kind>/`: where the control API's screenshots and PDFs go.
+pub fn media_dir(home: &Path, kind: &str) -> PathBuf {
+    home.join("media").join(kind)
+}
+
+/// A new, unique file name in `dir` (created if missing).
+fn media_path(dir: &Path, ext: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
     Ok(dir.join(format!(
         "{}-{}-{}.{ext}",
         now_ms(),
@@ -80,10 +85,10 @@ fn num(v: &Value, pointer: &str) -> f64 {
     v.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0)
 }
 
-/// Captures a screenshot into `<home>/media/screenshots/` and returns its path.
+/// Captures a screenshot into `dir` and returns its path.
 pub async fn screenshot(
     page: &Page,
-    home: &Path,
+    dir: &Path,
     area: ShotArea,
     kind: ImageType,
 ) -> Result<PathBuf> {
@@ -165,8 +170,7 @@ pub async fn screenshot(
             || (format == ImageType::Jpeg && qualities.len() == 1)
         {
             let path = media_path(
-                home,
-                "screenshots",
+                dir,
                 if format == ImageType::Png {
                     "png"
                 } else {
@@ -186,8 +190,8 @@ pub async fn screenshot(
     }
 }
 
-/// Prints the page to PDF under `<home>/media/pdf/`.
-pub async fn pdf(page: &Page, home: &Path) -> Result<PathBuf> {
+/// Prints the page to a PDF file in `dir`.
+pub async fn pdf(page: &Page, dir: &Path) -> Result<PathBuf> {
     let printed = page_call(page, "Page.printToPDF", json!({ "printBackground": true }))
         .await
         .map_err(|e| match e {
@@ -196,7 +200,7 @@ pub async fn pdf(page: &Page, home: &Path) -> Result<PathBuf> {
             }
             other => other,
         })?;
-    let path = media_path(home, "pdf", "pdf")?;
+    let path = media_path(dir, "pdf")?;
     std::fs::write(&path, decode(&printed, "Page.printToPDF")?)?;
     Ok(path)
 }

@@ -9,6 +9,7 @@
 //! `act`, `hooks`, `logs` and `doctor` are operations on a `Manager`.
 
 pub mod act;
+pub mod action;
 pub mod cdp;
 pub mod color;
 pub mod devices;
@@ -28,6 +29,7 @@ pub mod policy;
 pub mod process;
 pub mod profile;
 pub mod refs;
+pub mod session;
 pub mod settings;
 pub mod snapshot;
 pub mod storage;

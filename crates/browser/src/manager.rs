@@ -631,6 +631,14 @@ impl Manager {
         Ok((id, current))
     }
 
+    /// Forgets what was kept of a tab (refs, event watcher), as when it closed.
+    pub fn forget_tab(&self, target_id: &str) {
+        let mut inner = self.inner();
+        inner.refs.remove(target_id);
+        inner.events.remove(target_id);
+        inner.focused.remove(target_id);
+    }
+
     /// Runs `f` on the ref table of a tab.
     pub fn with_refs<T>(&self, target_id: &str, f: impl FnOnce(&mut RefTable) -> T) -> T {
         let mut inner = self.inner();

@@ -13,6 +13,8 @@ pub const DEFAULT_ACCENT: &str = "#FF4500";
 pub const DEFAULT_CONTROL_URL: &str = "http://127.0.0.1:18791";
 /// Default Chrome DevTools Protocol port.
 pub const DEFAULT_CDP_PORT: u16 = 18792;
+/// The most browser sessions the pool holds.
+pub const MAX_SESSIONS: usize = 4;
 /// The port every other tool uses; never ours.
 pub const FORBIDDEN_CDP_PORT: u16 = 9222;
 
@@ -40,6 +42,8 @@ pub struct Settings {
     pub allowed_hosts: Vec<String>,
     /// Hosts navigation may never reach.
     pub blocked_hosts: Vec<String>,
+    /// How many browser sessions may be open at once (1–4).
+    pub max_sessions: usize,
     /// Directories of named workflows besides `<home>/workflows` (absolute,
     /// `~/…`, or relative to the home).
     pub workflow_dirs: Vec<String>,
@@ -60,6 +64,7 @@ impl Default for Settings {
             attach_only: false,
             executable_path: None,
             evaluate_enabled: true,
+            max_sessions: MAX_SESSIONS,
             allowed_hosts: Vec::new(),
             blocked_hosts: Vec::new(),
             workflow_dirs: Vec::new(),
@@ -188,6 +193,15 @@ impl Settings {
                 "port 9222 is reserved for other tools; pick another port".into(),
             ),
             Ok(_) => {}
+        }
+        if !(1..=MAX_SESSIONS).contains(&self.max_sessions) {
+            error(
+                "maxSessions",
+                format!(
+                    "maxSessions must be 1 to {MAX_SESSIONS}, not {}",
+                    self.max_sessions
+                ),
+            );
         }
         if crate::color::parse_hex(&self.accent_color).is_none() {
             error(

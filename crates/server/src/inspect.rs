@@ -166,7 +166,13 @@ pub async fn screenshot(
     } else {
         ShotArea::Viewport
     };
-    let path = inspect::screenshot(&page, m.home(), area, kind).await?;
+    let path = inspect::screenshot(
+        &page,
+        &inspect::media_dir(m.home(), "screenshots"),
+        area,
+        kind,
+    )
+    .await?;
     ok(
         json!({ "ok": true, "path": path.display().to_string(), "targetId": target_id, "url": url_of(&page).await }),
     )
@@ -185,7 +191,7 @@ pub async fn screenshot(
 pub async fn pdf(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
     let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
-    let path = inspect::pdf(&page, state.manager.home()).await?;
+    let path = inspect::pdf(&page, &inspect::media_dir(state.manager.home(), "pdf")).await?;
     ok(
         json!({ "ok": true, "path": path.display().to_string(), "targetId": target_id, "url": url_of(&page).await }),
     )

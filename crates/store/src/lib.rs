@@ -4,11 +4,14 @@
 //! history of runs started through the workflow service, and the
 //! key/value state behind `state.set`, `state.get` and `diff.last`, and the
 //! digests of named bearer tokens, the webhook outbox, and how far each
-//! workflow trigger is handled. Every
+//! workflow trigger is handled, and the clawd browser's sessions with their
+//! action log. Every
 //! change is a single SQLite transaction, so a `kill -9` at any point leaves
 //! either the old or the new state, never half of one. A paused run is
 //! resumed exactly once: [`Store::claim`] is a compare-and-set on its status.
 
+mod browser_actions;
+mod browser_sessions;
 mod conns;
 mod error;
 mod events;
@@ -24,6 +27,8 @@ mod triggers;
 mod votes;
 mod webhooks;
 
+pub use browser_actions::{ActionRecord, NewAction};
+pub use browser_sessions::SessionRecord;
 pub use error::{Result, StoreError};
 pub use events::StoredEvent;
 pub use history::{

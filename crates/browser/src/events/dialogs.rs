@@ -25,6 +25,45 @@ pub struct DialogReply {
     pub prompt_text: Option<String>,
 }
 
+/// How a session answers JavaScript dialogs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DialogPolicy {
+    /// Accept alerts and `beforeunload`, dismiss confirm and prompt (what
+    /// a careful person does: nothing is agreed to unasked).
+    #[default]
+    Default,
+    /// Accept every dialog.
+    Accept,
+    /// Dismiss every dialog.
+    Dismiss,
+    /// Leave every dialog open for a person (or the agent) to answer.
+    Ask,
+}
+
+impl DialogPolicy {
+    /// Parses `default`, `accept`, `dismiss` or `ask`.
+    pub fn parse(text: &str) -> Option<DialogPolicy> {
+        match text {
+            "default" => Some(DialogPolicy::Default),
+            "accept" => Some(DialogPolicy::Accept),
+            "dismiss" => Some(DialogPolicy::Dismiss),
+            "ask" => Some(DialogPolicy::Ask),
+            _ => None,
+        }
+    }
+
+    /// The answer for a dialog of `kind`, or `None` to leave it open.
+    fn answer(self, kind: &str) -> Option<bool> {
+        match self {
+            DialogPolicy::Default => Some(matches!(kind, "alert" | "beforeunload")),
+            DialogPolicy::Accept => Some(true),
+            DialogPolicy::Dismiss => Some(false),
+            DialogPolicy::Ask => None,
+        }
+    }
+}
+
 /// A dialog as clients see it.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -46,8 +85,8 @@ pub struct DialogInfo {
     /// How it was answered, once it was: `accepted` or `dismissed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<&'static str>,
-    /// Who answered: `hook` (armed in advance or answered by id) or `page`
-    /// (closed some other way).
+    /// Who answered: `hook` (armed in advance or answered by id), `policy`
+    /// (the session's dialog policy) or `page` (closed some other way).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub handled_by: Option<&'static str>,
 }
@@ -71,7 +110,21 @@ impl TabEvents {
                 outcome: None,
                 handled_by: None,
             };
-            let armed = s.armed.take().filter(|(_, until)| Instant::now() < *until);
+            let armed = s
+                .armed
+                .take()
+                .filter(|(_, until)| Instant::now() < *until)
+                .map(|(reply, _)| (reply, "hook"))
+                .or_else(|| {
+                    let accept = s.policy?.answer(&info.kind)?;
+                    Some((
+                        DialogReply {
+                            accept,
+                            prompt_text: None,
+                        },
+                        "policy",
+                    ))
+                });
             if armed.is_none() {
                 s.pending = Some(info.clone());
             }
@@ -79,15 +132,19 @@ impl TabEvents {
         };
         tracing::info!(kind = %info.kind, armed = armed.is_some(), "dialog opened");
         match armed {
-            Some((reply, _)) => {
+            Some((reply, by)) => {
                 if let Err(e) = answer(page, &reply).await {
                     tracing::warn!(error = %e, "answering an armed dialog");
                 }
-                self.remember(DialogInfo {
+                let info = DialogInfo {
                     outcome: Some(outcome(reply.accept)),
-                    handled_by: Some("hook"),
+                    handled_by: Some(by),
                     ..info
-                });
+                };
+                if by == "policy" {
+                    self.state().handled.push(info.clone());
+                }
+                self.remember(info);
             }
             None => {
                 self.opened.send_modify(|n| *n += 1);
@@ -111,6 +168,16 @@ impl TabEvents {
         let mut s = self.state();
         s.recent.push_front(info);
         s.recent.truncate(RECENT);
+    }
+
+    /// Sets the standing answer to this tab's dialogs.
+    pub fn set_policy(&self, policy: DialogPolicy) {
+        self.state().policy = Some(policy);
+    }
+
+    /// The dialogs the policy answered since the last call.
+    pub fn take_handled(&self) -> Vec<DialogInfo> {
+        std::mem::take(&mut self.state().handled)
     }
 
     /// The dialog waiting for an answer, if any.

@@ -29,7 +29,7 @@ use serde_json::json;
 use tokio::sync::watch;
 
 pub use console::ConsoleMessage;
-pub use dialogs::{DialogInfo, DialogReply};
+pub use dialogs::{DialogInfo, DialogPolicy, DialogReply};
 pub use network::RequestEntry;
 
 use crate::Result;
@@ -38,6 +38,10 @@ use crate::cdp::{page_call, page_events};
 #[derive(Default)]
 struct State {
     armed: Option<(DialogReply, Instant)>,
+    /// A session's standing answer to dialogs; `None`: keep them pending.
+    policy: Option<DialogPolicy>,
+    /// Dialogs the policy answered since the last `take_handled`.
+    handled: Vec<DialogInfo>,
     pending: Option<DialogInfo>,
     recent: VecDeque<DialogInfo>,
     next_id: u64,
