@@ -13,6 +13,7 @@ mod openapi;
 mod principal;
 mod runs;
 mod security;
+mod sessions;
 mod state;
 mod tabs;
 mod token;
@@ -73,6 +74,7 @@ pub struct AppState {
     webhooks: tokio::sync::OnceCell<Arc<clawdis_approvals::Webhooks>>,
     links: tokio::sync::OnceCell<Arc<clawdis_approvals::ApprovalLinks>>,
     triggers: tokio::sync::OnceCell<Arc<clawdis_approvals::Triggers>>,
+    sessions: tokio::sync::OnceCell<Arc<clawdis_browser::session::Sessions>>,
     /// The workflow service's settings (webhooks, `publicBaseUrl`).
     service: clawdis_approvals::ServiceSettings,
     /// Turns true when the server shuts down; long-lived responses (event
@@ -102,6 +104,7 @@ impl AppState {
             webhooks: tokio::sync::OnceCell::new(),
             links: tokio::sync::OnceCell::new(),
             triggers: tokio::sync::OnceCell::new(),
+            sessions: tokio::sync::OnceCell::new(),
             service: config.service,
             closing: tokio::sync::watch::Sender::new(false),
         })
@@ -144,6 +147,35 @@ impl AppState {
             .await
             .cloned()
     }
+}
+
+impl AppState {
+    /// The browser sessions, loaded from the store on first use (their
+    /// health probes start then).
+    pub async fn sessions(&self) -> Result<Arc<clawdis_browser::session::Sessions>, api::ApiError> {
+        self.sessions
+            .get_or_try_init(|| async {
+                let store = Arc::new(self.approvals().await?.store().clone());
+                let sessions =
+                    clawdis_browser::session::Sessions::open(self.manager.clone(), store).await?;
+                tokio::spawn(sessions.clone().run(probe_interval()));
+                Ok::<_, api::ApiError>(sessions)
+            })
+            .await
+            .cloned()
+    }
+}
+
+/// How often sessions are probed: every 30 s, or `CLAWDIS_PROBE_INTERVAL_MS`
+/// (for tests of the circuit breaker).
+fn probe_interval() -> std::time::Duration {
+    std::env::var("CLAWDIS_PROBE_INTERVAL_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(
+            clawdis_browser::session::PROBE_INTERVAL,
+            std::time::Duration::from_millis,
+        )
 }
 
 impl AppState {
@@ -380,6 +412,11 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(webhooks::list))
         .routes(routes!(webhooks::get_one))
         .routes(routes!(webhooks::redeliver))
+        .routes(routes!(sessions::list, sessions::create))
+        .routes(routes!(sessions::get_one, sessions::delete))
+        .routes(routes!(sessions::restore))
+        .routes(routes!(sessions::trace))
+        .routes(routes!(sessions::act))
         .routes(routes!(openapi_json));
     // Signed approval links carry their own credential and have a guard
     // of their own (see links.rs).

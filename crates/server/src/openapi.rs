@@ -38,6 +38,7 @@ use utoipa::{IntoParams, IntoResponses, Modify, OpenApi, ToSchema};
     tags(
         (name = "browser", description = "The clawd browser: tabs, pages, actions, state"),
         (name = "runs", description = "Workflows and pipelines run by the service"),
+        (name = "sessions", description = "Browser sessions and their verified actions"),
         (name = "approvals", description = "Gates waiting for a decision"),
         (name = "triggers", description = "Cron schedules and file watches"),
         (name = "webhooks", description = "Signed deliveries of run and gate events"),
@@ -435,6 +436,124 @@ pub struct TriggerAnswer {
     trigger: Trigger,
 }
 
+/// `POST /sessions`.
+#[derive(ToSchema)]
+pub struct NewSessionBody {
+    /// A named persistent profile (`<home>/browser/profiles/<name>/`).
+    profile: Option<String>,
+    /// A page to open.
+    url: Option<String>,
+    /// `default` (accept alerts and beforeunload, dismiss confirm and
+    /// prompt), `accept`, `dismiss` or `ask`.
+    dialogs: Option<String>,
+}
+
+/// A browser session.
+#[derive(ToSchema)]
+pub struct Session {
+    #[schema(rename = "sessionId")]
+    session_id: String,
+    profile: Option<String>,
+    dialogs: String,
+    url: String,
+    title: Option<String>,
+    #[schema(rename = "readyState")]
+    ready_state: Option<String>,
+    #[schema(rename = "isLoading")]
+    is_loading: Option<bool>,
+    healthy: bool,
+    #[schema(rename = "targetId")]
+    target_id: Option<String>,
+    #[schema(rename = "createdAt")]
+    created_at: String,
+    #[schema(rename = "savedAt")]
+    saved_at: String,
+    notices: Option<Vec<String>>,
+}
+
+/// `GET /sessions`.
+#[derive(ToSchema)]
+pub struct SessionList {
+    sessions: Vec<Session>,
+}
+
+/// `{ok: true}`.
+#[derive(ToSchema)]
+pub struct Done {
+    ok: bool,
+}
+
+/// An action's body: a target (`ref` or `selector`, with `nth`, `frame`),
+/// `timeout`, and the action's own fields.
+#[derive(ToSchema)]
+pub struct ActionBody {
+    /// A ref from `/snapshot`.
+    #[schema(rename = "ref")]
+    reference: Option<String>,
+    /// A CSS string, a `{type, ...}` strategy, or a list of them.
+    selector: Option<Value>,
+    /// Which of several matches (0-based).
+    nth: Option<u32>,
+    /// An iframe's ref or part of its URL.
+    frame: Option<String>,
+    /// `short`, `medium`, `long` or milliseconds.
+    timeout: Option<Value>,
+}
+
+/// Why an action failed.
+#[derive(ToSchema)]
+pub struct ActionError {
+    /// not_found, ambiguous, covered, detached, disabled, not_editable,
+    /// verify_failed, timeout, navigation, dialog or crashed.
+    code: String,
+    message: String,
+}
+
+/// Something handled during an action.
+#[derive(ToSchema)]
+pub struct HandledItem {
+    /// consent, modal, chat, dialog or popup.
+    kind: String,
+    detail: String,
+}
+
+/// An action's result.
+#[derive(ToSchema)]
+pub struct ActionResult {
+    ok: bool,
+    data: Option<Value>,
+    error: Option<ActionError>,
+    retries: u32,
+    #[schema(rename = "durationMs")]
+    duration_ms: u64,
+    screenshot: Option<String>,
+    handled: Option<Vec<HandledItem>>,
+    notices: Option<Vec<String>>,
+}
+
+/// One logged action.
+#[derive(ToSchema)]
+pub struct TracedAction {
+    seq: i64,
+    action: String,
+    target: Option<String>,
+    input: Option<Value>,
+    ok: bool,
+    code: Option<String>,
+    result: ActionResult,
+    #[schema(rename = "durationMs")]
+    duration_ms: i64,
+    retries: i64,
+    screenshot: Option<String>,
+    at: String,
+}
+
+/// `GET /sessions/{id}/trace`.
+#[derive(ToSchema)]
+pub struct Trace {
+    actions: Vec<TracedAction>,
+}
+
 /// A webhook delivery.
 #[derive(ToSchema)]
 pub struct Delivery {
@@ -474,6 +593,35 @@ pub struct DeliveryAnswer {
 pub struct DeliveriesQuery {
     /// 1 to 1000 (100 unless given).
     limit: Option<u32>,
+}
+
+/// What the session routes answer besides success.
+#[derive(IntoResponses)]
+pub enum SessionErrors {
+    /// A malformed request.
+    #[response(status = 400)]
+    Bad(ErrorBody),
+    /// No or a wrong bearer token.
+    #[response(status = 401, content_type = "text/plain")]
+    Unauthorized(String),
+    /// Refused by settings (evaluate disabled), or a foreign Origin.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// No such session or action.
+    #[response(status = 404)]
+    Missing(ErrorBody),
+    /// The pool is full, the profile is in use, or the browser is off.
+    #[response(status = 409)]
+    Conflict(ErrorBody),
+    /// The body is larger than the API takes.
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
+    /// The browser or the store failed.
+    #[response(status = 500)]
+    Failed(ErrorBody),
+    /// The browser did not answer in time.
+    #[response(status = 504)]
+    Slow(ErrorBody),
 }
 
 /// The answers of the service's reading routes.

@@ -336,10 +336,11 @@ impl Sessions {
             slot.failures = PROBE_FAILURES;
         }
         outcome.notices = std::mem::take(&mut slot.notices);
-        if request.verb.changes_page() && slot.failures == 0 {
-            if let Err(e) = self.snapshot(slot).await {
-                tracing::warn!(session = %id, error = %e, "snapshot after an action");
-            }
+        if request.verb.changes_page()
+            && slot.failures == 0
+            && let Err(e) = self.snapshot(slot).await
+        {
+            tracing::warn!(session = %id, error = %e, "snapshot after an action");
         }
         let result = serde_json::to_string(&outcome).unwrap_or_default();
         let logged = self
@@ -585,10 +586,10 @@ impl Sessions {
                 }
                 slot.failures += 1;
                 tracing::warn!(session = %slot.record.id, failures = slot.failures, "session probe failed");
-                if slot.failures >= PROBE_FAILURES {
-                    if let Err(e) = self.ensure(&mut slot).await {
-                        tracing::warn!(session = %slot.record.id, error = %e, "recreating a session");
-                    }
+                if slot.failures >= PROBE_FAILURES
+                    && let Err(e) = self.ensure(&mut slot).await
+                {
+                    tracing::warn!(session = %slot.record.id, error = %e, "recreating a session");
                 }
             }
         }

@@ -1,0 +1,195 @@
+//! Browser sessions over HTTP: `POST /sessions`, `GET /sessions`,
+//! `GET|DELETE /sessions/{id}`, `POST /sessions/{id}/restore`, the verified
+//! actions `POST /sessions/{id}/{action}`, and the action log
+//! `GET /sessions/{id}/trace`. The work is
+//! [`clawdis_browser::session::Sessions`]'; this maps it to statuses.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use clawdis_browser::action;
+use clawdis_browser::events::DialogPolicy;
+use clawdis_browser::session::NewSession;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::api::{self, ApiError, ApiResult, Body, ok};
+
+/// `POST /sessions {profile?, url?, dialogs?}` → 201 with the session.
+#[utoipa::path(
+    post,
+    path = "/sessions",
+    operation_id = "post_sessions",
+    tag = "sessions",
+    request_body(content = crate::openapi::NewSessionBody, content_type = "application/json"),
+    responses((status = 201, description = "The session", body = crate::openapi::Session), crate::openapi::SessionErrors)
+)]
+pub async fn create(State(state): State<Arc<AppState>>, body: Body) -> ApiResult {
+    let dialogs = match body.0.get("dialogs") {
+        None | Some(Value::Null) => DialogPolicy::default(),
+        Some(Value::String(p)) => DialogPolicy::parse(p).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "dialogs must be default, accept, dismiss or ask, not {p}"
+            ))
+        })?,
+        Some(_) => return Err(ApiError::bad_request("dialogs must be a string")),
+    };
+    let text = |key: &str| match body.0.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
+        Some(_) => Err(ApiError::bad_request(format!(
+            "{key} must be a non-empty string"
+        ))),
+    };
+    let new = NewSession {
+        profile: text("profile")?,
+        url: text("url")?,
+        dialogs,
+    };
+    let session = state.sessions().await?.create(new).await?;
+    Ok((StatusCode::CREATED, Json(json!(session))).into_response())
+}
+
+/// `GET /sessions` → `{sessions}`.
+#[utoipa::path(
+    get,
+    path = "/sessions",
+    operation_id = "get_sessions",
+    tag = "sessions",
+    responses((status = 200, description = "OK", body = crate::openapi::SessionList), crate::openapi::SessionErrors)
+)]
+pub async fn list(State(state): State<Arc<AppState>>) -> ApiResult {
+    ok(json!({ "sessions": state.sessions().await?.list().await }))
+}
+
+/// `GET /sessions/{id}` → the session with its page's state.
+#[utoipa::path(
+    get,
+    path = "/sessions/{id}",
+    operation_id = "get_sessions_id",
+    tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    responses((status = 200, description = "OK", body = crate::openapi::Session), crate::openapi::SessionErrors)
+)]
+pub async fn get_one(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
+    ok(json!(state.sessions().await?.get(&id).await?))
+}
+
+/// `DELETE /sessions/{id}` → `{ok}`: its context is closed.
+#[utoipa::path(
+    delete,
+    path = "/sessions/{id}",
+    operation_id = "delete_sessions_id",
+    tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    responses((status = 200, description = "OK", body = crate::openapi::Done), crate::openapi::SessionErrors)
+)]
+pub async fn delete(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
+    state.sessions().await?.delete(&id).await?;
+    ok(json!({ "ok": true }))
+}
+
+/// `POST /sessions/{id}/restore` → the session, recreated from its last
+/// snapshot.
+#[utoipa::path(
+    post,
+    path = "/sessions/{id}/restore",
+    operation_id = "post_sessions_id_restore",
+    tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    responses((status = 200, description = "OK", body = crate::openapi::Session), crate::openapi::SessionErrors)
+)]
+pub async fn restore(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
+    ok(json!(state.sessions().await?.restore(&id).await?))
+}
+
+/// `GET /sessions/{id}/trace?after=&limit=` → `{actions}`: the session's
+/// action timeline, oldest first.
+#[utoipa::path(
+    get,
+    path = "/sessions/{id}/trace",
+    operation_id = "get_sessions_id_trace",
+    tag = "sessions",
+    params(
+        ("id" = String, Path, description = "The session id"),
+        ("after" = Option<i64>, Query, description = "Only actions after this seq"),
+        ("limit" = Option<u32>, Query, description = "At most this many (default 100, at most 1000)")
+    ),
+    responses((status = 200, description = "OK", body = crate::openapi::Trace), crate::openapi::SessionErrors)
+)]
+pub async fn trace(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Query(query): Query<api::Query>,
+) -> ApiResult {
+    let number = |key: &str, default: i64| -> Result<i64, ApiError> {
+        match query.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .parse()
+                .ok()
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| ApiError::bad_request(format!("{key} must be a number from 0"))),
+        }
+    };
+    let after = number("after", 0)?;
+    let limit = number("limit", 100)?.clamp(1, 1000) as u32;
+    let actions = state.sessions().await?.trace(&id, after, limit).await?;
+    let actions: Vec<Value> = actions
+        .into_iter()
+        .map(|a| {
+            let parse = |t: &Option<String>| {
+                t.as_deref()
+                    .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            };
+            json!({
+                "seq": a.seq,
+                "action": a.action,
+                "target": a.target,
+                "input": parse(&a.input),
+                "ok": a.ok,
+                "code": a.code,
+                "result": serde_json::from_str::<Value>(&a.result).unwrap_or_default(),
+                "durationMs": a.duration_ms,
+                "retries": a.retries,
+                "screenshot": a.screenshot,
+                "at": a.at,
+            })
+        })
+        .collect();
+    ok(json!({ "actions": actions }))
+}
+
+/// `POST /sessions/{id}/{action}` → the action's result `{ok, data?,
+/// error?, retries, durationMs, screenshot?, handled?}`: 200 for every
+/// action attempted, whether it succeeded or not.
+#[utoipa::path(
+    post,
+    path = "/sessions/{id}/{action}",
+    operation_id = "post_sessions_id_action",
+    tag = "sessions",
+    params(
+        ("id" = String, Path, description = "The session id"),
+        ("action" = String, Path, description = "navigate, reload, back, forward, click, type, fill, select, check, uncheck, hover, drag, upload, scroll, wait, extract_text, extract_all, content, screenshot, pdf or evaluate")
+    ),
+    request_body(content = crate::openapi::ActionBody, content_type = "application/json"),
+    responses((status = 200, description = "The action's result", body = crate::openapi::ActionResult), crate::openapi::SessionErrors)
+)]
+pub async fn act(
+    State(state): State<Arc<AppState>>,
+    Path((id, name)): Path<(String, String)>,
+    body: Body,
+) -> ApiResult {
+    let body = Value::Object(body.0);
+    let request = action::parse(&name, &body)?;
+    if request.verb.evaluates() && !state.manager.settings().evaluate_enabled {
+        return Err(ApiError::forbidden(
+            "evaluate is disabled in settings (evaluateEnabled: false)",
+        ));
+    }
+    let outcome = state.sessions().await?.act(&id, &request, &body).await?;
+    ok(json!(outcome))
+}

@@ -1,0 +1,262 @@
+//! Browser sessions and their verified actions, black-box: `clawdis serve`,
+//! real headless Chromium, fixture pages on loopback
+//! (`tests/fixtures/pages/hard/`, one scenario of the research's section 4
+//! each, with an oracle in the page).
+
+use clawdis_e2e::control::{Client, Server, fixture_server, start_server};
+use serde_json::{Value, json};
+
+struct Session<'a> {
+    c: &'a Client,
+    id: String,
+}
+
+impl Session<'_> {
+    fn open<'a>(c: &'a Client, url: &str) -> Session<'a> {
+        let (status, s) = c.call("POST", "/sessions", Some(json!({ "url": url })));
+        assert_eq!(status, 201, "{s}");
+        Session {
+            c,
+            id: s["sessionId"].as_str().unwrap().to_string(),
+        }
+    }
+
+    /// Runs an action; every attempted action answers 200.
+    fn act(&self, action: &str, body: Value) -> Value {
+        let (status, result) = self.c.call(
+            "POST",
+            &format!("/sessions/{}/{action}", self.id),
+            Some(body),
+        );
+        assert_eq!(status, 200, "{action}: {result}");
+        result
+    }
+
+    fn ok(&self, action: &str, body: Value) -> Value {
+        let r = self.act(action, body);
+        assert_eq!(r["ok"], true, "{action} failed: {r}");
+        r
+    }
+
+    fn eval(&self, script: &str) -> Value {
+        self.ok("evaluate", json!({ "script": script }))["data"]["result"].clone()
+    }
+
+    fn failed(&self, action: &str, body: Value, code: &str) -> Value {
+        let r = self.act(action, body);
+        assert_eq!(
+            (r["ok"].as_bool(), r["error"]["code"].as_str()),
+            (Some(false), Some(code)),
+            "{action}: {r}"
+        );
+        let shot = r["screenshot"]
+            .as_str()
+            .expect("a failure has a screenshot");
+        assert!(std::path::Path::new(shot).is_file(), "{shot}");
+        r
+    }
+}
+
+fn setup() -> (tempfile::TempDir, Server, u16) {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    (home, server, pages)
+}
+
+#[test]
+fn clicks_wait_for_overlays_enabled_state_and_stability() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/overlay.html"));
+
+    // 1: the spinner covers Save for 600 ms: the click waits, then lands once.
+    let r = s.ok("click", json!({ "selector": "#save" }));
+    assert!(r["retries"].as_u64().unwrap() > 0, "it had to wait: {r}");
+    // 7: Send turns enabled after 800 ms.
+    s.ok(
+        "click",
+        json!({ "selector": { "type": "aria", "role": "button", "name": "Send" } }),
+    );
+    // 3: Move slides for 600 ms: clicked where it stopped.
+    s.ok(
+        "click",
+        json!({ "selector": { "type": "text", "text": "Move", "exact": true } }),
+    );
+    assert_eq!(s.eval("window.hits"), json!(["save", "send", "mover"]));
+
+    // 2: a permanent backdrop: `covered`, naming it, and the button never ran.
+    s.ok(
+        "navigate",
+        json!({ "url": format!("http://127.0.0.1:{pages}/hard/overlay.html?blocked") }),
+    );
+    s.ok("wait", json!({ "selector": "#save", "state": "visible" }));
+    let r = s.failed(
+        "click",
+        json!({ "selector": "#blocked", "timeout": 1500 }),
+        "covered",
+    );
+    let message = r["error"]["message"].as_str().unwrap();
+    assert!(message.contains("modal-backdrop"), "{message}");
+    assert!(
+        !s.eval("window.hits")
+            .as_array()
+            .unwrap()
+            .contains(&json!("blocked"))
+    );
+
+    // Missing, ambiguous: typed, fast.
+    s.failed(
+        "click",
+        json!({ "selector": "#nothing", "timeout": 500 }),
+        "not_found",
+    );
+    let r = s.failed("click", json!({ "selector": "button" }), "ambiguous");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("matches 4"),
+        "{r}"
+    );
+    s.ok("click", json!({ "selector": "button", "nth": 1 }));
+}
+
+#[test]
+fn fields_are_read_back_and_typed_key_by_key_when_needed() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/inputs.html"));
+
+    // 9: the mask ignores inserted text; key by key it formats the number.
+    let r = s.ok(
+        "type",
+        json!({ "selector": { "type": "label", "text": "Phone" }, "text": "5551234567" }),
+    );
+    assert_eq!(r["data"]["value"], "(555) 123-4567", "{r}");
+    assert_eq!(r["data"]["typed"], "keys");
+    // 11: a pre-filled field is replaced, not appended to.
+    let r = s.ok("type", json!({ "selector": "#city", "text": "Lyon" }));
+    assert_eq!(r["data"]["value"], "Lyon");
+    // 15: contenteditable.
+    s.ok("type", json!({ "selector": { "type": "aria", "role": "textbox", "name": "Editor" }, "text": "Hello" }));
+    assert_eq!(
+        s.eval("document.getElementById('editor').innerText.trim()"),
+        "Hello"
+    );
+    // The page reverts digits: the action says so.
+    s.failed(
+        "type",
+        json!({ "selector": "#letters", "text": "abc1" }),
+        "verify_failed",
+    );
+
+    // select, check, fill.
+    let r = s.ok("select", json!({ "selector": "#colour", "value": "Green" }));
+    assert_eq!(r["data"]["values"], json!(["g"]));
+    s.ok(
+        "check",
+        json!({ "selector": { "type": "label", "text": "I agree" } }),
+    );
+    assert_eq!(s.eval("document.getElementById('terms').checked"), true);
+    s.failed("check", json!({ "selector": "#stuck" }), "verify_failed");
+    s.ok(
+        "fill",
+        json!({ "fields": [
+            { "selector": "#city", "value": "Paris" },
+            { "selector": "#terms", "value": false },
+            { "selector": "#colour", "value": "b" }
+        ] }),
+    );
+    assert_eq!(
+        s.eval("[city.value, terms.checked, colour.value]"),
+        json!(["Paris", false, "b"])
+    );
+
+    // 13: a custom combobox whose options appear in a portal.
+    let r = s.ok("select", json!({ "selector": "#combo", "value": "Banana" }));
+    assert_eq!(r["data"]["values"], json!(["Banana"]));
+    assert_eq!(s.eval("combo.textContent"), "Banana");
+
+    // 16: open shadow DOM, through every strategy.
+    s.ok("click", json!({ "selector": "#inner" }));
+    assert_eq!(s.eval("log.textContent"), "shadow clicked");
+    s.ok(
+        "click",
+        json!({ "selector": { "type": "text", "text": "Shadow button" } }),
+    );
+
+    // Not an input.
+    s.failed(
+        "type",
+        json!({ "selector": "#log", "text": "x" }),
+        "not_editable",
+    );
+}
+
+#[test]
+fn sessions_are_listed_logged_and_closed() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let url = format!("http://127.0.0.1:{pages}/hard/inputs.html");
+    let s = Session::open(&c, &url);
+    let got = c.ok("GET", &format!("/sessions/{}", s.id), None);
+    assert_eq!(
+        (
+            got["url"].as_str(),
+            got["readyState"].as_str(),
+            got["healthy"].as_bool()
+        ),
+        (Some(url.as_str()), Some("complete"), Some(true)),
+        "{got}"
+    );
+    s.ok("type", json!({ "selector": "#city", "text": "Oslo" }));
+    s.failed(
+        "click",
+        json!({ "selector": "#none", "timeout": 300 }),
+        "not_found",
+    );
+    let trace = c.ok("GET", &format!("/sessions/{}/trace", s.id), None);
+    let actions: Vec<(&str, bool)> = trace["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["action"].as_str().unwrap(), a["ok"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        actions,
+        [("navigate", true), ("type", true), ("click", false)]
+    );
+    assert_eq!(
+        c.ok("GET", "/sessions", None)["sessions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    c.ok("DELETE", &format!("/sessions/{}", s.id), None);
+    assert_eq!(c.call("GET", &format!("/sessions/{}", s.id), None).0, 404);
+    assert_eq!(
+        c.call(
+            "POST",
+            &format!("/sessions/{}/click", s.id),
+            Some(json!({ "selector": "a" }))
+        )
+        .0,
+        404
+    );
+    // Malformed requests are 4xx, not results.
+    let s = Session::open(&c, &url);
+    for (action, body) in [
+        ("click", json!({})),
+        ("fly", json!({})),
+        (
+            "click",
+            json!({ "selector": { "type": "css", "selector": "[[" } }),
+        ),
+    ] {
+        let (status, body) = c.call("POST", &format!("/sessions/{}/{action}", s.id), Some(body));
+        assert!((400..500).contains(&status), "{action}: {status} {body}");
+        assert!(body["error"].is_string(), "{body}");
+    }
+}
