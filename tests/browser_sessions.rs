@@ -260,3 +260,185 @@ fn sessions_are_listed_logged_and_closed() {
         assert!(body["error"].is_string(), "{body}");
     }
 }
+
+/// Sets a cookie and a localStorage item in the session's page.
+fn remember(s: &Session, value: &str) {
+    s.eval(&format!(
+        "document.cookie = 'sid={value}; max-age=3600; path=/'; localStorage.setItem('who', '{value}'); 1"
+    ));
+    // A significant change: the next page-changing action snapshots it.
+    s.ok("scroll", json!({ "amount": 10 }));
+}
+
+fn recalled(s: &Session) -> Value {
+    s.eval("[document.cookie, localStorage.getItem('who'), location.pathname]")
+}
+
+#[test]
+fn a_session_survives_kill_9_of_chromium_and_a_restart_of_the_server() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/long.html"));
+    remember(&s, "first");
+    let pid = c.ok("GET", "/", None)["pid"].as_i64().unwrap() as i32;
+    clawdis_e2e::signal(pid, libc::SIGKILL);
+    // The next action finds the browser gone, relaunches it and restores
+    // the session from its snapshot, and says so. (It used to wait out a
+    // 15 s call timeout first: chromiumoxide's handler kept polling the
+    // broken WebSocket, so the connection never counted as lost.)
+    let r = s.ok(
+        "evaluate",
+        json!({ "script": "[document.cookie, localStorage.getItem('who'), location.pathname]" }),
+    );
+    assert_eq!(
+        r["data"]["result"],
+        json!(["sid=first", "first", "/long.html"]),
+        "{r}"
+    );
+    assert!(
+        r["notices"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("recreated"),
+        "the caller is told: {r}"
+    );
+    assert_ne!(c.ok("GET", "/", None)["pid"].as_i64().unwrap() as i32, pid);
+    remember(&s, "second");
+    let id = s.id.clone();
+
+    // The server stops (and its browser with it); a new one has the session.
+    drop(server);
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    let listed = c.ok("GET", "/sessions", None);
+    assert_eq!(listed["sessions"][0]["sessionId"], id.as_str(), "{listed}");
+    let s = Session { c: &c, id };
+    let r = s.ok(
+        "evaluate",
+        json!({ "script": "[document.cookie, localStorage.getItem('who'), location.pathname]" }),
+    );
+    assert_eq!(
+        r["data"]["result"],
+        json!(["sid=second", "second", "/long.html"]),
+        "{r}"
+    );
+    assert!(
+        r["notices"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("restored"),
+        "{r}"
+    );
+    // An explicit restore gives the same.
+    c.ok("POST", &format!("/sessions/{}/restore", s.id), None);
+    assert_eq!(recalled(&s), json!(["sid=second", "second", "/long.html"]));
+}
+
+#[test]
+fn four_sessions_stay_isolated_and_a_fifth_is_refused() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let url = format!("http://127.0.0.1:{pages}/long.html");
+    let ids: Vec<String> = (0..4).map(|_| Session::open(&c, &url).id).collect();
+    let (status, full) = c.call("POST", "/sessions", Some(json!({})));
+    assert_eq!(status, 409, "{full}");
+    std::thread::scope(|scope| {
+        for (i, id) in ids.iter().enumerate() {
+            let c = &c;
+            scope.spawn(move || {
+                let s = Session { c, id: id.clone() };
+                remember(&s, &format!("user{i}"));
+                for _ in 0..3 {
+                    s.ok("click", json!({ "selector": "#bottom" }));
+                }
+                assert_eq!(
+                    recalled(&s),
+                    json!([format!("sid=user{i}"), format!("user{i}"), "/long.html"])
+                );
+            });
+        }
+    });
+}
+
+/// The browser's renderer processes (descendants of its main process).
+fn renderers(browser: i32) -> usize {
+    let mut count = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        if !cmdline.contains("--type=renderer") {
+            continue;
+        }
+        // Walk up to see whether it belongs to this browser.
+        let mut p = pid;
+        while p > 1 {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let Some(ppid) = stat
+                .rsplit(") ")
+                .next()
+                .and_then(|r| r.split(' ').nth(1))
+                .and_then(|s| s.parse().ok())
+            else {
+                break;
+            };
+            if ppid == browser {
+                count += 1;
+                break;
+            }
+            p = ppid;
+        }
+    }
+    count
+}
+
+#[test]
+fn twenty_acquire_release_cycles_leak_nothing() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let url = format!("http://127.0.0.1:{pages}/long.html");
+    // Warm up: the browser and its first tab.
+    c.ok(
+        "DELETE",
+        &format!("/sessions/{}", Session::open(&c, &url).id),
+        None,
+    );
+    let pid = c.ok("GET", "/", None)["pid"].as_i64().unwrap() as i32;
+    let settle = |want: usize| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let n = renderers(pid);
+            if n <= want || std::time::Instant::now() > deadline {
+                return n;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    // The count once the warm-up session's renderer has gone.
+    let mut before = renderers(pid);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let now = renderers(pid);
+        if now == before {
+            break;
+        }
+        before = now;
+    }
+    let tabs_before = c.ok("GET", "/tabs", None)["tabs"].as_array().map(Vec::len);
+    for _ in 0..20 {
+        let s = Session::open(&c, &url);
+        s.ok("click", json!({ "selector": "#bottom" }));
+        c.ok("DELETE", &format!("/sessions/{}", s.id), None);
+    }
+    assert_eq!(settle(before), before, "renderer processes left behind");
+    assert_eq!(c.ok("GET", "/sessions", None)["sessions"], json!([]));
+    assert_eq!(
+        c.ok("GET", "/tabs", None)["tabs"].as_array().map(Vec::len),
+        tabs_before
+    );
+    assert_eq!(c.ok("GET", "/", None)["pid"].as_i64().unwrap() as i32, pid);
+}

@@ -96,7 +96,21 @@ pub fn start_server_full(
             break;
         }
     }
-    std::thread::spawn(move || lines.for_each(drop));
+    // CLAWDIS_TEST_SERVER_LOG=1 shows the server's log (with --no-capture).
+    let show = std::env::var_os("CLAWDIS_TEST_SERVER_LOG").is_some();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if show {
+                #[allow(
+                    clippy::print_stderr,
+                    reason = "asked for with CLAWDIS_TEST_SERVER_LOG"
+                )]
+                {
+                    eprintln!("server: {line}");
+                }
+            }
+        }
+    });
     let token = std::fs::read_to_string(home.join("secrets/control-token")).unwrap();
     Server { child, port, token }
 }

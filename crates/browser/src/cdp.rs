@@ -73,9 +73,17 @@ impl Cdp {
         let alive = Arc::new(AtomicBool::new(true));
         let flag = alive.clone();
         let handler = tokio::spawn(async move {
+            // A broken WebSocket (the browser killed) ends the connection at
+            // once: the handler would otherwise keep polling it, and every
+            // call would wait out its timeout.
             while let Some(event) = handler.next().await {
-                if let Err(e) = event {
-                    tracing::debug!(error = %e, "cdp handler");
+                match event {
+                    Err(chromiumoxide::error::CdpError::Ws(e)) => {
+                        tracing::warn!(error = %e, "the CDP connection broke");
+                        break;
+                    }
+                    Err(e) => tracing::debug!(error = %e, "cdp handler"),
+                    Ok(()) => {}
                 }
             }
             flag.store(false, Ordering::SeqCst);

@@ -233,6 +233,7 @@ impl Sessions {
         self.prune_artifacts();
         let made = async {
             self.revive(&mut slot, false).await?;
+            slot.notices.clear();
             if let Some(url) = &new.url {
                 let request = action::parse("navigate", &json!({ "url": url }))?;
                 let outcome = self
@@ -382,12 +383,19 @@ impl Sessions {
             slot.live = None;
             slot.notices.push("the browser or the session's page went away; the session was recreated from its last snapshot".into());
         }
-        self.revive(slot, true).await
+        let saved = slot.record.saved_at.clone();
+        if !self.revive(slot, true).await? {
+            slot.notices.push(format!(
+                "the session was restored from its snapshot of {saved} (its browser context was gone)"
+            ));
+        }
+        Ok(())
     }
 
     /// Gives the session a live context: the one it had, when the running
-    /// browser still has it; else a new one with its snapshot restored.
-    async fn revive(&self, slot: &mut Slot, restore: bool) -> Result<()> {
+    /// browser still has it (true); else a new one with its snapshot
+    /// restored (false).
+    async fn revive(&self, slot: &mut Slot, restore: bool) -> Result<bool> {
         let cdp = self.manager.ensure().await?;
         if let Some((context, target)) = adoptable(&cdp, slot.record.context.as_deref()).await {
             let page = cdp.page(&target).await?;
@@ -398,7 +406,7 @@ impl Sessions {
                 target,
                 page,
             });
-            return Ok(());
+            return Ok(true);
         }
         let created = cdp
             .call(
@@ -469,7 +477,7 @@ impl Sessions {
                 tracing::warn!(session = %slot.record.id, error = %e.message, "restoring the session's page");
             }
         }
-        Ok(())
+        Ok(false)
     }
 
     async fn watch(&self, target: &str, page: &Page, policy: DialogPolicy) -> Result<()> {
