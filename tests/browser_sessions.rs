@@ -306,7 +306,7 @@ fn a_session_survives_kill_9_of_chromium_and_a_restart_of_the_server() {
     );
     assert_ne!(c.ok("GET", "/", None)["pid"].as_i64().unwrap() as i32, pid);
     remember(&s, "second");
-    let id = s.id.clone();
+    let id = s.id;
 
     // The server stops (and its browser with it); a new one has the session.
     drop(server);
