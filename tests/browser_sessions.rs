@@ -442,3 +442,251 @@ fn twenty_acquire_release_cycles_leak_nothing() {
     );
     assert_eq!(c.ok("GET", "/", None)["pid"].as_i64().unwrap() as i32, pid);
 }
+
+fn snapshot_ref(c: &Client, session: &str, role: &str, name: &str) -> String {
+    let snap = c.ok("GET", &format!("/snapshot?sessionId={session}"), None);
+    clawdis_e2e::control::ref_named(&snap["refs"], role, name)
+}
+
+#[test]
+fn re_rendered_nodes_menus_sticky_headers_and_lazy_lists() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/dynamic.html"));
+
+    // 5: the ref's node is replaced every 100 ms: re-found by role and name.
+    let buy = snapshot_ref(&c, &s.id, "button", "Buy");
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    s.ok("click", json!({ "ref": buy }));
+    assert_eq!(s.eval("window.hits"), json!(["buy"]));
+    // A ref to something gone for good, with nothing equivalent: detached.
+    let products = snapshot_ref(&c, &s.id, "button", "Products");
+    s.eval("document.getElementById('products').remove(); 1");
+    s.failed(
+        "click",
+        json!({ "ref": products, "timeout": 400 }),
+        "detached",
+    );
+    s.ok("reload", json!({}));
+
+    // 26: hover the menu, then click its item while it shows.
+    s.failed(
+        "click",
+        json!({ "selector": "#laptops", "timeout": 300 }),
+        "timeout",
+    );
+    s.ok("hover", json!({ "selector": "#products" }));
+    s.ok("click", json!({ "selector": "#laptops" }));
+    assert_eq!(s.eval("window.hits"), json!(["laptops"]));
+
+    // 27: the sticky header covers the button at first; another alignment clears it.
+    s.eval("document.getElementById('under').scrollIntoView({ block: 'start' }); 1");
+    s.ok("click", json!({ "selector": "#under" }));
+    assert_eq!(s.eval("window.hits"), json!(["laptops", "under"]));
+
+    // 24: lazy loading: scroll to the end, wait for the items.
+    s.failed(
+        "click",
+        json!({ "selector": { "type": "text", "text": "Item 25", "exact": true }, "timeout": 300 }),
+        "not_found",
+    );
+    // Each batch loads when the end comes into view: scroll, wait, again.
+    for last in ["Item 10", "Item 20", "Item 30"] {
+        s.ok(
+            "scroll",
+            json!({ "selector": "#sentinel", "direction": "down" }),
+        );
+        s.eval("document.getElementById('sentinel').scrollIntoView(); 1");
+        s.ok("wait", json!({ "text": last }));
+    }
+    s.ok(
+        "click",
+        json!({ "selector": { "type": "text", "text": "Item 25", "exact": true } }),
+    );
+    let items = s.ok("extract_all", json!({ "selector": "#lazy li" }));
+    assert!(items["data"]["count"].as_u64().unwrap() >= 25, "{items}");
+    assert_eq!(items["data"]["items"][0]["text"], "Item 1");
+}
+
+#[test]
+fn debounced_searches_slow_loads_spa_navigation_and_new_tabs() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/dynamic.html"));
+
+    // 12: type, then pick a suggestion once the list shows it.
+    s.ok("type", json!({ "selector": "#search", "text": "ap" }));
+    s.ok(
+        "click",
+        json!({ "selector": { "type": "aria", "role": "option", "name": "apricot" } }),
+    );
+    assert_eq!(s.eval("search.value"), "apricot");
+
+    // 32: a slow request, then its effect.
+    s.ok("click", json!({ "selector": "#load" }));
+    s.ok("wait", json!({ "networkIdle": true }));
+    assert_eq!(s.eval("loaded.textContent"), "Loaded");
+
+    // 33: SPA navigation, back and forward within the document.
+    s.ok("click", json!({ "selector": "#spa" }));
+    s.ok("wait", json!({ "url": "**/hard/page2" }));
+    s.ok("wait", json!({ "url": "/page2$/" }));
+    let back = s.ok("back", json!({}));
+    assert!(
+        back["data"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/hard/dynamic.html"),
+        "{back}"
+    );
+    assert_eq!(s.eval("view.textContent"), "Page one");
+    s.ok("forward", json!({}));
+    assert_eq!(s.eval("view.textContent"), "Page two");
+    s.failed("forward", json!({}), "verify_failed");
+    s.ok("back", json!({}));
+
+    // 21: a link that opens a tab: reported; the session stays on its page.
+    let r = s.ok("click", json!({ "selector": "#newtab" }));
+    let opened = &r["data"]["newTab"];
+    assert!(
+        opened["url"].as_str().unwrap().ends_with("/greeting.html"),
+        "{r}"
+    );
+    assert!(opened["targetId"].is_string(), "{r}");
+    assert_eq!(r["handled"][0]["kind"], "popup", "{r}");
+    assert!(
+        s.eval("location.pathname")
+            .as_str()
+            .unwrap()
+            .ends_with("/hard/dynamic.html")
+    );
+}
+
+#[test]
+fn dialogs_follow_the_session_policy() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let url = format!("http://127.0.0.1:{pages}/hard/dynamic.html");
+
+    // The default dismisses confirm and accepts alerts, and reports both.
+    let s = Session::open(&c, &url);
+    let r = s.ok("click", json!({ "selector": "#confirm" }));
+    assert_eq!(r["handled"][0]["kind"], "dialog", "{r}");
+    assert!(
+        r["handled"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Delete everything?"),
+        "{r}"
+    );
+    assert_eq!(s.eval("answer.textContent"), "kept");
+    s.ok("click", json!({ "selector": "#alert" }));
+    assert_eq!(s.eval("answer.textContent"), "alerted");
+    // beforeunload of a dirty form is accepted: the navigation happens.
+    s.ok(
+        "navigate",
+        json!({ "url": format!("http://127.0.0.1:{pages}/hard/leave.html") }),
+    );
+    s.ok("type", json!({ "selector": "#draft", "text": "unsaved" }));
+    s.ok("click", json!({ "selector": "#draft" }));
+    let r = s.ok("navigate", json!({ "url": url }));
+    assert!(
+        r["data"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/hard/dynamic.html"),
+        "{r}"
+    );
+
+    // accept.
+    let (_, created) = c.call(
+        "POST",
+        "/sessions",
+        Some(json!({ "url": url, "dialogs": "accept" })),
+    );
+    let accepting = Session {
+        c: &c,
+        id: created["sessionId"].as_str().unwrap().to_string(),
+    };
+    accepting.ok("click", json!({ "selector": "#confirm" }));
+    assert_eq!(accepting.eval("answer.textContent"), "deleted");
+
+    // ask: the action stops with `dialog`; a person answers through the hooks.
+    let (_, created) = c.call(
+        "POST",
+        "/sessions",
+        Some(json!({ "url": url, "dialogs": "ask" })),
+    );
+    let asking = Session {
+        c: &c,
+        id: created["sessionId"].as_str().unwrap().to_string(),
+    };
+    let r = asking.act("click", json!({ "selector": "#confirm" }));
+    assert_eq!(r["error"]["code"], "dialog", "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Delete everything?"),
+        "{r}"
+    );
+    let target = c.ok("GET", &format!("/sessions/{}", asking.id), None)["targetId"].clone();
+    c.ok(
+        "POST",
+        "/hooks/dialog",
+        Some(json!({ "accept": true, "targetId": target })),
+    );
+    assert_eq!(asking.eval("answer.textContent"), "deleted");
+    assert_eq!(
+        c.call("POST", "/sessions", Some(json!({ "dialogs": "maybe" })))
+            .0,
+        400
+    );
+}
+
+#[test]
+fn frames_of_the_same_and_of_another_origin() {
+    let (_home, server, pages) = setup();
+    let other = fixture_server();
+    let c = Client::new(&server);
+    let s = Session::open(
+        &c,
+        &format!("http://127.0.0.1:{pages}/hard/frames.html?port={other}"),
+    );
+    s.ok("wait", json!({ "js": "document.getElementById('other').contentWindow && performance.getEntriesByType('resource').length >= 2" }));
+    // 18: a frame with a border and padding.
+    let r = s.failed(
+        "click",
+        json!({ "frame": "framed.html", "selector": "button" }),
+        "ambiguous",
+    );
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("2 frames"),
+        "{r}"
+    );
+    let same = format!("{pages}/hard/framed.html");
+    s.ok(
+        "click",
+        json!({ "frame": same, "selector": { "type": "text", "text": "Frame button" } }),
+    );
+    s.ok("type", json!({ "frame": same, "selector": { "type": "label", "text": "Frame field" }, "text": "hello" }));
+    assert_eq!(
+        s.eval(
+            "document.getElementById('same').contentDocument.getElementById('said').textContent"
+        ),
+        "clicked in same"
+    );
+    // 19: another origin: scoped by its URL, and through a snapshot ref.
+    s.ok(
+        "wait",
+        json!({ "js": "new Promise((r) => setTimeout(() => r(true), 300))" }),
+    );
+    s.ok("click", json!({ "frame": "?other", "selector": { "type": "aria", "role": "button", "name": "Frame button" } }));
+    let r = s.ok(
+        "extract_text",
+        json!({ "frame": "?other", "selector": "#said" }),
+    );
+    assert_eq!(r["data"]["text"], "clicked in other", "{r}");
+    let field = snapshot_ref(&c, &s.id, "textbox", "Frame field");
+    s.ok("type", json!({ "ref": field, "text": "via ref" }));
+}

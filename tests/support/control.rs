@@ -253,7 +253,7 @@ pub fn ref_named(refs: &Value, role: &str, name: &str) -> String {
 }
 
 /// A static web server for `tests/fixtures/pages` on a loopback port; `/dl`
-/// answers an attachment. Lives as long as the test process.
+/// answers an attachment, `/slow?ms=N` answers after N ms. Lives as long as the test process.
 pub fn fixture_server() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -279,15 +279,20 @@ fn serve_one(mut stream: TcpStream, root: &Path) {
             break;
         }
     }
-    let path = first
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("/")
-        .split('?')
-        .next()
-        .unwrap_or("/")
-        .to_string();
-    let (status, kind, extra, body): (&str, &str, &str, Vec<u8>) = if path == "/dl" {
+    let target = first.split_whitespace().nth(1).unwrap_or("/");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let path = path.to_string();
+    if path == "/slow" {
+        // A slow request: `?ms=N` before the answer.
+        let ms = query
+            .strip_prefix("ms=")
+            .and_then(|ms| ms.parse().ok())
+            .unwrap_or(1000);
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+    let (status, kind, extra, body): (&str, &str, &str, Vec<u8>) = if path == "/slow" {
+        ("200 OK", "text/plain", "", b"slow answer".to_vec())
+    } else if path == "/dl" {
         (
             "200 OK",
             "application/octet-stream",

@@ -94,7 +94,11 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
         opts.depth = Some(opts.depth.unwrap_or(6));
     }
     let m = &state.manager;
-    let (target_id, page) = m.page_ready(q.get("targetId").map(String::as_str)).await?;
+    let target = match q.get("sessionId").filter(|s| !s.is_empty()) {
+        Some(session) => Some(state.sessions().await?.target_of(session).await?),
+        None => q.get("targetId").cloned(),
+    };
+    let (target_id, page) = m.page_ready(target.as_deref()).await?;
     match format {
         "domSnapshot" => {
             let nodes = snapshot::dom_snapshot(&page, &opts).await?;

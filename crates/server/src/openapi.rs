@@ -96,6 +96,9 @@ pub struct BrowserQuery {
     /// The tab to act on (else the current one).
     #[param(rename = "targetId")]
     target_id: Option<String>,
+    /// A browser session whose page to act on (instead of a tab).
+    #[param(rename = "sessionId")]
+    session_id: Option<String>,
     /// The profile (only `clawd` exists).
     profile: Option<String>,
 }

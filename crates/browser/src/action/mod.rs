@@ -236,8 +236,9 @@ pub async fn run(tab: &Tab<'_>, request: &Request) -> crate::Result<Outcome> {
         Err(Stop::Request(e)) => return Err(e),
         Err(Stop::Fail(f)) => (None, Some(f)),
     };
+    // A page a dialog blocks (or that crashed) cannot be captured.
     let screenshot = match &error {
-        Some(f) if f.code != Code::Crashed => failure_screenshot(tab).await,
+        Some(f) if !matches!(f.code, Code::Crashed | Code::Dialog) => failure_screenshot(tab).await,
         _ => None,
     };
     let outcome = Outcome {
@@ -326,13 +327,15 @@ async fn run_verb(tab: &Tab<'_>, request: &Request, attempt: &mut Attempt) -> St
             ))
         }
     };
-    let _ = crate::cdp::page_call_with(
-        tab.page,
-        "Runtime.releaseObjectGroup",
-        json!({ "objectGroup": GROUP }),
-        Duration::from_secs(1),
-    )
-    .await;
+    if tab.events.pending().is_none() {
+        let _ = crate::cdp::page_call_with(
+            tab.page,
+            "Runtime.releaseObjectGroup",
+            json!({ "objectGroup": GROUP }),
+            Duration::from_secs(1),
+        )
+        .await;
+    }
     result
 }
 
@@ -355,8 +358,18 @@ pub(crate) const GROUP: &str = "clawd-action";
 
 /// A screenshot of the viewport, saved under the artifacts directory.
 async fn failure_screenshot(tab: &Tab<'_>) -> Option<String> {
-    read::save_screenshot(tab, false)
-        .await
-        .map_err(|e| tracing::warn!(error = %e, "failure screenshot"))
-        .ok()
+    match tokio::time::timeout(SHOT_TIMEOUT, read::save_screenshot(tab, false)).await {
+        Ok(Ok(path)) => Some(path),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "failure screenshot");
+            None
+        }
+        Err(_) => {
+            tracing::warn!("failure screenshot timed out");
+            None
+        }
+    }
 }
+
+/// The longest a failure's screenshot may take.
+const SHOT_TIMEOUT: Duration = Duration::from_secs(3);

@@ -9,7 +9,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
     EventFrameNavigated, EventFrameRequestedNavigation,
 };
 use chromiumoxide::cdp::browser_protocol::target::EventTargetCreated;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -32,8 +32,8 @@ const CLICK_EVENTS: &[&str] = &[
     "contextmenu",
 ];
 
-/// How long a click's new tab or navigation may take to show itself.
-const AFTERMATH: Duration = Duration::from_millis(150);
+/// The longest the round trip after a click may take.
+const AFTERMATH: Duration = Duration::from_secs(2);
 /// The longest wait for a navigation a click started to commit.
 const COMMIT: Duration = Duration::from_secs(15);
 
@@ -59,6 +59,17 @@ pub(crate) async fn click(
         click.modifiers,
     )
     .await?;
+    // What the click set off: a round trip to the page comes back after
+    // every event its handlers caused (a navigation request), and one to
+    // the browser after every tab it opened; no fixed wait.
+    let _ = crate::cdp::page_call_with(
+        tab.page,
+        "Runtime.evaluate",
+        json!({ "expression": "0" }),
+        AFTERMATH,
+    )
+    .await;
+    let _ = cdp.call("Target.getTargets", json!({})).await;
     let mut data = serde_json::Map::new();
     if let Some(opened) = opened_tab(tab, &mut created).await {
         attempt.handled.push(super::Handled {
@@ -71,17 +82,12 @@ pub(crate) async fn click(
         data.insert("newTab".into(), opened);
     }
     let main = main_frame(tab).await;
-    let navigation = tokio::time::timeout(AFTERMATH, async {
-        while let Some(e) = requested.next().await {
-            if Some(e.frame_id.inner()) == main.as_ref() {
-                return Some(e.url.clone());
-            }
+    let mut navigation = None;
+    while let Some(Some(e)) = requested.next().now_or_never() {
+        if Some(e.frame_id.inner()) == main.as_ref() {
+            navigation = Some(e.url.clone());
         }
-        None
-    })
-    .await
-    .ok()
-    .flatten();
+    }
     if let Some(url) = navigation {
         let landed = tokio::time::timeout(COMMIT, async {
             while let Some(e) = committed.next().await {

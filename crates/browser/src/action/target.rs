@@ -385,10 +385,11 @@ async fn scope_root(tab: &Tab<'_>, frame: Option<&str>) -> Step<Root> {
 
 async fn frame_owner_by_url(tab: &Tab<'_>, part: &str) -> Step<i64> {
     let tree = page_call(tab.page, "Page.getFrameTree", json!({})).await?;
+    let mut matching = Vec::new();
     let mut stack: Vec<&Value> = tree
         .pointer("/frameTree/childFrames")
         .and_then(Value::as_array)
-        .map(|v| v.iter().collect())
+        .map(|v| v.iter().rev().collect())
         .unwrap_or_default();
     while let Some(node) = stack.pop() {
         let url = node
@@ -396,24 +397,39 @@ async fn frame_owner_by_url(tab: &Tab<'_>, part: &str) -> Step<i64> {
             .and_then(Value::as_str)
             .unwrap_or_default();
         if url.contains(part) {
-            let id = node
-                .pointer("/frame/id")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let owner = page_call(tab.page, "DOM.getFrameOwner", json!({ "frameId": id })).await?;
-            return owner
-                .get("backendNodeId")
-                .and_then(Value::as_i64)
-                .ok_or_else(|| fail(Code::NotFound, format!("frame {part} has no element")));
+            matching.push(
+                node.pointer("/frame/id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+            );
         }
         if let Some(children) = node.get("childFrames").and_then(Value::as_array) {
-            stack.extend(children.iter());
+            stack.extend(children.iter().rev());
         }
     }
-    Err(fail(
-        Code::NotFound,
-        format!("no frame's URL contains {part}"),
-    ))
+    let id = match matching.as_slice() {
+        [] => {
+            return Err(fail(
+                Code::NotFound,
+                format!("no frame's URL contains {part}"),
+            ));
+        }
+        [one] => *one,
+        many => {
+            return Err(fail(
+                Code::Ambiguous,
+                format!(
+                    "frame {part} matches {} frames; give more of the URL or the iframe's ref",
+                    many.len()
+                ),
+            ));
+        }
+    };
+    let owner = page_call(tab.page, "DOM.getFrameOwner", json!({ "frameId": id })).await?;
+    owner
+        .get("backendNodeId")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| fail(Code::NotFound, format!("frame {part} has no element")))
 }
 
 fn object_of(evaluated: &Value) -> Step<String> {

@@ -307,6 +307,18 @@ impl Sessions {
         Ok(self.info(&mut slot).await)
     }
 
+    /// The target id of the session's page (made live if it was not), for
+    /// the tab routes that take a `sessionId`.
+    pub async fn target_of(&self, id: &str) -> Result<String> {
+        let slot = self.slot(id)?;
+        let mut slot = slot.lock().await;
+        self.ensure(&mut slot).await?;
+        slot.live
+            .as_ref()
+            .map(|l| l.target.clone())
+            .ok_or_else(|| missing(id))
+    }
+
     /// Runs an action in a session, logs it, and snapshots the session
     /// when the action can have changed it.
     pub async fn act(&self, id: &str, request: &Request, body: &Value) -> Result<Outcome> {
