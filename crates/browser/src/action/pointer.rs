@@ -181,20 +181,17 @@ async fn opened_tab(
     tab: &Tab<'_>,
     created: &mut chromiumoxide::listeners::EventStream<EventTargetCreated>,
 ) -> Option<Value> {
-    let found = tokio::time::timeout(AFTERMATH, async {
-        while let Some(e) = created.next().await {
-            let info = &e.target_info;
-            if info.r#type == "page"
-                && info.opener_id.as_ref().map(|o| o.inner().as_str()) == Some(tab.target_id)
-            {
-                return Some(info.target_id.inner().clone());
-            }
+    // Only what has arrived: the round trips before made sure it has.
+    let mut found = None;
+    while let Some(Some(e)) = created.next().now_or_never() {
+        let info = &e.target_info;
+        if info.r#type == "page"
+            && info.opener_id.as_ref().map(|o| o.inner().as_str()) == Some(tab.target_id)
+        {
+            found = Some(info.target_id.inner().clone());
         }
-        None
-    })
-    .await
-    .ok()
-    .flatten()?;
+    }
+    let found = found?;
     let deadline = Instant::now() + Duration::from_secs(3);
     let mut url = String::new();
     while Instant::now() < deadline {
