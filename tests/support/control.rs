@@ -301,8 +301,13 @@ fn serve_one(mut stream: TcpStream, root: &Path) {
         )
     } else {
         let name = path.trim_start_matches('/');
-        match (!name.contains("..")).then(|| std::fs::read(root.join(name))) {
-            Some(Ok(bytes)) => ("200 OK", "text/html; charset=utf-8", "", bytes),
+        // `/npm/<package>/…`: the packages scripts/test installed from npm.
+        let file = match name.strip_prefix("npm/") {
+            Some(rest) => npm_modules().join(rest),
+            None => root.join(name),
+        };
+        match (!name.contains("..")).then(|| std::fs::read(&file)) {
+            Some(Ok(bytes)) => ("200 OK", content_type(&file), "", bytes),
             _ => ("404 Not Found", "text/plain", "", b"not found".to_vec()),
         }
     };
@@ -312,6 +317,33 @@ fn serve_one(mut stream: TcpStream, root: &Path) {
     );
     let _ = stream.write_all(head.as_bytes());
     let _ = stream.write_all(&body);
+}
+
+/// `node_modules` of the npm packages the tests use (scripts/test installs
+/// them into `target/test-npm`).
+pub fn npm_modules() -> std::path::PathBuf {
+    workspace_root().join("target/test-npm/node_modules")
+}
+
+/// Fails the test when an npm package it needs was not installed.
+pub fn require_npm(package: &str) {
+    let dir = npm_modules().join(package);
+    assert!(
+        dir.join("package.json").is_file(),
+        "npm package {package} is missing from {}: run scripts/test, which installs it",
+        npm_modules().display()
+    );
+}
+
+fn content_type(file: &Path) -> &'static str {
+    match file.extension().and_then(|e| e.to_str()) {
+        Some("js" | "mjs") => "text/javascript; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        Some("json") => "application/json",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        _ => "text/html; charset=utf-8",
+    }
 }
 
 /// Opens the event stream at `path` (`GET`, server-sent events) and

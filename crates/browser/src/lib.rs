@@ -12,6 +12,7 @@ pub mod act;
 pub mod action;
 pub mod cdp;
 pub mod color;
+pub mod consent;
 pub mod devices;
 pub mod discovery;
 pub mod doctor;

@@ -97,6 +97,7 @@ pub(crate) async fn prepare(
         }
         if outer > 0 {
             attempt.retries += 1;
+            tab.clear_banners(deadline).await;
         }
         outer += 1;
         let found = match resolve(tab, aim).await {

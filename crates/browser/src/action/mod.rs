@@ -200,7 +200,24 @@ pub struct Tab<'a> {
     pub artifacts: PathBuf,
     /// The session it belongs to, for logs.
     pub session: Option<&'a str>,
+    /// The page's cookie-banner watcher, when it has one.
+    pub consent: Option<&'a crate::consent::Consent>,
 }
+
+impl Tab<'_> {
+    /// Waits (until `deadline`, at most a few seconds) for a cookie banner
+    /// being declined to be answered: clicking through it would be
+    /// answering it.
+    pub(crate) async fn clear_banners(&self, deadline: Instant) {
+        if let Some(consent) = self.consent {
+            let left = deadline.saturating_duration_since(Instant::now());
+            consent.settled(left.min(CONSENT_WAIT)).await;
+        }
+    }
+}
+
+/// The longest an action waits for a cookie banner to be declined.
+const CONSENT_WAIT: Duration = Duration::from_secs(3);
 
 /// Runs `request` in `tab`: a result for every action attempted, an error
 /// only for a request that cannot be attempted (4xx).
@@ -229,6 +246,16 @@ pub async fn run(tab: &Tab<'_>, request: &Request) -> crate::Result<Outcome> {
                 d.outcome.unwrap_or("answered")
             ),
         })
+        .chain(
+            tab.consent
+                .map(|c| c.take_handled())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|detail| Handled {
+                    kind: "consent",
+                    detail,
+                }),
+        )
         .chain(attempt.handled)
         .collect();
     let (data, error) = match done {
@@ -282,6 +309,7 @@ async fn run_verb(tab: &Tab<'_>, request: &Request, attempt: &mut Attempt) -> St
         ));
     }
     let work = async {
+        tab.clear_banners(deadline).await;
         match &request.verb {
             Verb::Navigate { url } => navigate::to(tab, url, deadline).await,
             Verb::Reload => navigate::reload(tab, deadline).await,

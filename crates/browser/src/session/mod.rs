@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::action::{self, Outcome, Request, Tab};
 use crate::cdp::Cdp;
+use crate::consent::Consent;
 use crate::events::DialogPolicy;
 use crate::manager::Manager;
 use crate::{BrowserError, Result};
@@ -89,6 +90,7 @@ struct Live {
     context: String,
     target: String,
     page: Page,
+    consent: Arc<Consent>,
 }
 
 /// One session.
@@ -99,6 +101,9 @@ struct Slot {
     live: Option<Live>,
     failures: u32,
     notices: Vec<String>,
+    /// What the backend's own actions (the first page, a restore) handled,
+    /// reported with the next action.
+    carried: Vec<action::Handled>,
 }
 
 /// The sessions of one backend.
@@ -134,6 +139,7 @@ impl Sessions {
                     live: None,
                     failures: 0,
                     notices: Vec::new(),
+                    carried: Vec::new(),
                 };
                 (
                     slot.record.id.clone(),
@@ -225,6 +231,7 @@ impl Sessions {
             live: None,
             failures: 0,
             notices: Vec::new(),
+            carried: Vec::new(),
         };
         self.store
             .insert_session(&slot.record)
@@ -245,6 +252,7 @@ impl Sessions {
                         e.message
                     )));
                 }
+                slot.carried = outcome.handled;
             }
             Ok(())
         }
@@ -339,6 +347,7 @@ impl Sessions {
             events: &events,
             artifacts: self.artifacts(&id),
             session: Some(&id),
+            consent: Some(&live.consent),
         };
         let mut outcome = action::run(&tab, request).await?;
         if outcome
@@ -349,6 +358,11 @@ impl Sessions {
             slot.failures = PROBE_FAILURES;
         }
         outcome.notices = std::mem::take(&mut slot.notices);
+        if !slot.carried.is_empty() {
+            let mut handled = std::mem::take(&mut slot.carried);
+            handled.append(&mut outcome.handled);
+            outcome.handled = handled;
+        }
         if request.verb.changes_page()
             && slot.failures == 0
             && let Err(e) = self.snapshot(slot).await
@@ -411,12 +425,13 @@ impl Sessions {
         let cdp = self.manager.ensure().await?;
         if let Some((context, target)) = adoptable(&cdp, slot.record.context.as_deref()).await {
             let page = cdp.page(&target).await?;
-            self.watch(&target, &page, slot.policy).await?;
+            let consent = self.watch(&target, &page, slot.policy).await?;
             slot.live = Some(Live {
                 cdp,
                 context,
                 target,
                 page,
+                consent,
             });
             return Ok(true);
         }
@@ -443,12 +458,12 @@ impl Sessions {
                 .map(str::to_string)
                 .ok_or_else(|| BrowserError::Cdp("Target.createTarget returned no id".into()))?;
             let page = cdp.page(&target).await?;
-            self.watch(&target, &page, slot.policy).await?;
+            let consent = self.watch(&target, &page, slot.policy).await?;
             state::restore(&cdp, &context, &page, &slot.state).await?;
-            Ok::<_, BrowserError>((target, page))
+            Ok::<_, BrowserError>((target, page, consent))
         }
         .await;
-        let (target, page) = match made {
+        let (target, page, consent) = match made {
             Ok(made) => made,
             Err(e) => {
                 let _ = cdp
@@ -470,6 +485,7 @@ impl Sessions {
             context,
             target,
             page,
+            consent,
         });
         if restore && slot.record.url != "about:blank" {
             let url = slot.record.url.clone();
@@ -483,18 +499,22 @@ impl Sessions {
                 events: &events,
                 artifacts: self.artifacts(&slot.record.id),
                 session: Some(&slot.record.id),
+                consent: Some(&live.consent),
             };
             let outcome = action::run(&tab, &request).await?;
             if let Some(e) = outcome.error {
                 tracing::warn!(session = %slot.record.id, error = %e.message, "restoring the session's page");
             }
+            slot.carried.extend(outcome.handled);
         }
         Ok(false)
     }
 
-    async fn watch(&self, target: &str, page: &Page, policy: DialogPolicy) -> Result<()> {
+    /// Watches the session's page: its dialogs answered by the policy, its
+    /// cookie banners declined.
+    async fn watch(&self, target: &str, page: &Page, policy: DialogPolicy) -> Result<Arc<Consent>> {
         self.manager.events(target, page).await?.set_policy(policy);
-        Ok(())
+        Consent::install(page).await
     }
 
     /// Closes the session's context, if it has one.
