@@ -694,3 +694,39 @@ fn frames_of_the_same_and_of_another_origin() {
     let field = snapshot_ref(&c, &s.id, "textbox", "Frame field");
     s.ok("type", json!({ "ref": field, "text": "via ref" }));
 }
+
+#[test]
+fn newsletter_modals_are_closed_and_chat_widgets_moved_aside() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/popups.html"));
+    s.ok(
+        "wait",
+        json!({ "selector": "#newsletter", "state": "visible" }),
+    );
+    // 35: the modal covers Checkout: closed with its own "No thanks".
+    let r = s.ok("click", json!({ "selector": "#checkout" }));
+    assert_eq!(r["handled"][0]["kind"], "modal", "{r}");
+    assert!(
+        r["handled"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("No thanks"),
+        "{r}"
+    );
+    assert_eq!(
+        s.eval("[window.declined === true, window.subscribed === true]"),
+        json!([true, false])
+    );
+    // 20: the chat widget covers Help: moved out of the way, reported.
+    let r = s.ok("click", json!({ "selector": "#help" }));
+    assert_eq!(r["handled"][0]["kind"], "chat", "{r}");
+    assert!(
+        r["handled"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("chat-widget"),
+        "{r}"
+    );
+    assert_eq!(s.eval("window.hits"), json!(["checkout", "help"]));
+}

@@ -272,7 +272,7 @@ const DESCRIBE: &str = concat!(
 );
 
 /// The centre of the first quad with an area.
-fn centre(quads: &Value) -> Option<(f64, f64)> {
+pub(crate) fn centre(quads: &Value) -> Option<(f64, f64)> {
     quads.get("quads")?.as_array()?.iter().find_map(|q| {
         let p: Vec<f64> = q.as_array()?.iter().filter_map(Value::as_f64).collect();
         if p.len() != 8 {

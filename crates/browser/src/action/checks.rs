@@ -155,6 +155,9 @@ pub(crate) async fn prepare(
             match element::hit_target(tab.page, backend, point).await {
                 Ok(None) => return Ok(Ready { backend, point }),
                 Ok(Some(covering)) => {
+                    if super::obstacle::clear(tab, point, attempt).await? {
+                        continue;
+                    }
                     last = Some(Failure {
                         code: Code::Covered,
                         message: covering,

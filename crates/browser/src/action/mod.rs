@@ -8,6 +8,7 @@
 mod checks;
 mod forms;
 mod navigate;
+mod obstacle;
 mod pointer;
 mod read;
 mod request;
@@ -294,6 +295,8 @@ pub async fn run(tab: &Tab<'_>, request: &Request) -> crate::Result<Outcome> {
 pub(crate) struct Attempt {
     pub retries: u32,
     pub handled: Vec<Handled>,
+    /// Popups the watchdog dealt with.
+    pub popups: u32,
 }
 
 async fn run_verb(tab: &Tab<'_>, request: &Request, attempt: &mut Attempt) -> Step<Option<Value>> {
