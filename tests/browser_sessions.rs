@@ -730,3 +730,90 @@ fn newsletter_modals_are_closed_and_chat_widgets_moved_aside() {
     );
     assert_eq!(s.eval("window.hits"), json!(["checkout", "help"]));
 }
+
+#[test]
+fn metrics_count_actions_by_outcome_in_the_prometheus_format() {
+    let python = clawdis_e2e::test_python(&["prometheus_client"]);
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/inputs.html"));
+    s.ok("type", json!({ "selector": "#city", "text": "Rome" }));
+    s.ok("type", json!({ "selector": "#city", "text": "Bern" }));
+    s.failed(
+        "click",
+        json!({ "selector": "#none", "timeout": 300 }),
+        "not_found",
+    );
+    let auth = format!("Bearer {}", server.token);
+    let (status, text) = clawdis_e2e::control::request(
+        server.port,
+        "GET",
+        "/metrics",
+        &[("Authorization", &auth)],
+        "",
+    );
+    assert_eq!(status, 200, "{text}");
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or(&text);
+    // The Prometheus client library's own parser reads it.
+    let mut parse = std::process::Command::new(python)
+        .args([
+            "-c",
+            r#"
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+out = {}
+for family in text_string_to_metric_families(sys.stdin.read()):
+    for s in family.samples:
+        out[s.name + json.dumps(s.labels, sort_keys=True, separators=(",", ":"))] = s.value
+print(json.dumps(out))
+"#,
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    parse
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = parse.wait_with_output().unwrap();
+    assert!(out.status.success(), "{body}");
+    let samples: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sample = |name: &str, labels: Value| samples[format!("{name}{labels}")].as_f64();
+    assert_eq!(
+        sample(
+            "actions_total",
+            json!({ "action": "type", "outcome": "ok" })
+        ),
+        Some(2.0),
+        "{samples}"
+    );
+    assert_eq!(
+        sample(
+            "actions_total",
+            json!({ "action": "click", "outcome": "not_found" })
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            "actions_total",
+            json!({ "action": "navigate", "outcome": "ok" })
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample("sessions_total", json!({ "status": "created" })),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample("action_duration_seconds_count", json!({ "action": "type" })),
+        Some(2.0)
+    );
+    assert!(sample("retries_total", json!({ "action": "click" })).unwrap() >= 1.0);
+    let (status, _) = clawdis_e2e::control::request(server.port, "GET", "/metrics", &[], "");
+    assert_eq!(status, 401);
+}

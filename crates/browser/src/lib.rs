@@ -26,6 +26,7 @@ pub mod inspect;
 pub mod launch;
 pub mod logs;
 pub mod manager;
+pub mod metrics;
 pub mod policy;
 pub mod process;
 pub mod profile;

@@ -417,6 +417,7 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(sessions::restore))
         .routes(routes!(sessions::trace))
         .routes(routes!(sessions::act))
+        .routes(routes!(sessions::metrics))
         .routes(routes!(openapi_json));
     // Signed approval links carry their own credential and have a guard
     // of their own (see links.rs).

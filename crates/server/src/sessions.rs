@@ -193,3 +193,28 @@ pub async fn act(
     let outcome = state.sessions().await?.act(&id, &request, &body).await?;
     ok(json!(outcome))
 }
+
+/// `GET /metrics`: the browser's counters in the Prometheus text format
+/// (`actions_total`, `retries_total`, `sessions_total`,
+/// `action_duration_seconds`).
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    operation_id = "get_metrics",
+    tag = "sessions",
+    responses(
+        (status = 200, description = "The Prometheus text format (version 0.0.4)", content_type = "text/plain", body = String),
+        (status = 401, description = "No or a wrong bearer token", content_type = "text/plain", body = String)
+    )
+)]
+pub async fn metrics(State(state): State<Arc<AppState>>) -> ApiResult {
+    let text = state.sessions().await?.metrics().render();
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response())
+}

@@ -113,6 +113,7 @@ pub struct Sessions {
     slots: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Slot>>>>,
     /// Serializes creating sessions (the pool's limit).
     creating: tokio::sync::Mutex<()>,
+    metrics: crate::metrics::Metrics,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -152,6 +153,7 @@ impl Sessions {
             store,
             slots: Mutex::new(slots),
             creating: tokio::sync::Mutex::new(()),
+            metrics: crate::metrics::Metrics::new(),
         }))
     }
 
@@ -174,6 +176,11 @@ impl Sessions {
             .collect();
         slots.sort_by_key(|s| Arc::as_ptr(s) as usize);
         slots
+    }
+
+    /// The actions' and sessions' counters.
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.metrics
     }
 
     /// Where a session's artifacts go.
@@ -267,6 +274,7 @@ impl Sessions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, Arc::new(tokio::sync::Mutex::new(slot)));
+        self.metrics.session("created");
         tracing::info!(session = %info.session_id, profile = ?info.profile, "session created");
         Ok(info)
     }
@@ -302,6 +310,7 @@ impl Sessions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(id);
+        self.metrics.session("deleted");
         tracing::info!(session = id, "session deleted");
         Ok(())
     }
@@ -312,6 +321,7 @@ impl Sessions {
         let mut slot = slot.lock().await;
         self.discard(&mut slot).await;
         self.revive(&mut slot, true).await?;
+        self.metrics.session("restored");
         Ok(self.info(&mut slot).await)
     }
 
@@ -350,6 +360,12 @@ impl Sessions {
             consent: Some(&live.consent),
         };
         let mut outcome = action::run(&tab, request).await?;
+        self.metrics.action(
+            request.verb.name(),
+            outcome.error.as_ref().map_or("ok", |e| e.code.as_str()),
+            outcome.retries,
+            Duration::from_millis(outcome.duration_ms),
+        );
         if outcome
             .error
             .as_ref()
@@ -411,6 +427,7 @@ impl Sessions {
         }
         let saved = slot.record.saved_at.clone();
         if !self.revive(slot, true).await? {
+            self.metrics.session("recreated");
             slot.notices.push(format!(
                 "the session was restored from its snapshot of {saved} (its browser context was gone)"
             ));
