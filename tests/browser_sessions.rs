@@ -817,3 +817,117 @@ print(json.dumps(out))
     let (status, _) = clawdis_e2e::control::request(server.port, "GET", "/metrics", &[], "");
     assert_eq!(status, 401);
 }
+
+/// The pending approval with this prompt, once it shows (looked for on
+/// each change of the approvals list, for at most 20 s).
+fn pending_approval(c: &Client, prompt: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let list = c.ok("GET", "/approvals?status=pending", None);
+        if let Some(a) = list["approvals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["prompt"] == prompt)
+        {
+            return a["id"].as_str().unwrap().to_string();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no approval {prompt}: {list}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_session_asks_a_person_through_the_approval_gate() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let agent = clawdis_e2e::create_token(home.path(), "bot", "agent");
+    let person = clawdis_e2e::create_token(home.path(), "ann", "approver");
+    let server = start_server(home.path());
+    let c = Client::with_token(server.port, &agent);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/inputs.html"));
+    let ann = Client::with_token(server.port, &person);
+
+    std::thread::scope(|scope| {
+        let asked = scope.spawn(|| {
+            c.ok(
+                "POST",
+                &format!("/sessions/{}/approval", s.id),
+                Some(json!({ "message": "Pay 40 EUR?", "timeout": 60 })),
+            )
+        });
+        let id = pending_approval(&ann, "Pay 40 EUR?");
+        // The agent cannot answer its own question.
+        let (status, body) = c.call(
+            "POST",
+            &format!("/approvals/{id}"),
+            Some(json!({ "decision": "approve" })),
+        );
+        assert_eq!(status, 403, "{body}");
+        ann.ok(
+            "POST",
+            &format!("/approvals/{id}"),
+            Some(json!({ "decision": "approve", "comment": "fine" })),
+        );
+        let answer = asked.join().unwrap();
+        assert_eq!(answer["approved"], true, "{answer}");
+        assert_eq!(answer["decidedBy"], "token:ann", "{answer}");
+
+        let asked = scope.spawn(|| {
+            c.ok(
+                "POST",
+                &format!("/sessions/{}/approval", s.id),
+                Some(json!({ "message": "Delete the account?" })),
+            )
+        });
+        let id = pending_approval(&ann, "Delete the account?");
+        ann.ok(
+            "POST",
+            &format!("/approvals/{id}"),
+            Some(json!({ "decision": "deny" })),
+        );
+        assert_eq!(asked.join().unwrap()["approved"], false);
+    });
+
+    // Nobody answers: not approved, and the request goes away.
+    let answer = c.ok(
+        "POST",
+        &format!("/sessions/{}/approval", s.id),
+        Some(json!({ "message": "Anyone?", "timeout": 1 })),
+    );
+    assert_eq!(
+        (answer["approved"].as_bool(), answer["timedOut"].as_bool()),
+        (Some(false), Some(true)),
+        "{answer}"
+    );
+    let list = ann.ok("GET", "/approvals?status=pending", None);
+    assert!(
+        !list["approvals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["prompt"] == "Anyone?"),
+        "{list}"
+    );
+    assert_eq!(
+        c.call(
+            "POST",
+            &format!("/sessions/{}/approval", s.id),
+            Some(json!({}))
+        )
+        .0,
+        400
+    );
+    assert_eq!(
+        c.call(
+            "POST",
+            "/sessions/s-nope/approval",
+            Some(json!({ "message": "x" }))
+        )
+        .0,
+        404
+    );
+}

@@ -110,6 +110,11 @@ impl AppState {
         })
     }
 
+    /// Where paused runs and the service's own files are kept.
+    pub fn state_dir(&self) -> &std::path::Path {
+        &self.state_dir
+    }
+
     /// Resolves when the server starts shutting down.
     pub async fn closed(&self) {
         let mut closing = self.closing.subscribe();
@@ -418,6 +423,7 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(sessions::trace))
         .routes(routes!(sessions::act))
         .routes(routes!(sessions::metrics))
+        .routes(routes!(sessions::approval))
         .routes(routes!(openapi_json));
     // Signed approval links carry their own credential and have a guard
     // of their own (see links.rs).

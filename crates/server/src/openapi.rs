@@ -534,6 +534,29 @@ pub struct ActionResult {
     notices: Option<Vec<String>>,
 }
 
+/// `POST /sessions/{id}/approval`.
+#[derive(ToSchema)]
+pub struct ApprovalRequest {
+    /// What the person is asked.
+    message: String,
+    /// Seconds to wait for a decision (1 to 3600, default 300).
+    timeout: Option<u32>,
+}
+
+/// A person's decision on a session's request.
+#[derive(ToSchema)]
+pub struct SessionApproval {
+    approved: bool,
+    #[schema(rename = "runId")]
+    run_id: String,
+    /// True when nobody decided in time.
+    #[schema(rename = "timedOut")]
+    timed_out: Option<bool>,
+    #[schema(rename = "decidedBy")]
+    decided_by: Option<Value>,
+    comment: Option<Value>,
+}
+
 /// One logged action.
 #[derive(ToSchema)]
 pub struct TracedAction {

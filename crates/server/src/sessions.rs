@@ -218,3 +218,123 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> ApiResult {
     )
         .into_response())
 }
+
+/// The workflow behind `POST /sessions/{id}/approval`: one gate that only
+/// a person may decide, so the request reaches people the way every
+/// workflow's approval does (the app, its notification, the approvals
+/// list and routes, webhooks).
+const APPROVAL_WORKFLOW: &str = r#"name: browser-approval
+type: pipeline
+description: A browser session asks a person to decide
+inputs:
+  message: A browser session asks for approval
+  session: ""
+  url: ""
+steps:
+  - id: decide
+    approval:
+      required: true
+      message: ${{ inputs.message }}
+      approvers: human
+    exec: "true"
+"#;
+
+/// Longest wait `POST /sessions/{id}/approval` may ask for.
+const MAX_APPROVAL_WAIT: u64 = 3600;
+
+/// `POST /sessions/{id}/approval {message, timeout?}` → `{approved,
+/// runId, timedOut?, decidedBy?, comment?}` once a person decides (or
+/// after `timeout` seconds, 300 by default: then not approved, and the
+/// request is cancelled). Agent tokens cannot answer it.
+#[utoipa::path(
+    post,
+    path = "/sessions/{id}/approval",
+    operation_id = "post_sessions_id_approval",
+    tag = "sessions",
+    params(("id" = String, Path, description = "The session id")),
+    request_body(content = crate::openapi::ApprovalRequest, content_type = "application/json"),
+    responses((status = 200, description = "The decision", body = crate::openapi::SessionApproval), crate::openapi::SessionErrors)
+)]
+pub async fn approval(
+    State(state): State<Arc<AppState>>,
+    axum::Extension(principal): axum::Extension<crate::Principal>,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult {
+    let message = body
+        .str("message")
+        .ok_or_else(|| ApiError::bad_request("message is required"))?
+        .to_string();
+    let wait = match body.0.get("timeout") {
+        None | Some(Value::Null) => 300,
+        Some(v) => v
+            .as_u64()
+            .filter(|s| (1..=MAX_APPROVAL_WAIT).contains(s))
+            .ok_or_else(|| {
+                ApiError::bad_request(format!("timeout is 1 to {MAX_APPROVAL_WAIT} seconds"))
+            })?,
+    };
+    let session = state.sessions().await?.get(&id).await?;
+    let file = state
+        .state_dir()
+        .join("builtin")
+        .join("browser-approval.yaml");
+    if std::fs::read_to_string(&file).ok().as_deref() != Some(APPROVAL_WORKFLOW) {
+        std::fs::create_dir_all(file.parent().unwrap_or(&file))
+            .and_then(|()| std::fs::write(&file, APPROVAL_WORKFLOW))
+            .map_err(|e| ApiError::internal(format!("writing {}: {e}", file.display())))?;
+    }
+    let runs = state.runs().await?;
+    let mut changes = runs.changes();
+    let mut decisions = state.approvals().await?.subscribe();
+    let started = runs
+        .start(clawdis_approvals::RunRequest {
+            what: clawdis_approvals::What::Workflow(file.display().to_string()),
+            args: json!({ "message": message, "session": id, "url": session.url }),
+            cwd: None,
+            started_by: principal.label(),
+        })
+        .await?;
+    let run_id = started.run_id.clone();
+    // Paused at its gate (or ended, should the gate not hold).
+    started.envelope().await;
+    let decided = tokio::time::timeout(std::time::Duration::from_secs(wait), async {
+        loop {
+            let run = runs.get(&run_id).await?;
+            match run.status {
+                clawdis_store::HistoryStatus::NeedsApproval
+                | clawdis_store::HistoryStatus::Running => {}
+                _ => return Ok::<_, ApiError>(run),
+            }
+            // A decision shows as a change of the run (resumed here) or an
+            // approvals event (decided anywhere); the look every second
+            // covers a decision by another process.
+            tokio::select! {
+                _ = changes.changed() => {}
+                _ = decisions.recv() => {}
+                _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+            }
+        }
+    })
+    .await;
+    let run = match decided {
+        Ok(run) => run?,
+        Err(_) => {
+            let decider = clawdis_approvals::Decider {
+                by: Some("timeout".into()),
+                via: clawdis_store::Channel::Http,
+                human: false,
+                comment: Some(format!("no decision within {wait} s")),
+            };
+            runs.cancel(&run_id, decider).await?;
+            return ok(json!({ "approved": false, "timedOut": true, "runId": run_id }));
+        }
+    };
+    let last = run.decisions.last();
+    ok(json!({
+        "approved": run.status == clawdis_store::HistoryStatus::Ok,
+        "runId": run_id,
+        "decidedBy": last.map(|d| json!(d).get("by").cloned().unwrap_or_default()),
+        "comment": last.map(|d| json!(d).get("comment").cloned().unwrap_or_default()),
+    }))
+}
