@@ -931,3 +931,43 @@ fn a_session_asks_a_person_through_the_approval_gate() {
         404
     );
 }
+
+#[test]
+fn openclaw_routes_act_inside_a_session_with_the_same_engine() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/inputs.html"));
+    // The snapshot and /act of OpenClaw's routes, aimed at the session.
+    let city = snapshot_ref(&c, &s.id, "textbox", "City");
+    let typed = c.ok(
+        "POST",
+        "/act",
+        Some(json!({ "kind": "type", "ref": city, "text": "Turin", "sessionId": s.id })),
+    );
+    assert_eq!(typed["ok"], true, "{typed}");
+    assert_eq!(s.eval("city.value"), "Turin");
+    // The masked phone field: /act reads back and retypes key by key too.
+    let phone = snapshot_ref(&c, &s.id, "textbox", "Phone");
+    c.ok(
+        "POST",
+        "/act",
+        Some(json!({ "kind": "type", "ref": phone, "text": "5551234567", "sessionId": s.id })),
+    );
+    assert_eq!(s.eval("phone.value"), "(555) 123-4567");
+    // A failure keeps OpenClaw's statuses: a rejected value is 400.
+    let (status, err) = c.call(
+        "POST",
+        "/act",
+        Some(json!({ "kind": "type", "selector": "#letters", "text": "abc1", "sessionId": s.id })),
+    );
+    assert_eq!(status, 400, "{err}");
+    assert_eq!(
+        c.call(
+            "POST",
+            "/act",
+            Some(json!({ "kind": "click", "selector": "#x", "sessionId": "s-none" }))
+        )
+        .0,
+        404
+    );
+}

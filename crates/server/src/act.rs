@@ -32,7 +32,17 @@ fn timeout(body: &Body) -> Option<Duration> {
 )]
 pub async fn act(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
     profile(&q, Some(&body))?;
-    let action = act::parse(&body.0, false)?;
+    let mut body = body;
+    let session = match body.0.remove("sessionId") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(id)) => Some(id),
+        Some(_) => return Err(ApiError::bad_request("sessionId must be a string")),
+    };
+    let mut action = act::parse(&body.0, false)?;
+    if let Some(id) = session {
+        // The session's page is the tab acted on.
+        action.target = Some(state.sessions().await?.target_of(&id).await?);
+    }
     ok_with(act::act(&state.manager, &action).await?)
 }
 

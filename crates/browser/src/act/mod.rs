@@ -13,6 +13,7 @@ use chromiumoxide::Page;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::action::{self, Aim, Code, Failure, Request, Strategy, Tab, Target, Verb};
 use crate::cdp::page_call;
 use crate::element::{self, Locator};
 use crate::events::TabEvents;
@@ -31,8 +32,6 @@ pub const ACTION_TIMEOUT: Duration = Duration::from_secs(8);
 pub const WAIT_TIMEOUT: Duration = Duration::from_secs(20);
 /// Most actions in one batch.
 pub const MAX_BATCH: usize = 100;
-/// Pause between characters of `type {slowly:true}`.
-const SLOW_TYPING: Duration = Duration::from_millis(75);
 
 /// One parsed action.
 #[derive(Clone, Debug, PartialEq)]
@@ -288,7 +287,11 @@ impl Runner<'_> {
             return Ok(Outcome::Blocked);
         }
         tokio::select! {
-            result = self.run(action) => result.map(Outcome::Done),
+            result = self.run(action) => match result {
+                // The engine saw the dialog first.
+                Err(BrowserError::DialogOpen(_)) if self.events.pending().is_some() => Ok(Outcome::Blocked),
+                other => other.map(Outcome::Done),
+            },
             _ = opened.changed() => Ok(Outcome::Blocked),
         }
     }
@@ -299,25 +302,28 @@ impl Runner<'_> {
             .await
     }
 
-    async fn point(&self, at: &Locator, timeout: Duration) -> Result<(f64, f64)> {
-        let backend = self.find(at, timeout).await?;
-        element::point(self.page, backend, timeout).await
-    }
-
-    /// The point to click or hover the element at, once the pointer would
-    /// reach it there ([`element::check_hit_target`]); the element and its
-    /// point are found afresh on every try, until `timeout`.
-    async fn reachable_point(&self, at: &Locator, timeout: Duration) -> Result<(f64, f64)> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let backend = self.find(at, left).await?;
-            let point = element::point(self.page, backend, left).await?;
-            match element::check_hit_target(self.page, backend, point).await {
-                Ok(()) => return Ok(point),
-                Err(covered) if tokio::time::Instant::now() >= deadline => return Err(covered),
-                Err(_) => tokio::time::sleep(element::POLL).await,
-            }
+    /// Runs an element action through the verified engine: the same
+    /// checks, input and read-back as the session routes. A failure
+    /// becomes the error OpenClaw's routes answer with.
+    async fn engine(&self, verb: Verb, timeout: Duration) -> Result<Option<Value>> {
+        let tab = Tab {
+            manager: self.manager,
+            target_id: self.target_id,
+            page: self.page,
+            events: self.events,
+            artifacts: self
+                .manager
+                .home()
+                .join("browser")
+                .join("artifacts")
+                .join("tabs"),
+            session: None,
+            consent: None,
+        };
+        let outcome = action::run(&tab, &Request { verb, timeout }).await?;
+        match outcome.error {
+            None => Ok(outcome.data),
+            Some(f) => Err(as_error(f)),
         }
     }
 
@@ -332,8 +338,14 @@ impl Runner<'_> {
                 modifiers,
                 delay,
             } => {
-                let p = self.reachable_point(at, timeout).await?;
-                input::click(page, p, *button, *double, *modifiers, *delay).await?;
+                let click = action::Click {
+                    aim: aim(at),
+                    double: *double,
+                    button: *button,
+                    modifiers: *modifiers,
+                    delay: *delay,
+                };
+                self.engine(Verb::Click(click), timeout).await?;
             }
             Kind::ClickCoords {
                 x,
@@ -349,36 +361,49 @@ impl Runner<'_> {
                 submit,
                 slowly,
             } => {
-                let backend = self.find(at, timeout).await?;
-                self.set_text(backend, text, *slowly).await?;
+                let verb = Verb::Type {
+                    aim: aim(at),
+                    text: text.clone(),
+                    clear: true,
+                    slowly: *slowly,
+                };
+                self.engine(verb, timeout).await?;
                 if *submit {
                     input::press(page, "Enter", Duration::ZERO).await?;
                 }
             }
             Kind::Press { key, delay } => input::press(page, key, *delay).await?,
             Kind::Hover(at) => {
-                let p = self.reachable_point(at, timeout).await?;
-                input::move_to(page, p).await?;
+                self.engine(Verb::Hover(aim(at)), timeout).await?;
             }
             Kind::ScrollIntoView(at) => {
                 let backend = self.find(at, timeout).await?;
                 element::scroll_into_view(page, backend).await?;
             }
             Kind::Drag(from, to) => {
-                let a = self.point(from, timeout).await?;
-                let b = self.point(to, timeout).await?;
-                input::drag(page, a, b).await?;
+                let verb = Verb::Drag {
+                    from: aim(from),
+                    to: aim(to),
+                };
+                self.engine(verb, timeout).await?;
             }
             Kind::Select(at, values) => {
-                let backend = self.find(at, timeout).await?;
-                return element::call_on(page, backend, SELECT, &[json!(values)])
-                    .await
-                    .map(Some);
+                let verb = Verb::Select {
+                    aim: aim(at),
+                    values: values.clone(),
+                };
+                let data = self.engine(verb, timeout).await?;
+                return Ok(data.and_then(|d| d.get("values").cloned()));
             }
             Kind::Fill(fields) => {
-                for field in fields {
-                    self.fill(field, timeout).await?;
-                }
+                let fields = fields
+                    .iter()
+                    .map(|f| action::Field {
+                        aim: aim(&f.at),
+                        value: f.value.clone(),
+                    })
+                    .collect();
+                self.engine(Verb::Fill(fields), timeout).await?;
             }
             Kind::Resize(width, height) => {
                 page_call(
@@ -408,118 +433,32 @@ impl Runner<'_> {
         }
         Ok(None)
     }
+}
 
-    /// Replaces the text of an input, textarea or contenteditable.
-    async fn set_text(&self, backend: i64, text: &str, slowly: bool) -> Result<()> {
-        let page = self.page;
-        element::scroll_into_view(page, backend).await?;
-        page_call(page, "DOM.focus", json!({ "backendNodeId": backend }))
-            .await
-            .map_err(|e| bad(format!("the element cannot take text: {e}")))?;
-        element::call_on(page, backend, SELECT_ALL, &[]).await?;
-        if text.is_empty() {
-            input::press(page, "Delete", Duration::ZERO).await?;
-        } else if slowly {
-            input::type_slowly(page, text, SLOW_TYPING).await?;
-        } else {
-            input::insert_text(page, text).await?;
-        }
-        element::call_on(page, backend, ENSURE_VALUE, &[json!(text)]).await?;
-        Ok(())
-    }
-
-    async fn fill(&self, field: &Field, timeout: Duration) -> Result<()> {
-        let backend = self.find(&field.at, timeout).await?;
-        let tag = element::call_on(self.page, backend, DESCRIBE, &[]).await?;
-        let tag = tag.as_str().unwrap_or_default();
-        if matches!(field.kind.as_str(), "checkbox" | "radio")
-            || matches!(tag, "checkbox" | "radio")
-        {
-            let want = truthy(&field.value);
-            let checked = || {
-                element::call_on(
-                    self.page,
-                    backend,
-                    "function() { return !!this.checked; }",
-                    &[],
-                )
-            };
-            if checked().await?.as_bool() != Some(want) {
-                let p = element::point(self.page, backend, timeout).await?;
-                input::click(self.page, p, Button::Left, false, 0, Duration::ZERO).await?;
-            }
-            let now = checked().await?;
-            if now.as_bool() != Some(want) {
-                return Err(bad(format!("could not set {} to {want}", field.at)));
-            }
-            return Ok(());
-        }
-        let text = match &field.value {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            other => other.to_string(),
-        };
-        if tag == "select" || field.kind == "select" {
-            element::call_on(self.page, backend, SELECT, &[json!([text])]).await?;
-            return Ok(());
-        }
-        self.set_text(backend, &text, false).await
+/// A locator of OpenClaw's routes as the engine's target.
+fn aim(at: &Locator) -> Aim {
+    Aim {
+        target: match at {
+            Locator::Ref(r) => Target::Ref(r.clone()),
+            Locator::Selector(s) => Target::Selector(vec![Strategy::Css(s.clone())]),
+        },
+        nth: None,
+        frame: None,
     }
 }
 
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Bool(b) => *b,
-        Value::String(s) => matches!(
-            s.to_ascii_lowercase().as_str(),
-            "true" | "on" | "yes" | "1" | "checked"
-        ),
-        Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
-        _ => false,
+/// An engine failure as the error (and status) OpenClaw's routes answer.
+fn as_error(f: Failure) -> BrowserError {
+    let m = f.message;
+    match f.code {
+        Code::NotFound => BrowserError::Missing(m),
+        Code::Ambiguous | Code::NotEditable | Code::VerifyFailed => {
+            BrowserError::invalid_code("ACT_INVALID_REQUEST", m)
+        }
+        Code::Covered | Code::Disabled => BrowserError::Conflict(m),
+        Code::Detached => BrowserError::StaleRef(m),
+        Code::Dialog => BrowserError::DialogOpen(m),
+        Code::Timeout => BrowserError::Timeout(m),
+        Code::Navigation | Code::Crashed => BrowserError::Cdp(m),
     }
 }
-
-/// `select`/`checkbox`/`radio`/the tag name of an element.
-const DESCRIBE: &str = r#"function() {
-  const tag = this.tagName ? this.tagName.toLowerCase() : '';
-  if (tag === 'input' && (this.type === 'checkbox' || this.type === 'radio')) return this.type;
-  return tag;
-}"#;
-
-const SELECT_ALL: &str = r#"function() {
-  if (typeof this.select === 'function') { try { this.select(); return; } catch (e) {} }
-  if (this.isContentEditable) {
-    const range = document.createRange();
-    range.selectNodeContents(this);
-    const sel = window.getSelection();
-    sel.removeAllRanges();
-    sel.addRange(range);
-  }
-}"#;
-
-/// Inputs that ignore typed text get their value set (what a date or colour
-/// picker would do); text inputs keep whatever the page made of the typing.
-const ENSURE_VALUE: &str = r#"function(text) {
-  const picked = ['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range'];
-  if (this.tagName !== 'INPUT' || !picked.includes(this.type) || this.value === text) return;
-  const proto = Object.getPrototypeOf(this);
-  const setter = Object.getOwnPropertyDescriptor(proto, 'value');
-  if (setter && setter.set) setter.set.call(this, text); else this.value = text;
-  this.dispatchEvent(new Event('input', { bubbles: true }));
-  this.dispatchEvent(new Event('change', { bubbles: true }));
-}"#;
-
-const SELECT: &str = r#"function(values) {
-  if (!this.tagName || this.tagName.toLowerCase() !== 'select') throw new Error('the element is not a <select>');
-  if (!this.multiple && values.length > 1) throw new Error('the <select> takes one value');
-  const options = Array.from(this.options);
-  const picked = values.map((v) => {
-    const o = options.find((o) => o.value === v) || options.find((o) => o.label.trim() === v || o.text.trim() === v);
-    if (!o) throw new Error(`no option "${v}" (have: ${options.map((o) => o.value).join(', ')})`);
-    return o;
-  });
-  for (const o of options) o.selected = picked.includes(o);
-  this.dispatchEvent(new Event('input', { bubbles: true }));
-  this.dispatchEvent(new Event('change', { bubbles: true }));
-  return picked.map((o) => o.value);
-}"#;

@@ -23,6 +23,10 @@ const INTERCEPT: &str = concat!(
 );
 const READ_INTERCEPT: &str = "function () { const w = this.ownerDocument.defaultView; const f = w[Symbol.for('clawd.intercept')]; return f ? f() : null; }";
 
+/// How long a ref's element may stay gone (and unmatched by role and
+/// name) before the ref counts as detached.
+const DETACHED_GRACE: Duration = Duration::from_millis(1000);
+
 /// The checks an action needs before it acts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Needs {
@@ -90,7 +94,19 @@ pub(crate) async fn prepare(
             None => fail(Code::Timeout, format!("{aim}: timed out after {waited} ms")),
         }
     };
+    // A ref from a snapshot of another document (or no snapshot at all)
+    // can never come back: say so at once.
+    if let super::target::Target::Ref(r) = &aim.target {
+        let document = crate::snapshot::document_id(tab.page).await?;
+        if let Err(e) = tab
+            .manager
+            .with_refs(tab.target_id, |t| t.lookup(r, &document))
+        {
+            return Err(e.into());
+        }
+    }
     let mut outer = 0;
+    let mut gone_since: Option<Instant> = None;
     loop {
         if !retry::pause(retry::RESOLVE, outer, deadline).await {
             return Err(give_up(last));
@@ -101,7 +117,18 @@ pub(crate) async fn prepare(
         }
         outer += 1;
         let found = match resolve(tab, aim).await {
-            Ok(found) => found,
+            Ok(found) => {
+                gone_since = None;
+                found
+            }
+            // A re-render puts an equivalent element back within frames;
+            // a ref still gone after a moment is gone for good.
+            Err(Stop::Fail(f))
+                if f.code == Code::Detached
+                    && gone_since.get_or_insert_with(Instant::now).elapsed() >= DETACHED_GRACE =>
+            {
+                return Err(Stop::Fail(f));
+            }
             Err(Stop::Fail(f)) if matches!(f.code, Code::NotFound | Code::Detached) => {
                 last = Some(f);
                 continue;

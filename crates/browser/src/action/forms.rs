@@ -88,6 +88,7 @@ pub(crate) async fn type_text(
     aim: &Aim,
     text: &str,
     clear: bool,
+    slowly: bool,
     deadline: Instant,
     attempt: &mut Attempt,
 ) -> Step<Option<Value>> {
@@ -109,10 +110,10 @@ pub(crate) async fn type_text(
         }
         return Ok(Some(json!({ "value": shown })));
     }
-    replace(tab, backend, text, clear, false).await?;
+    replace(tab, backend, text, clear, slowly).await?;
     let mut shown = read(tab, backend).await?;
-    let mut how = "inserted";
-    if !same(&shown, &wanted) {
+    let mut how = if slowly { "keys" } else { "inserted" };
+    if !same(&shown, &wanted) && !slowly {
         tracing::info!(%shown, "the field did not take the inserted text; typing key by key");
         attempt.retries += 1;
         replace(tab, backend, text, clear, true).await?;
@@ -213,7 +214,7 @@ pub(crate) async fn fill(
         let result = match kind.as_str() {
             Some("check") => check(tab, &field.aim, truthy(&field.value), deadline, attempt).await,
             Some("select") => select(tab, &field.aim, &[text], deadline, attempt).await,
-            _ => type_text(tab, &field.aim, &text, true, deadline, attempt).await,
+            _ => type_text(tab, &field.aim, &text, true, false, deadline, attempt).await,
         };
         done.push(result.map_err(label)?.unwrap_or(Value::Null));
     }
@@ -274,6 +275,7 @@ pub(crate) async fn check(
         double: false,
         button: input::Button::Left,
         modifiers: 0,
+        delay: Duration::ZERO,
     };
     super::pointer::click(tab, &click, deadline, attempt).await?;
     // The element the click reached may have been re-rendered: read afresh.
@@ -367,6 +369,7 @@ async fn combobox(
         double: false,
         button: input::Button::Left,
         modifiers: 0,
+        delay: Duration::ZERO,
     };
     super::pointer::click(tab, &open, deadline, attempt).await?;
     // The option, wherever the list is rendered (often a portal at the end

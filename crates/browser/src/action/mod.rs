@@ -28,7 +28,7 @@ use crate::BrowserError;
 use crate::events::TabEvents;
 use crate::manager::Manager;
 
-pub use request::{Request, Verb, parse};
+pub use request::{Click, Field, Request, Verb, parse};
 pub use target::{Aim, Strategy, Target};
 
 /// Default wait of actions on elements.
@@ -321,9 +321,12 @@ async fn run_verb(tab: &Tab<'_>, request: &Request, attempt: &mut Attempt) -> St
             Verb::Click(click) => pointer::click(tab, click, deadline, attempt).await,
             Verb::Hover(aim) => pointer::hover(tab, aim, deadline, attempt).await,
             Verb::Drag { from, to } => pointer::drag(tab, from, to, deadline, attempt).await,
-            Verb::Type { aim, text, clear } => {
-                forms::type_text(tab, aim, text, *clear, deadline, attempt).await
-            }
+            Verb::Type {
+                aim,
+                text,
+                clear,
+                slowly,
+            } => forms::type_text(tab, aim, text, *clear, *slowly, deadline, attempt).await,
             Verb::Fill(fields) => forms::fill(tab, fields, deadline, attempt).await,
             Verb::Select { aim, values } => {
                 forms::select(tab, aim, values, deadline, attempt).await

@@ -18,7 +18,7 @@ use super::request::Click;
 use super::target::Aim;
 use super::{Attempt, Code, Step, Tab, fail};
 use crate::cdp::{page_call, page_events};
-use crate::input::{self, Button};
+use crate::input;
 
 /// The events a click's interceptor watches.
 const CLICK_EVENTS: &[&str] = &[
@@ -49,16 +49,7 @@ pub(crate) async fn click(
     let mut created = cdp.listen::<EventTargetCreated>().await?;
     let mut requested = page_events::<EventFrameRequestedNavigation>(tab.page).await?;
     let mut committed = page_events::<EventFrameNavigated>(tab.page).await?;
-    press(
-        tab,
-        &click.aim,
-        deadline,
-        attempt,
-        click.button,
-        click.double,
-        click.modifiers,
-    )
-    .await?;
+    press(tab, click, deadline, attempt).await?;
     // What the click set off: a round trip to the page comes back after
     // every event its handlers caused (a navigation request), and one to
     // the browser after every tab it opened; no fixed wait.
@@ -120,25 +111,17 @@ pub(crate) async fn click(
 
 /// Sends a press at the element, retrying while an interceptor stopped it
 /// (nothing reached the page then, so a retry cannot repeat an effect).
-async fn press(
-    tab: &Tab<'_>,
-    aim: &Aim,
-    deadline: Instant,
-    attempt: &mut Attempt,
-    button: Button,
-    double: bool,
-    modifiers: u32,
-) -> Step<()> {
+async fn press(tab: &Tab<'_>, c: &Click, deadline: Instant, attempt: &mut Attempt) -> Step<()> {
     loop {
-        let ready = prepare(tab, aim, Needs::Click, deadline, attempt).await?;
+        let ready = prepare(tab, &c.aim, Needs::Click, deadline, attempt).await?;
         intercept(tab, ready.backend, CLICK_EVENTS).await?;
         input::click(
             tab.page,
             ready.point,
-            button,
-            double,
-            modifiers,
-            Duration::ZERO,
+            c.button,
+            c.double,
+            c.modifiers,
+            c.delay,
         )
         .await?;
         match delivered(tab, ready.backend).await {

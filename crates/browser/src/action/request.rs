@@ -31,6 +31,8 @@ pub struct Click {
     pub button: crate::input::Button,
     /// CDP modifier bits held during the click.
     pub modifiers: u32,
+    /// Time between press and release.
+    pub delay: Duration,
 }
 
 /// One field of `fill`.
@@ -105,6 +107,8 @@ pub enum Verb {
         text: String,
         /// Replace the current value (default) rather than add to it.
         clear: bool,
+        /// Key by key from the start, rather than one insertion first.
+        slowly: bool,
     },
     /// Set several fields, each verified.
     Fill(Vec<Field>),
@@ -360,6 +364,7 @@ pub fn parse(action: &str, body: &Value) -> Result<Request> {
             double: boolean(body, "double", false)?,
             button: crate::input::Button::parse(string(body, "button")?.as_deref())?,
             modifiers: crate::input::modifiers(&strings(body, "modifiers")?.unwrap_or_default())?,
+            delay: Duration::ZERO,
         }),
         "hover" => Verb::Hover(aim()?),
         "drag" => Verb::Drag {
@@ -373,6 +378,7 @@ pub fn parse(action: &str, body: &Value) -> Result<Request> {
             aim: aim()?,
             text: required(body, "text")?,
             clear: boolean(body, "clear", true)?,
+            slowly: boolean(body, "slowly", false)?,
         },
         "fill" => {
             let Some(Value::Array(fields)) = body.get("fields") else {

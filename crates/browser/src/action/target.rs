@@ -301,7 +301,7 @@ async fn refind(tab: &Tab<'_>, reference: &str) -> Step<Found> {
         fail(
             Code::Detached,
             format!(
-                "ref {reference} is gone from the page and nothing equivalent replaced it; take a new /snapshot"
+                "ref {reference} is gone from the page and nothing equivalent replaced it. Re-snapshot and use a ref from the new snapshot."
             ),
         )
     };
