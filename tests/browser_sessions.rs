@@ -971,3 +971,87 @@ fn openclaw_routes_act_inside_a_session_with_the_same_engine() {
         404
     );
 }
+
+#[test]
+fn a_named_profile_keeps_its_logins_across_sessions_and_restarts() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{pages}/long.html");
+    let open = |c: &Client| {
+        let (status, s) = c.call(
+            "POST",
+            "/sessions",
+            Some(json!({ "url": url, "profile": "work" })),
+        );
+        assert_eq!(status, 201, "{s}");
+        s["sessionId"].as_str().unwrap().to_string()
+    };
+    {
+        let server = start_server(home.path());
+        let c = Client::new(&server);
+        let s = Session {
+            c: &c,
+            id: open(&c),
+        };
+        remember(&s, "ada");
+        // One session at a time per profile.
+        assert_eq!(
+            c.call("POST", "/sessions", Some(json!({ "profile": "work" })))
+                .0,
+            409
+        );
+        assert_eq!(c.call("DELETE", "/sessions/profiles/work", None).0, 409);
+        c.ok("DELETE", &format!("/sessions/{}", s.id), None);
+        let listed = c.ok("GET", "/sessions/profiles", None);
+        assert_eq!(listed["profiles"][0]["name"], "work", "{listed}");
+        assert_eq!(listed["profiles"][0]["cookies"], 1, "{listed}");
+        // A new session with the profile is logged in.
+        let s = Session {
+            c: &c,
+            id: open(&c),
+        };
+        assert_eq!(recalled(&s), json!(["sid=ada", "ada", "/long.html"]));
+        c.ok("DELETE", &format!("/sessions/{}", s.id), None);
+    }
+    // And after a restart.
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    let s = Session {
+        c: &c,
+        id: open(&c),
+    };
+    assert_eq!(recalled(&s), json!(["sid=ada", "ada", "/long.html"]));
+    c.ok("DELETE", &format!("/sessions/{}", s.id), None);
+    let exported = c.ok("GET", "/sessions/profiles/work/export", None);
+    assert_eq!(exported["cookies"][0]["name"], "sid", "{exported}");
+    assert_eq!(
+        exported["origins"][0]["localStorage"][0],
+        json!({ "name": "who", "value": "ada" })
+    );
+    assert_eq!(
+        c.call(
+            "POST",
+            "/sessions/profiles",
+            Some(json!({ "name": "../x" }))
+        )
+        .0,
+        400
+    );
+    assert_eq!(
+        c.call("POST", "/sessions", Some(json!({ "profile": "a b" })))
+            .0,
+        400
+    );
+    assert_eq!(
+        c.call(
+            "POST",
+            "/sessions/profiles",
+            Some(json!({ "name": "work" }))
+        )
+        .0,
+        409
+    );
+    c.ok("DELETE", "/sessions/profiles/work", None);
+    assert_eq!(c.call("GET", "/sessions/profiles/work/export", None).0, 404);
+    assert!(!home.path().join("browser/profiles/work").exists());
+}

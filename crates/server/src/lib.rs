@@ -424,6 +424,9 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(sessions::act))
         .routes(routes!(sessions::metrics))
         .routes(routes!(sessions::approval))
+        .routes(routes!(sessions::profiles, sessions::create_profile))
+        .routes(routes!(sessions::delete_profile))
+        .routes(routes!(sessions::export_profile))
         .routes(routes!(openapi_json));
     // Signed approval links carry their own credential and have a guard
     // of their own (see links.rs).

@@ -557,6 +557,38 @@ pub struct SessionApproval {
     comment: Option<Value>,
 }
 
+/// `POST /sessions/profiles`.
+#[derive(ToSchema)]
+pub struct NewProfile {
+    /// 1-64 letters, digits, `-` or `_`.
+    name: String,
+}
+
+/// A named persistent profile.
+#[derive(ToSchema)]
+pub struct SessionProfile {
+    name: String,
+    /// Its directory.
+    path: String,
+    /// How many cookies it keeps.
+    cookies: u32,
+    /// How many origins' localStorage it keeps.
+    origins: u32,
+}
+
+/// `GET /sessions/profiles`.
+#[derive(ToSchema)]
+pub struct ProfileList {
+    profiles: Vec<SessionProfile>,
+}
+
+/// A profile's storage state, as Playwright's `storageState`.
+#[derive(ToSchema)]
+pub struct StorageStateBody {
+    cookies: Vec<Value>,
+    origins: Vec<Value>,
+}
+
 /// One logged action.
 #[derive(ToSchema)]
 pub struct TracedAction {

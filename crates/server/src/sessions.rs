@@ -338,3 +338,68 @@ pub async fn approval(
         "comment": last.map(|d| json!(d).get("comment").cloned().unwrap_or_default()),
     }))
 }
+
+/// `GET /sessions/profiles` → `{profiles: [{name, path, cookies, origins}]}`:
+/// the named persistent profiles sessions may use.
+#[utoipa::path(
+    get,
+    path = "/sessions/profiles",
+    operation_id = "get_sessions_profiles",
+    tag = "sessions",
+    responses((status = 200, description = "OK", body = crate::openapi::ProfileList), crate::openapi::SessionErrors)
+)]
+pub async fn profiles(State(state): State<Arc<AppState>>) -> ApiResult {
+    ok(json!({ "profiles": state.sessions().await?.profiles()? }))
+}
+
+/// `POST /sessions/profiles {name}` → 201 with the new, empty profile.
+#[utoipa::path(
+    post,
+    path = "/sessions/profiles",
+    operation_id = "post_sessions_profiles",
+    tag = "sessions",
+    request_body(content = crate::openapi::NewProfile, content_type = "application/json"),
+    responses((status = 201, description = "The profile", body = crate::openapi::SessionProfile), crate::openapi::SessionErrors)
+)]
+pub async fn create_profile(State(state): State<Arc<AppState>>, body: Body) -> ApiResult {
+    let name = body
+        .str("name")
+        .ok_or_else(|| ApiError::bad_request("name is required"))?;
+    let profile = state.sessions().await?.create_profile(name)?;
+    Ok((StatusCode::CREATED, Json(json!(profile))).into_response())
+}
+
+/// `DELETE /sessions/profiles/{name}` → `{ok}`: the profile and every login
+/// it kept are gone. A profile a session uses is 409.
+#[utoipa::path(
+    delete,
+    path = "/sessions/profiles/{name}",
+    operation_id = "delete_sessions_profiles_name",
+    tag = "sessions",
+    params(("name" = String, Path, description = "The profile's name")),
+    responses((status = 200, description = "OK", body = crate::openapi::Done), crate::openapi::SessionErrors)
+)]
+pub async fn delete_profile(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> ApiResult {
+    state.sessions().await?.delete_profile(&name).await?;
+    ok(json!({ "ok": true }))
+}
+
+/// `GET /sessions/profiles/{name}/export` → the profile's storage state
+/// (`{cookies, origins}`, as Playwright's `storageState`).
+#[utoipa::path(
+    get,
+    path = "/sessions/profiles/{name}/export",
+    operation_id = "get_sessions_profiles_name_export",
+    tag = "sessions",
+    params(("name" = String, Path, description = "The profile's name")),
+    responses((status = 200, description = "OK", body = crate::openapi::StorageStateBody), crate::openapi::SessionErrors)
+)]
+pub async fn export_profile(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> ApiResult {
+    ok(json!(state.sessions().await?.export_profile(&name)?))
+}
