@@ -1055,3 +1055,54 @@ fn a_named_profile_keeps_its_logins_across_sessions_and_restarts() {
     assert_eq!(c.call("GET", "/sessions/profiles/work/export", None).0, 404);
     assert!(!home.path().join("browser/profiles/work").exists());
 }
+
+#[test]
+fn logins_and_typed_text_are_never_stored_in_clear() {
+    let (home, server, pages) = setup();
+    let c = Client::new(&server);
+    let (status, s) = c.call(
+        "POST",
+        "/sessions",
+        Some(json!({ "url": format!("http://127.0.0.1:{pages}/hard/inputs.html"), "profile": "vault" })),
+    );
+    assert_eq!(status, 201, "{s}");
+    let s = Session {
+        c: &c,
+        id: s["sessionId"].as_str().unwrap().to_string(),
+    };
+    // Built in the page, so the value itself is in no request.
+    s.eval("document.cookie = 'sid=' + 'kq7' + 'zx9' + '; max-age=3600'; localStorage.setItem('token', 'tq' + 'v55'); 1");
+    s.ok(
+        "type",
+        json!({ "selector": "#city", "text": "pw-hunter-42" }),
+    );
+    c.ok("DELETE", &format!("/sessions/{}", s.id), None);
+    let mut stored = Vec::new();
+    for entry in walk(home.path()) {
+        if entry.to_string_lossy().contains("secrets") {
+            continue;
+        }
+        stored.extend(std::fs::read(&entry).unwrap_or_default());
+    }
+    let stored = String::from_utf8_lossy(&stored);
+    for secret in ["kq7zx9", "tqv55", "pw-hunter-42"] {
+        assert!(!stored.contains(secret), "{secret} is stored in clear");
+    }
+    // Yet the profile opens with it.
+    let exported = c.ok("GET", "/sessions/profiles/vault/export", None);
+    assert_eq!(exported["cookies"][0]["value"], "kq7zx9", "{exported}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

@@ -8,6 +8,7 @@
 //! caller is told.
 
 mod profiles;
+mod seal;
 mod state;
 
 use std::collections::HashMap;
@@ -28,6 +29,7 @@ use crate::manager::Manager;
 use crate::{BrowserError, Result};
 
 pub use profiles::{ProfileInfo, check_profile_name};
+pub use seal::{KEY_SECRET, Sealer};
 pub use state::{Item, OriginStorage, StorageState};
 
 /// How often sessions are probed.
@@ -114,6 +116,7 @@ pub struct Sessions {
     /// Serializes creating sessions (the pool's limit).
     creating: tokio::sync::Mutex<()>,
     metrics: crate::metrics::Metrics,
+    sealer: Sealer,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -129,13 +132,14 @@ fn missing(id: &str) -> BrowserError {
 impl Sessions {
     /// The sessions recorded in `store`; they come alive when first used.
     pub async fn open(manager: Arc<Manager>, store: Arc<Store>) -> Result<Arc<Sessions>> {
+        let sealer = Sealer::for_home(manager.home())?;
         let records = store.sessions().await.map_err(store_error)?;
         let slots = records
             .into_iter()
             .map(|record| {
                 let slot = Slot {
                     policy: DialogPolicy::parse(&record.dialogs).unwrap_or_default(),
-                    state: StorageState::parse(&record.state),
+                    state: sealer.open(&record.state),
                     record,
                     live: None,
                     failures: 0,
@@ -154,6 +158,7 @@ impl Sessions {
             slots: Mutex::new(slots),
             creating: tokio::sync::Mutex::new(()),
             metrics: crate::metrics::Metrics::new(),
+            sealer,
         }))
     }
 
@@ -218,7 +223,7 @@ impl Sessions {
         }
         let id = format!("s-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
         let state = match &new.profile {
-            Some(name) => profiles::load(self.manager.home(), name)?,
+            Some(name) => profiles::load(self.manager.home(), name, &self.sealer)?,
             None => StorageState::default(),
         };
         let now = clawdis_store::now_iso();
@@ -229,7 +234,7 @@ impl Sessions {
                 dialogs: policy_name(new.dialogs).into(),
                 context: None,
                 url: "about:blank".into(),
-                state: state.to_json(),
+                state: self.sealer.seal(&state),
                 created_at: now.clone(),
                 saved_at: now,
             },
@@ -385,14 +390,18 @@ impl Sessions {
         {
             tracing::warn!(session = %id, error = %e, "snapshot after an action");
         }
-        let result = serde_json::to_string(&outcome).unwrap_or_default();
+        let mut logged_result = serde_json::to_value(&outcome).unwrap_or_default();
+        redact(&mut logged_result, &["/data/value", "/data/fields/*/value"]);
+        let result = logged_result.to_string();
+        let mut input = body.clone();
+        redact(&mut input, &["/text", "/fields/*/value"]);
         let logged = self
             .store
             .log_action(&NewAction {
                 session: &id,
                 action: request.verb.name(),
                 target: request.verb.aim().map(|a| a.to_string()),
-                input: Some(body.to_string()),
+                input: Some(input.to_string()),
                 ok: outcome.ok,
                 code: outcome.error.as_ref().map(|e| e.code.as_str()),
                 result,
@@ -566,16 +575,16 @@ impl Sessions {
         };
         let state = state::capture(&live.cdp, &live.context, &live.page, &slot.state).await?;
         let url = self.manager.target_url(&live.target).await?;
-        let json = state.to_json();
+        let sealed = self.sealer.seal(&state);
         self.store
-            .save_session(&slot.record.id, &live.context, &url, &json)
+            .save_session(&slot.record.id, &live.context, &url, &sealed)
             .await
             .map_err(store_error)?;
         if let Some(profile) = &slot.record.profile {
-            profiles::save(self.manager.home(), profile, &state)?;
+            profiles::save(self.manager.home(), profile, &state, &self.sealer)?;
         }
         slot.record.url = url;
-        slot.record.state = json;
+        slot.record.state = sealed;
         slot.record.saved_at = clawdis_store::now_iso();
         slot.state = state;
         Ok(())
@@ -684,12 +693,12 @@ impl Sessions {
 
     /// The named profiles.
     pub fn profiles(&self) -> Result<Vec<ProfileInfo>> {
-        profiles::list(self.manager.home())
+        profiles::list(self.manager.home(), &self.sealer)
     }
 
     /// Creates an empty named profile.
     pub fn create_profile(&self, name: &str) -> Result<ProfileInfo> {
-        profiles::create(self.manager.home(), name)
+        profiles::create(self.manager.home(), name, &self.sealer)
     }
 
     /// Deletes a named profile no session uses.
@@ -707,7 +716,7 @@ impl Sessions {
 
     /// A profile's saved state (`storageState` JSON).
     pub fn export_profile(&self, name: &str) -> Result<StorageState> {
-        profiles::export(self.manager.home(), name)
+        profiles::export(self.manager.home(), name, &self.sealer)
     }
 
     /// A session's recorded actions after `after`.
@@ -722,6 +731,40 @@ impl Sessions {
             .actions_of(id, after, limit)
             .await
             .map_err(store_error)
+    }
+}
+
+/// Replaces what was typed (which may be a password) with its length, at
+/// each pointer of `paths` (`*`: every item of a list), so the action log
+/// keeps no typed text.
+fn redact(value: &mut Value, paths: &[&str]) {
+    fn walk(v: &mut Value, parts: &[&str]) {
+        match parts {
+            [] => {
+                let n = match &*v {
+                    Value::String(s) => s.chars().count(),
+                    Value::Null | Value::Bool(_) => return,
+                    other => other.to_string().len(),
+                };
+                *v = json!(format!("<{n} characters>"));
+            }
+            ["*", rest @ ..] => {
+                if let Value::Array(items) = v {
+                    for item in items {
+                        walk(item, rest);
+                    }
+                }
+            }
+            [key, rest @ ..] => {
+                if let Some(next) = v.get_mut(*key) {
+                    walk(next, rest);
+                }
+            }
+        }
+    }
+    for path in paths {
+        let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        walk(value, &parts);
     }
 }
 
@@ -773,4 +816,19 @@ async fn adoptable(cdp: &Cdp, context: Option<&str>) -> Option<(String, String)>
         .as_str()?
         .to_string();
     Some((context.to_string(), target))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_text_is_not_logged() {
+        let mut body = json!({ "selector": "#pw", "text": "hunter2", "fields": [{ "selector": "#a", "value": "x1" }, { "selector": "#b", "value": true }] });
+        redact(&mut body, &["/text", "/fields/*/value"]);
+        assert_eq!(
+            body,
+            json!({ "selector": "#pw", "text": "<7 characters>", "fields": [{ "selector": "#a", "value": "<2 characters>" }, { "selector": "#b", "value": true }] })
+        );
+    }
 }

@@ -1,16 +1,18 @@
 //! Named persistent profiles: `<home>/browser/profiles/<name>/`, holding the
-//! profile's storage state (`state.json`, cookies and localStorage), so its
-//! logins outlive sessions and restarts. Written atomically (a temporary
-//! file renamed over the old one).
+//! profile's storage state (`state.sealed`: cookies and localStorage,
+//! sealed with the home's key), so its logins outlive sessions and
+//! restarts. Written atomically (a temporary file renamed over the old
+//! one).
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::seal::Sealer;
 use super::state::StorageState;
 use crate::{BrowserError, Result};
 
-const STATE_FILE: &str = "state.json";
+const STATE_FILE: &str = "state.sealed";
 
 /// A profile as clients see it.
 #[derive(Clone, Debug, Serialize)]
@@ -46,8 +48,8 @@ fn dir(home: &Path, name: &str) -> PathBuf {
     home.join("browser").join("profiles").join(name)
 }
 
-fn info(home: &Path, name: &str) -> Result<ProfileInfo> {
-    let state = load(home, name)?;
+fn info(home: &Path, name: &str, sealer: &Sealer) -> Result<ProfileInfo> {
+    let state = load(home, name, sealer)?;
     Ok(ProfileInfo {
         name: name.to_string(),
         path: dir(home, name).display().to_string(),
@@ -58,29 +60,29 @@ fn info(home: &Path, name: &str) -> Result<ProfileInfo> {
 
 /// A profile's saved state; a profile used for the first time is empty
 /// (and made).
-pub fn load(home: &Path, name: &str) -> Result<StorageState> {
+pub fn load(home: &Path, name: &str, sealer: &Sealer) -> Result<StorageState> {
     check_profile_name(name)?;
     let file = dir(home, name).join(STATE_FILE);
     match std::fs::read_to_string(&file) {
-        Ok(text) => Ok(StorageState::parse(&text)),
+        Ok(text) => Ok(sealer.open(&text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(StorageState::default()),
         Err(e) => Err(e.into()),
     }
 }
 
 /// Saves a profile's state.
-pub fn save(home: &Path, name: &str, state: &StorageState) -> Result<()> {
+pub fn save(home: &Path, name: &str, state: &StorageState, sealer: &Sealer) -> Result<()> {
     check_profile_name(name)?;
     let dir = dir(home, name);
     clawdis_store::create_private_dir(&dir).map_err(|e| BrowserError::Io(e.to_string()))?;
     let tmp = dir.join(format!("{STATE_FILE}.tmp"));
-    std::fs::write(&tmp, state.to_json())?;
+    std::fs::write(&tmp, sealer.seal(state))?;
     std::fs::rename(&tmp, dir.join(STATE_FILE))?;
     Ok(())
 }
 
 /// Every profile, by name.
-pub fn list(home: &Path) -> Result<Vec<ProfileInfo>> {
+pub fn list(home: &Path, sealer: &Sealer) -> Result<Vec<ProfileInfo>> {
     let root = home.join("browser").join("profiles");
     let mut names: Vec<String> = match std::fs::read_dir(&root) {
         Ok(entries) => entries
@@ -93,17 +95,17 @@ pub fn list(home: &Path) -> Result<Vec<ProfileInfo>> {
         Err(e) => return Err(e.into()),
     };
     names.sort();
-    names.iter().map(|n| info(home, n)).collect()
+    names.iter().map(|n| info(home, n, sealer)).collect()
 }
 
 /// Makes an empty profile; an existing one is a conflict.
-pub fn create(home: &Path, name: &str) -> Result<ProfileInfo> {
+pub fn create(home: &Path, name: &str, sealer: &Sealer) -> Result<ProfileInfo> {
     check_profile_name(name)?;
     if dir(home, name).exists() {
         return Err(BrowserError::Conflict(format!("profile {name} exists")));
     }
-    save(home, name, &StorageState::default())?;
-    info(home, name)
+    save(home, name, &StorageState::default(), sealer)?;
+    info(home, name, sealer)
 }
 
 /// Removes a profile and everything it kept.
@@ -118,12 +120,12 @@ pub fn delete(home: &Path, name: &str) -> Result<()> {
 }
 
 /// A profile's state, for export.
-pub fn export(home: &Path, name: &str) -> Result<StorageState> {
+pub fn export(home: &Path, name: &str, sealer: &Sealer) -> Result<StorageState> {
     check_profile_name(name)?;
     if !dir(home, name).exists() {
         return Err(BrowserError::Missing(format!("no profile {name}")));
     }
-    load(home, name)
+    load(home, name, sealer)
 }
 
 #[cfg(test)]
@@ -143,17 +145,21 @@ mod tests {
     #[test]
     fn profiles_round_trip() {
         let home = tempfile::tempdir().unwrap();
-        assert!(list(home.path()).unwrap().is_empty());
-        create(home.path(), "work").unwrap();
-        assert!(create(home.path(), "work").is_err());
+        let sealer = Sealer::for_home_with(home.path(), false).unwrap();
+        assert!(list(home.path(), &sealer).unwrap().is_empty());
+        create(home.path(), "work", &sealer).unwrap();
+        assert!(create(home.path(), "work", &sealer).is_err());
         let state = StorageState {
             cookies: vec![serde_json::json!({ "name": "sid", "value": "1", "domain": "x" })],
             origins: Vec::new(),
         };
-        save(home.path(), "work", &state).unwrap();
-        assert_eq!(export(home.path(), "work").unwrap(), state);
-        assert_eq!(list(home.path()).unwrap()[0].cookies, 1);
+        save(home.path(), "work", &state, &sealer).unwrap();
+        assert_eq!(export(home.path(), "work", &sealer).unwrap(), state);
+        assert_eq!(list(home.path(), &sealer).unwrap()[0].cookies, 1);
+        let file = std::fs::read_to_string(home.path().join("browser/profiles/work/state.sealed"))
+            .unwrap();
+        assert!(!file.contains("sid"), "sealed: {file}");
         delete(home.path(), "work").unwrap();
-        assert!(export(home.path(), "work").is_err());
+        assert!(export(home.path(), "work", &sealer).is_err());
     }
 }
