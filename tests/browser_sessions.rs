@@ -1106,3 +1106,45 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn uploads_through_a_hidden_input_and_html5_drag_and_drop() {
+    let (home, server, pages) = setup();
+    let c = Client::new(&server);
+    let uploads = home.path().join("browser/uploads");
+    std::fs::create_dir_all(&uploads).unwrap();
+    for name in ["a.txt", "b.txt"] {
+        std::fs::write(uploads.join(name), name).unwrap();
+    }
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/upload.html"));
+    // 29: the label stands for its hidden input.
+    let r = s.ok("upload", json!({ "selector": { "type": "text", "text": "Choose documents" }, "paths": ["a.txt", "b.txt"] }));
+    assert_eq!(r["data"]["files"], json!(["a.txt", "b.txt"]));
+    assert_eq!(s.eval("chosen.textContent"), "a.txt,b.txt");
+    s.failed(
+        "upload",
+        json!({ "selector": "#one", "paths": ["a.txt", "b.txt"] }),
+        "not_editable",
+    );
+    for bad in ["../settings.json", "/etc/passwd", "missing.txt"] {
+        let (status, _) = c.call(
+            "POST",
+            &format!("/sessions/{}/upload", s.id),
+            Some(json!({ "selector": "#one", "paths": [bad] })),
+        );
+        assert_eq!(status, 400, "{bad}");
+    }
+    // 30: HTML5 drag and drop reaches the drop handler; a target that
+    // refuses the drop is reported, not passed off as done.
+    let r = s.ok(
+        "drag",
+        json!({ "selector": "#card", "to": { "selector": "#bin" } }),
+    );
+    assert_eq!(r["data"]["html5"], true, "{r}");
+    assert_eq!(s.eval("window.dropped"), "card");
+    s.failed(
+        "drag",
+        json!({ "selector": "#card", "to": { "selector": "#wall" } }),
+        "verify_failed",
+    );
+}

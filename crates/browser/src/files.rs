@@ -11,6 +11,11 @@ pub fn upload_root(home: &Path) -> PathBuf {
     home.join("uploads")
 }
 
+/// Files a browser session may upload (`upload` actions).
+pub fn session_upload_root(home: &Path) -> PathBuf {
+    home.join("browser").join("uploads")
+}
+
 /// Where downloads are saved.
 pub fn download_root(home: &Path) -> PathBuf {
     home.join("downloads")
@@ -53,7 +58,12 @@ fn canonical_root(root: &Path) -> Result<PathBuf> {
 
 /// An existing file under the upload root, as an absolute path.
 pub fn upload_file(home: &Path, requested: &str) -> Result<PathBuf> {
-    let root = upload_root(home);
+    file_under(&upload_root(home), requested)
+}
+
+/// An existing file under `root`, as an absolute path.
+pub fn file_under(root: &Path, requested: &str) -> Result<PathBuf> {
+    let root = root.to_path_buf();
     let full = inside(&root, requested)?;
     let real = full
         .canonicalize()

@@ -459,10 +459,10 @@ pub(crate) async fn upload(
     deadline: Instant,
     attempt: &mut Attempt,
 ) -> Step<Option<Value>> {
-    let home = tab.manager.home();
+    let root = crate::files::session_upload_root(tab.manager.home());
     let files: Vec<std::path::PathBuf> = paths
         .iter()
-        .map(|p| crate::files::upload_file(home, p))
+        .map(|p| crate::files::file_under(&root, p))
         .collect::<crate::Result<_>>()?;
     let ready = prepare(tab, aim, Needs::Attached, deadline, attempt).await?;
     let input = editable_of(tab, ready.backend).await?;
