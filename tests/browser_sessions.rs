@@ -564,6 +564,11 @@ fn debounced_searches_slow_loads_spa_navigation_and_new_tabs() {
             .unwrap()
             .ends_with("/hard/dynamic.html")
     );
+    // The session's page stays usable behind the new tab (it drew no
+    // animation frames there, and every action timed out: found by
+    // scripts/bench-actions).
+    s.ok("click", json!({ "selector": "#alert" }));
+    assert_eq!(s.eval("answer.textContent"), "alerted");
 }
 
 #[test]

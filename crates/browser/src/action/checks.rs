@@ -23,6 +23,10 @@ const INTERCEPT: &str = concat!(
 );
 const READ_INTERCEPT: &str = "function () { const w = this.ownerDocument.defaultView; const f = w[Symbol.for('clawd.intercept')]; return f ? f() : null; }";
 
+/// What the stability check says of a page that draws no frames (one
+/// behind another tab).
+const NO_FRAMES: &str = "the page draws no animation frames";
+
 /// How long a ref's element may stay gone (and unmatched by role and
 /// name) before the ref counts as detached.
 const DETACHED_GRACE: Duration = Duration::from_millis(1000);
@@ -154,6 +158,10 @@ pub(crate) async fn prepare(
                 }
                 Checked::Final(f) => return Err(Stop::Fail(f)),
                 Checked::Failed(f) => {
+                    if f.message == NO_FRAMES {
+                        // A page behind another tab draws nothing: to the front.
+                        let _ = page_call(tab.page, "Page.bringToFront", json!({})).await;
+                    }
                     last = Some(f);
                     inner += 1;
                     continue;

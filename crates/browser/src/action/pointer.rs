@@ -63,6 +63,8 @@ pub(crate) async fn click(
     let _ = cdp.call("Target.getTargets", json!({})).await;
     let mut data = serde_json::Map::new();
     if let Some(opened) = opened_tab(tab, &mut created).await {
+        // The new tab took the front; a page behind it draws no frames.
+        let _ = page_call(tab.page, "Page.bringToFront", json!({})).await;
         attempt.handled.push(super::Handled {
             kind: "popup",
             detail: format!(
