@@ -1153,3 +1153,35 @@ fn uploads_through_a_hidden_input_and_html5_drag_and_drop() {
         "verify_failed",
     );
 }
+
+#[test]
+fn reading_actions_return_text_rows_and_files() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/catalog.html"));
+    let r = s.ok("content", json!({}));
+    assert_eq!(r["data"]["title"], s.eval("document.title"), "{r}");
+    assert!(!r["data"]["content"].as_str().unwrap().is_empty(), "{r}");
+    let text = s.ok("extract_text", json!({}));
+    assert_eq!(text["data"]["text"], s.eval("document.body.innerText"));
+    let rows = s.ok("extract_all", json!({ "selector": "a", "attrs": ["href"] }));
+    let count = s.eval("document.querySelectorAll('a').length");
+    assert_eq!(rows["data"]["count"], count, "{rows}");
+    assert!(
+        rows["data"]["items"][0]["href"]
+            .as_str()
+            .unwrap()
+            .starts_with("http"),
+        "{rows}"
+    );
+    for (action, magic) in [("screenshot", &b"\x89PNG"[..]), ("pdf", &b"%PDF"[..])] {
+        let r = s.ok(action, json!({}));
+        let file = std::fs::read(r["data"]["path"].as_str().unwrap()).unwrap();
+        assert!(file.starts_with(magic), "{action}");
+    }
+    s.failed(
+        "extract_all",
+        json!({ "selector": "#none", "timeout": 300 }),
+        "not_found",
+    );
+}
