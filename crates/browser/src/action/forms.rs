@@ -270,23 +270,10 @@ pub(crate) async fn check(
             format!("{aim} is a radio button: it is unchecked by checking another one"),
         ));
     }
-    let click = super::request::Click {
-        aim: aim.clone(),
-        double: false,
-        button: input::Button::Left,
-        modifiers: 0,
-        delay: Duration::ZERO,
-    };
+    let click = super::request::Click::plain(aim.clone());
     super::pointer::click(tab, &click, deadline, attempt).await?;
     // The element the click reached may have been re-rendered: read afresh.
-    let after = prepare(
-        tab,
-        aim,
-        Needs::Attached,
-        deadline.max(Instant::now() + Duration::from_secs(1)),
-        attempt,
-    )
-    .await?;
+    let after = afresh(tab, aim, deadline, attempt).await?;
     let now = call_on(tab.page, after.backend, CHECKED, &[]).await?;
     if now != json!(on) {
         return Err(fail(
@@ -364,13 +351,7 @@ async fn combobox(
     deadline: Instant,
     attempt: &mut Attempt,
 ) -> Step<Option<Value>> {
-    let open = super::request::Click {
-        aim: aim.clone(),
-        double: false,
-        button: input::Button::Left,
-        modifiers: 0,
-        delay: Duration::ZERO,
-    };
+    let open = super::request::Click::plain(aim.clone());
     super::pointer::click(tab, &open, deadline, attempt).await?;
     // The option, wherever the list is rendered (often a portal at the end
     // of the body): exact name first, then a case-insensitive match.
@@ -406,14 +387,7 @@ async fn combobox(
             ),
             other => other,
         })?;
-    let shown = prepare(
-        tab,
-        aim,
-        Needs::Attached,
-        deadline.max(Instant::now() + Duration::from_secs(1)),
-        attempt,
-    )
-    .await?;
+    let shown = afresh(tab, aim, deadline, attempt).await?;
     let text = call_on(
         tab.page,
         shown.backend,
@@ -441,6 +415,18 @@ async fn combobox(
         ));
     }
     Ok(Some(json!({ "values": [value] })))
+}
+
+/// The element found again after an action that may have re-rendered it,
+/// with at least a second to find it.
+async fn afresh(
+    tab: &Tab<'_>,
+    aim: &Aim,
+    deadline: Instant,
+    attempt: &mut Attempt,
+) -> Step<super::checks::Ready> {
+    let deadline = deadline.max(Instant::now() + Duration::from_secs(1));
+    prepare(tab, aim, Needs::Attached, deadline, attempt).await
 }
 
 /// A file input's file names after they were set.

@@ -35,6 +35,19 @@ pub struct Click {
     pub delay: Duration,
 }
 
+impl Click {
+    /// A single left click with no modifiers.
+    pub fn plain(aim: Aim) -> Click {
+        Click {
+            aim,
+            double: false,
+            button: crate::input::Button::Left,
+            modifiers: 0,
+            delay: Duration::ZERO,
+        }
+    }
+}
+
 /// One field of `fill`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
