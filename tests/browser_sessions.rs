@@ -234,6 +234,10 @@ fn sessions_are_listed_logged_and_closed() {
             .len(),
         1
     );
+    // A session's page is not one of OpenClaw's tabs.
+    let target = got["targetId"].as_str().unwrap().to_string();
+    let tabs = c.ok("GET", "/tabs", None);
+    assert!(!tabs.to_string().contains(&target), "{tabs}");
     c.ok("DELETE", &format!("/sessions/{}", s.id), None);
     assert_eq!(c.call("GET", &format!("/sessions/{}", s.id), None).0, 404);
     assert_eq!(

@@ -391,6 +391,27 @@ impl Manager {
         }
     }
 
+    /// The tabs of the browser's default context: the pages of browser
+    /// sessions (each in a context of its own) are not tabs.
+    async fn tab_targets(cdp: &Cdp) -> Result<Vec<Value>> {
+        let contexts = cdp.call("Target.getBrowserContexts", json!({})).await?;
+        let sessions: Vec<&str> = contexts
+            .get("browserContextIds")
+            .and_then(Value::as_array)
+            .map(|ids| ids.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        Ok(Self::page_targets(cdp)
+            .await?
+            .into_iter()
+            .filter(|t| {
+                t.get("browserContextId")
+                    .and_then(Value::as_str)
+                    .is_none_or(|c| !sessions.contains(&c))
+            })
+            .collect())
+    }
+
+    /// Every page target, sessions' pages included.
     async fn page_targets(cdp: &Cdp) -> Result<Vec<Value>> {
         let result = cdp.call("Target.getTargets", json!({})).await?;
         Ok(result
@@ -415,7 +436,7 @@ impl Manager {
         let Some(cdp) = self.live() else {
             return Ok(None);
         };
-        let infos = Self::page_targets(&cdp).await?;
+        let infos = Self::tab_targets(&cdp).await?;
         let port = self.status().cdp_port;
         let inner = self.inner();
         let ids: Vec<&str> = infos
@@ -464,7 +485,17 @@ impl Manager {
     /// Resolves an id or unique prefix among the open tabs.
     pub async fn resolve(&self, wanted: &str) -> Result<String> {
         let cdp = self.connected()?;
-        let infos = Self::page_targets(&cdp).await?;
+        // A session's page answers to its exact id (`sessionId` routes);
+        // prefixes are matched among the tabs only.
+        let every = Self::page_targets(&cdp).await?;
+        let wanted_id = wanted.trim();
+        if every
+            .iter()
+            .any(|t| t.get("targetId").and_then(Value::as_str) == Some(wanted_id))
+        {
+            return Ok(wanted_id.to_string());
+        }
+        let infos = Self::tab_targets(&cdp).await?;
         let ids: Vec<&str> = infos
             .iter()
             .filter_map(|t| t.get("targetId").and_then(Value::as_str))
@@ -497,7 +528,7 @@ impl Manager {
 
     /// The active tab's id, if it is still open.
     async fn active_target(&self, cdp: &Cdp) -> Result<Option<String>> {
-        let infos = Self::page_targets(cdp).await?;
+        let infos = Self::tab_targets(cdp).await?;
         let ids: Vec<String> = infos
             .iter()
             .filter_map(|t| {
