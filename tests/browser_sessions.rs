@@ -1189,3 +1189,49 @@ fn reading_actions_return_text_rows_and_files() {
         "not_found",
     );
 }
+
+#[test]
+fn a_hung_page_trips_the_circuit_breaker_and_the_session_comes_back() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let interval = std::path::Path::new("200");
+    let server = clawdis_e2e::control::start_server_full(
+        home.path(),
+        json!({}),
+        &[],
+        &[("CLAWDIS_PROBE_INTERVAL_MS", interval)],
+    );
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/long.html"));
+    remember(&s, "before");
+    // The page's main thread never answers again.
+    s.eval("setTimeout(() => { for (;;) {} }, 50); 1");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut saw_unhealthy = false;
+    loop {
+        let got = c.ok("GET", &format!("/sessions/{}", s.id), None);
+        if got["healthy"] == false {
+            saw_unhealthy = true;
+        } else if saw_unhealthy && got["notices"].to_string().contains("stopped answering") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never recreated: {got}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let r = s.ok(
+        "evaluate",
+        json!({ "script": "[document.cookie, localStorage.getItem('who'), location.pathname]" }),
+    );
+    assert_eq!(
+        r["data"]["result"],
+        json!(["sid=before", "before", "/long.html"]),
+        "{r}"
+    );
+    assert!(
+        r["notices"].to_string().contains("stopped answering"),
+        "the caller is told: {r}"
+    );
+}
