@@ -643,7 +643,14 @@ fn dialogs_follow_the_session_policy() {
             .contains("Delete everything?"),
         "{r}"
     );
-    let target = c.ok("GET", &format!("/sessions/{}", asking.id), None)["targetId"].clone();
+    // The session says what waits (and stays healthy: a person decides).
+    let got = c.ok("GET", &format!("/sessions/{}", asking.id), None);
+    assert_eq!(
+        (got["dialog"]["type"].as_str(), got["healthy"].as_bool()),
+        (Some("confirm"), Some(true)),
+        "{got}"
+    );
+    let target = got["targetId"].clone();
     c.ok(
         "POST",
         "/hooks/dialog",

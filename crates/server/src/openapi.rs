@@ -472,6 +472,8 @@ pub struct Session {
     #[schema(rename = "savedAt")]
     saved_at: String,
     notices: Option<Vec<String>>,
+    /// The dialog waiting for an answer (`dialogs: ask`).
+    dialog: Option<Value>,
 }
 
 /// `GET /sessions`.

@@ -84,6 +84,9 @@ pub struct SessionInfo {
     /// What happened to it since the last call (recreated after a crash).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// The dialog that waits for an answer (`dialogs: ask`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<crate::events::DialogInfo>,
 }
 
 /// A session's live browser side.
@@ -604,9 +607,22 @@ impl Sessions {
             created_at: slot.record.created_at.clone(),
             saved_at: slot.record.saved_at.clone(),
             notices: slot.notices.clone(),
+            dialog: None,
         };
         let Some(live) = &slot.live else { return info };
         if !live.cdp.is_alive() {
+            return info;
+        }
+        info.target_id = Some(live.target.clone());
+        // A page a dialog holds answers nothing until it is answered: it
+        // is waiting for someone, not broken.
+        let pending = match self.manager.events(&live.target, &live.page).await {
+            Ok(events) => events.pending(),
+            Err(_) => None,
+        };
+        if let Some(dialog) = pending {
+            info.healthy = slot.failures == 0;
+            info.dialog = Some(dialog);
             return info;
         }
         let probe = crate::cdp::page_call_with(
@@ -624,7 +640,6 @@ impl Sessions {
             info.is_loading = text("readyState").map(|r| r != "complete");
             info.ready_state = text("readyState");
             info.healthy = slot.failures == 0;
-            info.target_id = Some(live.target.clone());
         }
         info
     }
@@ -637,15 +652,21 @@ impl Sessions {
             for slot in self.all_slots() {
                 let mut slot = slot.lock().await;
                 let Some(live) = &slot.live else { continue };
-                let ok = live.cdp.is_alive()
-                    && crate::cdp::page_call_with(
-                        &live.page,
-                        "Runtime.evaluate",
-                        json!({ "expression": "1" }),
-                        Duration::from_secs(1),
-                    )
-                    .await
-                    .is_ok();
+                let waiting = match self.manager.events(&live.target, &live.page).await {
+                    Ok(events) => events.pending().is_some(),
+                    Err(_) => false,
+                };
+                // A dialog waiting for a person is no failure.
+                let ok = waiting
+                    || live.cdp.is_alive()
+                        && crate::cdp::page_call_with(
+                            &live.page,
+                            "Runtime.evaluate",
+                            json!({ "expression": "1" }),
+                            Duration::from_secs(1),
+                        )
+                        .await
+                        .is_ok();
                 if ok {
                     slot.failures = 0;
                     continue;
