@@ -83,27 +83,58 @@ impl Desktop {
     }
 
     /// Starts a system tray (trayer, an XEmbed tray host) at the top right;
-    /// returns once it is up.
+    /// returns once it is up. A trayer that dies before its panel shows
+    /// (seen once under the full suite's load) is started again, twice at
+    /// most.
     pub fn tray(&mut self) {
-        let mut cmd = Command::new("trayer");
-        cmd.args([
-            "--edge",
-            "top",
-            "--align",
-            "right",
-            "--widthtype",
-            "pixel",
-            "--width",
-            "120",
-            "--height",
-            "32",
-        ])
-        .args(["--SetDockType", "true"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        for attempt in 1..=3 {
+            let mut cmd = Command::new("trayer");
+            cmd.args([
+                "--edge",
+                "top",
+                "--align",
+                "right",
+                "--widthtype",
+                "pixel",
+                "--width",
+                "120",
+                "--height",
+                "32",
+            ])
+            .args(["--SetDockType", "true"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+            self.apply(&mut cmd);
+            let mut child = cmd.spawn().expect("trayer");
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            loop {
+                if self.find_window(&["--classname", "^panel$"]).is_some() {
+                    self.extra.push(Guard(child));
+                    return;
+                }
+                let exited = child.try_wait().ok().flatten().is_some();
+                if exited || std::time::Instant::now() >= deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    assert!(attempt < 3, "trayer's panel never showed (3 tries)");
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+
+    /// The windows matching `search` (xdotool's), if any, now.
+    fn find_window(&self, search: &[&str]) -> Option<Vec<String>> {
+        let mut cmd = Command::new("xdotool");
+        cmd.arg("search").args(search);
         self.apply(&mut cmd);
-        self.extra.push(Guard(cmd.spawn().expect("trayer")));
-        self.wait_window(&["--classname", "^panel$"]);
+        let out = cmd.output().expect("xdotool");
+        let ids: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect();
+        (out.status.success() && !ids.is_empty()).then_some(ids)
     }
 
     /// Runs xdotool on this display (giving up after 20 s) and returns what
@@ -127,15 +158,7 @@ impl Desktop {
     pub fn wait_window(&self, search: &[&str]) -> Vec<String> {
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         loop {
-            let mut cmd = Command::new("xdotool");
-            cmd.arg("search").args(search);
-            self.apply(&mut cmd);
-            let out = cmd.output().expect("xdotool");
-            let ids: Vec<String> = String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .map(str::to_string)
-                .collect();
-            if out.status.success() && !ids.is_empty() {
+            if let Some(ids) = self.find_window(search) {
                 return ids;
             }
             assert!(

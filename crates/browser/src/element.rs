@@ -166,15 +166,6 @@ pub async fn point(page: &Page, backend: i64, timeout: Duration) -> Result<(f64,
     }
 }
 
-/// Checks that a click at `at` (viewport coordinates) reaches the element;
-/// otherwise the error names what covers it ([`hit_target`]).
-pub async fn check_hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Result<()> {
-    match hit_target(page, backend, at).await? {
-        None => Ok(()),
-        Some(covering) => Err(covered(covering)),
-    }
-}
-
 /// What would take a click at `at` (viewport coordinates) instead of the
 /// element, or `None` when the element would get it: the topmost node
 /// there, as Chromium's own hit test finds it (through shadow roots and
@@ -240,10 +231,6 @@ pub async fn hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Result<Opt
     Ok(Some(format!(
         "{covering} intercepts pointer events at ({x}, {y}): the click would not reach the element"
     )))
-}
-
-fn covered(message: String) -> BrowserError {
-    BrowserError::Conflict(message)
 }
 
 /// A page-side `describe(node)`: the element as a short tag with its id,
