@@ -46,6 +46,19 @@ fn config() -> Value {
     })
 }
 
+/// The answer to the script's `init`: its configuration and rules, as one
+/// expression (the rules are JSON, so a JavaScript literal as they are),
+/// made once.
+fn init_answer() -> &'static str {
+    static ANSWER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ANSWER.get_or_init(|| {
+        format!(
+            "window.autoconsentReceiveMessage && window.autoconsentReceiveMessage({{\"type\":\"initResp\",\"config\":{},\"rules\":{{\"compact\":{RULES}}}}})",
+            config()
+        )
+    })
+}
+
 #[derive(Default)]
 struct State {
     /// Banners found and not yet answered, by CMP name.
@@ -89,9 +102,7 @@ impl Consent {
         });
         let weak = Arc::downgrade(&consent);
         let page = page.clone();
-        let init = json!({ "type": "initResp", "config": config(), "rules": { "compact": serde_json::from_str::<Value>(RULES).unwrap_or_default() } });
-        let init =
-            format!("window.autoconsentReceiveMessage && window.autoconsentReceiveMessage({init})");
+        let init = init_answer();
         tokio::spawn(async move {
             while let Some(call) = calls.next().await {
                 if call.name != BINDING {

@@ -262,21 +262,22 @@ async fn holds(tab: &Tab<'_>, c: &Condition) -> Step<bool> {
     };
     Ok(match c {
         Condition::Element(aim, state) => {
-            let found = all(tab, aim, 2).await;
-            let found = match found {
+            // Strict as actions are: one match, or the nth.
+            let wanted = aim.nth.map_or(2, |n| n + 1);
+            let found = match all(tab, aim, wanted).await {
                 Err(Stop::Fail(f)) if matches!(f.code, Code::Detached | Code::NotFound) => {
                     Vec::new()
                 }
                 other => other?,
             };
-            if found.len() > 1 && aim.nth.is_none() {
-                return Err(fail(
-                    Code::Ambiguous,
-                    format!("{aim} matches more than one element; give nth"),
-                ));
-            }
             let found = match aim.nth {
-                Some(n) => all(tab, aim, n + 1).await?.get(n).copied(),
+                Some(n) => found.get(n).copied(),
+                None if found.len() > 1 => {
+                    return Err(fail(
+                        Code::Ambiguous,
+                        format!("{aim} matches more than one element; give nth"),
+                    ));
+                }
                 None => found.first().copied(),
             };
             let visible = match found {

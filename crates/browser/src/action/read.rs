@@ -14,6 +14,8 @@ use crate::inspect::{self, ImageType, ShotArea};
 
 /// The most rows `extract_all` returns.
 const MAX_ROWS: usize = 1000;
+/// How soon `extract_all` looks again while nothing matches.
+const LOOK_AGAIN: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The element's (or the page's) rendered text.
 pub(crate) async fn text(
@@ -83,10 +85,10 @@ pub(crate) async fn all_items(
         if !rows.is_empty() {
             return Ok(Some(json!({ "items": rows, "count": rows.len() })));
         }
-        if Instant::now() + super::retry::delay(super::retry::RESOLVE, 5) >= deadline {
+        if Instant::now() + LOOK_AGAIN >= deadline {
             return Err(fail(Code::NotFound, format!("no element matches {aim}")));
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(LOOK_AGAIN).await;
     }
 }
 

@@ -175,15 +175,12 @@ impl Sessions {
     }
 
     fn all_slots(&self) -> Vec<Arc<tokio::sync::Mutex<Slot>>> {
-        let mut slots: Vec<_> = self
-            .slots
+        self.slots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .values()
             .cloned()
-            .collect();
-        slots.sort_by_key(|s| Arc::as_ptr(s) as usize);
-        slots
+            .collect()
     }
 
     /// The actions' and sessions' counters.
