@@ -766,6 +766,12 @@ fn metrics_count_actions_by_outcome_in_the_prometheus_format() {
         json!({ "selector": "#none", "timeout": 300 }),
         "not_found",
     );
+    // OpenClaw's /act runs the same engine, and counts the same.
+    c.ok(
+        "POST",
+        "/act",
+        Some(json!({ "kind": "type", "selector": "#city", "text": "Oslo", "sessionId": s.id })),
+    );
     let auth = format!("Bearer {}", server.token);
     let (status, text) = clawdis_e2e::control::request(
         server.port,
@@ -810,7 +816,7 @@ print(json.dumps(out))
             "actions_total",
             json!({ "action": "type", "outcome": "ok" })
         ),
-        Some(2.0),
+        Some(3.0),
         "{samples}"
     );
     assert_eq!(
@@ -833,7 +839,7 @@ print(json.dumps(out))
     );
     assert_eq!(
         sample("action_duration_seconds_count", json!({ "action": "type" })),
-        Some(2.0)
+        Some(3.0)
     );
     assert!(sample("retries_total", json!({ "action": "click" })).unwrap() >= 1.0);
     let (status, _) = clawdis_e2e::control::request(server.port, "GET", "/metrics", &[], "");

@@ -149,6 +149,7 @@ pub struct Manager {
     no_browser: bool,
     lifecycle: tokio::sync::Mutex<()>,
     inner: Mutex<Inner>,
+    metrics: crate::metrics::Metrics,
 }
 
 impl std::fmt::Debug for Manager {
@@ -169,7 +170,13 @@ impl Manager {
             no_browser,
             lifecycle: tokio::sync::Mutex::new(()),
             inner: Mutex::new(Inner::default()),
+            metrics: crate::metrics::Metrics::new(),
         }
+    }
+
+    /// The counters of every action and session of this browser.
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.metrics
     }
 
     /// The Clawdis home.

@@ -196,7 +196,7 @@ pub async fn act(
 
 /// `GET /metrics`: the browser's counters in the Prometheus text format
 /// (`actions_total`, `retries_total`, `sessions_total`,
-/// `action_duration_seconds`).
+/// `action_duration_seconds`), of session actions and `/act` alike.
 #[utoipa::path(
     get,
     path = "/metrics",
@@ -208,7 +208,7 @@ pub async fn act(
     )
 )]
 pub async fn metrics(State(state): State<Arc<AppState>>) -> ApiResult {
-    let text = state.sessions().await?.metrics().render();
+    let text = state.manager.metrics().render();
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,

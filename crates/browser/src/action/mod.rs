@@ -279,6 +279,12 @@ pub async fn run(tab: &Tab<'_>, request: &Request) -> crate::Result<Outcome> {
         handled,
         notices: Vec::new(),
     };
+    tab.manager.metrics().action(
+        request.verb.name(),
+        outcome.error.as_ref().map_or("ok", |e| e.code.as_str()),
+        outcome.retries,
+        started.elapsed(),
+    );
     tracing::info!(
         parent: &span,
         ok = outcome.ok,

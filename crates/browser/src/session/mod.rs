@@ -118,7 +118,6 @@ pub struct Sessions {
     slots: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Slot>>>>,
     /// Serializes creating sessions (the pool's limit).
     creating: tokio::sync::Mutex<()>,
-    metrics: crate::metrics::Metrics,
     sealer: Sealer,
 }
 
@@ -160,7 +159,6 @@ impl Sessions {
             store,
             slots: Mutex::new(slots),
             creating: tokio::sync::Mutex::new(()),
-            metrics: crate::metrics::Metrics::new(),
             sealer,
         }))
     }
@@ -181,11 +179,6 @@ impl Sessions {
             .values()
             .cloned()
             .collect()
-    }
-
-    /// The actions' and sessions' counters.
-    pub fn metrics(&self) -> &crate::metrics::Metrics {
-        &self.metrics
     }
 
     /// Where a session's artifacts go.
@@ -279,7 +272,7 @@ impl Sessions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, Arc::new(tokio::sync::Mutex::new(slot)));
-        self.metrics.session("created");
+        self.manager.metrics().session("created");
         tracing::info!(session = %info.session_id, profile = ?info.profile, "session created");
         Ok(info)
     }
@@ -315,7 +308,7 @@ impl Sessions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(id);
-        self.metrics.session("deleted");
+        self.manager.metrics().session("deleted");
         tracing::info!(session = id, "session deleted");
         Ok(())
     }
@@ -326,7 +319,7 @@ impl Sessions {
         let mut slot = slot.lock().await;
         self.discard(&mut slot).await;
         self.revive(&mut slot, true).await?;
-        self.metrics.session("restored");
+        self.manager.metrics().session("restored");
         Ok(self.info(&mut slot).await)
     }
 
@@ -365,12 +358,6 @@ impl Sessions {
             consent: Some(&live.consent),
         };
         let mut outcome = action::run(&tab, request).await?;
-        self.metrics.action(
-            request.verb.name(),
-            outcome.error.as_ref().map_or("ok", |e| e.code.as_str()),
-            outcome.retries,
-            Duration::from_millis(outcome.duration_ms),
-        );
         if outcome
             .error
             .as_ref()
@@ -436,7 +423,7 @@ impl Sessions {
         }
         let saved = slot.record.saved_at.clone();
         if !self.revive(slot, true).await? {
-            self.metrics.session("recreated");
+            self.manager.metrics().session("recreated");
             slot.notices.push(format!(
                 "the session was restored from its snapshot of {saved} (its browser context was gone)"
             ));
