@@ -1254,3 +1254,41 @@ fn a_hung_page_trips_the_circuit_breaker_and_the_session_comes_back() {
         "the caller is told: {r}"
     );
 }
+
+#[test]
+fn a_cross_site_frame_is_named_as_out_of_reach_not_missing() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(
+        &c,
+        &format!("http://127.0.0.1:{pages}/hard/cross-site.html?port={pages}"),
+    );
+    s.ok(
+        "wait",
+        json!({ "js": "document.body.dataset.loaded === 'yes'" }),
+    );
+    let r = s.failed(
+        "click",
+        json!({ "frame": "localhost", "selector": "button", "timeout": 500 }),
+        "not_found",
+    );
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("another site"),
+        "{r}"
+    );
+    let r = s.failed(
+        "click",
+        json!({ "frame": "nowhere", "selector": "button", "timeout": 300 }),
+        "not_found",
+    );
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no frame's URL contains nowhere"),
+        "{r}"
+    );
+}

@@ -408,12 +408,7 @@ async fn frame_owner_by_url(tab: &Tab<'_>, part: &str) -> Step<i64> {
         }
     }
     let id = match matching.as_slice() {
-        [] => {
-            return Err(fail(
-                Code::NotFound,
-                format!("no frame's URL contains {part}"),
-            ));
-        }
+        [] => return Err(no_such_frame(tab, part).await),
         [one] => *one,
         many => {
             return Err(fail(
@@ -430,6 +425,37 @@ async fn frame_owner_by_url(tab: &Tab<'_>, part: &str) -> Step<i64> {
         .get("backendNodeId")
         .and_then(Value::as_i64)
         .ok_or_else(|| fail(Code::NotFound, format!("frame {part} has no element")))
+}
+
+/// Why no frame matched `part`: none at all, or one on another site,
+/// whose document runs in a process of its own that this page session
+/// does not reach.
+async fn no_such_frame(tab: &Tab<'_>, part: &str) -> Stop {
+    let elsewhere = page_call(
+        tab.page,
+        "Runtime.evaluate",
+        json!({
+            "expression": format!(
+                "Array.from(document.querySelectorAll('iframe, frame')).some((f) => (f.src || '').includes({}))",
+                json!(part)
+            ),
+            "returnByValue": true,
+        }),
+    )
+    .await
+    .ok()
+    .and_then(|r| r.pointer("/result/value").and_then(Value::as_bool))
+    .unwrap_or(false);
+    if elsewhere {
+        fail(
+            Code::NotFound,
+            format!(
+                "frame {part} is on another site and runs in a process of its own: acting inside cross-site frames is not supported yet"
+            ),
+        )
+    } else {
+        fail(Code::NotFound, format!("no frame's URL contains {part}"))
+    }
 }
 
 fn object_of(evaluated: &Value) -> Step<String> {
