@@ -110,10 +110,13 @@ fn kill_9_during_resume_keeps_the_run_resumable() {
         .args(["resume", "--token", &token, "--approve", "yes"])
         .spawn()
         .unwrap();
+    // The step has written its line, not only opened the file (a kill
+    // between the two lost "started": a flake seen on a loaded machine).
     assert!(wait_for(Duration::from_secs(10), || work
         .join("pid")
         .exists()
-        && work.join("log").exists()));
+        && std::fs::read_to_string(work.join("log"))
+            .is_ok_and(|l| l == "started\n")));
     signal(resume.id() as i32, libc::SIGKILL);
     resume.wait().unwrap();
     let sh: i32 = std::fs::read_to_string(work.join("pid"))
