@@ -252,7 +252,7 @@ const INSIDE: &str = concat!(
 );
 
 /// Describes `this`.
-const DESCRIBE: &str = concat!(
+pub(crate) const DESCRIBE: &str = concat!(
     "function () {\n",
     describe_js!(),
     "\nreturn describe(this);\n}"

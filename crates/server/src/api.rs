@@ -183,6 +183,18 @@ impl Body {
             .filter(|s| !s.trim().is_empty())
     }
 
+    /// An optional string field that, when given, must be a non-blank
+    /// string (anything else is a 400).
+    pub fn text(&self, key: &str) -> Result<Option<String>, ApiError> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+            Some(_) => Err(ApiError::bad_request(format!(
+                "{key} must be a non-empty string"
+            ))),
+        }
+    }
+
     /// A boolean field; `"true"` strings are accepted.
     pub fn bool(&self, key: &str) -> Option<bool> {
         match self.0.get(key)? {

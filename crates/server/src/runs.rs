@@ -62,13 +62,7 @@ pub async fn start(
 
 /// The run a `POST /runs` body asks for, started by `principal`.
 fn run_request(body: &Body, principal: &Principal) -> Result<RunRequest, ApiError> {
-    let text = |key: &str| match body.0.get(key) {
-        None | Some(serde_json::Value::Null) => Ok(None),
-        Some(serde_json::Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
-        Some(_) => Err(ApiError::bad_request(format!(
-            "{key} must be a non-empty string"
-        ))),
-    };
+    let text = |key: &str| body.text(key);
     let what = match (text("pipeline")?, text("workflow")?) {
         (Some(pipeline), None) => What::Pipeline(pipeline),
         (None, Some(workflow)) => What::Workflow(workflow),

@@ -37,13 +37,7 @@ pub async fn create(State(state): State<Arc<AppState>>, body: Body) -> ApiResult
         })?,
         Some(_) => return Err(ApiError::bad_request("dialogs must be a string")),
     };
-    let text = |key: &str| match body.0.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
-        Some(_) => Err(ApiError::bad_request(format!(
-            "{key} must be a non-empty string"
-        ))),
-    };
+    let text = |key: &str| body.text(key).map(|t| t.map(|t| t.trim().to_string()));
     let new = NewSession {
         profile: text("profile")?,
         url: text("url")?,
@@ -125,18 +119,9 @@ pub async fn trace(
     Path(id): Path<String>,
     Query(query): Query<api::Query>,
 ) -> ApiResult {
-    let number = |key: &str, default: i64| -> Result<i64, ApiError> {
-        match query.get(key) {
-            None => Ok(default),
-            Some(v) => v
-                .parse()
-                .ok()
-                .filter(|n| *n >= 0)
-                .ok_or_else(|| ApiError::bad_request(format!("{key} must be a number from 0"))),
-        }
-    };
-    let after = number("after", 0)?;
-    let limit = number("limit", 100)?.clamp(1, 1000) as u32;
+    let after = api::number(&query, "after")?.unwrap_or(0);
+    let after = i64::try_from(after).unwrap_or(i64::MAX);
+    let limit = api::number(&query, "limit")?.unwrap_or(100).clamp(1, 1000) as u32;
     let actions = state.sessions().await?.trace(&id, after, limit).await?;
     let actions: Vec<Value> = actions
         .into_iter()

@@ -20,11 +20,6 @@ const MOST: u32 = 3;
 /// How long a popup has to go away once answered.
 const GONE_WITHIN: Duration = Duration::from_millis(1500);
 
-const DESCRIBE: &str = concat!(
-    "function () {\n",
-    include_str!("../describe.js"),
-    "\nreturn describe(this);\n}"
-);
 const GONE: &str = "function () { if (!this.isConnected) return true; const r = this.getBoundingClientRect(); const s = getComputedStyle(this); return r.width === 0 || r.height === 0 || s.visibility === 'hidden' || s.display === 'none' || s.opacity === '0'; }";
 const HIDE: &str = "function () { this.style.setProperty('display', 'none', 'important'); }";
 
@@ -101,7 +96,7 @@ pub(crate) async fn clear(tab: &Tab<'_>, at: (f64, f64), attempt: &mut Attempt) 
         .and_then(Value::as_str)
         .map(str::to_string);
     let info = call(tab, &info, "function () { return this; }").await?;
-    let what = call(tab, &root, DESCRIBE).await?;
+    let what = call(tab, &root, crate::element::DESCRIBE).await?;
     let what = what.as_str().unwrap_or("a popup");
     attempt.popups += 1;
     match info.get("kind").and_then(Value::as_str) {
