@@ -1,29 +1,50 @@
 #!/usr/bin/env python3
 """The action engine's bench: the hard-page fixture suite (tests/fixtures/
-pages/hard, consent/) run ROUNDS times in a row through `clawdis serve`'s
-session routes. Counts, per action, whether it did what was possible
-(success) and, where success is impossible (the element really is covered,
-disabled, missing, or the page rejects the value), whether a typed failure
-with the expected code came back, and any silent success. Prints one JSON
-object; scripts/bench-actions runs it and writes the docs table.
+pages/hard, consent/) run ROUNDS times in a row, through `clawdis serve`'s
+session routes and, side by side, through @playwright/mcp (npm, stdio,
+pointed at the same Chromium).
 
-Usage: bench-actions.py CLAWDIS_BIN HOME ROUNDS
+Every step says whether it can succeed and carries an oracle: a JavaScript
+expression read from the page after the step that is true only if the
+step's effect really happened. A step *succeeded* if the driver reported
+success and the oracle holds; a *silent success* is a reported success
+whose effect did not happen. Where success is impossible (the element
+really is covered, disabled, missing, ambiguous, or the page rejects the
+value), clawdis must report the expected error code; @playwright/mcp has no
+codes, so any reported failure counts for it. Times are client round trips
+(HTTP on loopback for clawdis, the stdio pipe for @playwright/mcp), one
+scenario of one driver at a time, the two interleaved.
+
+@playwright/mcp runs as its users run it (defaults: 5 s action timeout,
+500 ms settle, a snapshot in every answer). Its tools take the same targets
+as a Playwright locator (`getByRole('button', { name: 'Send', exact: true })`,
+`getByLabel(...)`, a CSS string), so no step needs a snapshot first. Where
+it has no tool of its own: `check` is `browser_fill_form` with a checkbox,
+`forward` is `page.goForward()` through `browser_run_code_unsafe`, `upload`
+is a click on the label and then `browser_file_upload`, and a dialog an
+action raises is answered by `browser_handle_dialog` with clawdis's default
+policy (accept alerts, dismiss confirms), its time counted in the action's.
+
+Usage: bench_actions.py CLAWDIS_BIN HOME ROUNDS [--no-pw]
 """
+import http.client
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ROOT / "tests/fixtures/pages"
 NPM = ROOT / "target/test-npm/node_modules"
+PW_DIR = Path(os.environ.get("PWMCP_REF_DIR", ROOT / "target/pwmcp-ref"))
+PW_VERSION = "0.0.79"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 
 class Pages(SimpleHTTPRequestHandler):
@@ -58,179 +79,413 @@ def serve_pages():
     return server.server_address[1]
 
 
-def scenarios(pages, other):
-    """(name, steps); a step is (action, body, expected): expected is "ok"
-    for an action that can succeed, else the failure code it must report."""
+def step(action, body, expect="ok", check=None, pw=None):
+    """One action. expect: "ok", or the code it must fail with. check: the
+    oracle, a JavaScript expression on the page (or "tab:<text>": a tab
+    whose URL holds <text> was opened). pw: @playwright/mcp's calls, where
+    they are not the mechanical translation of the body."""
+    return {"action": action, "body": body, "expect": expect, "check": check, "pw": pw}
+
+
+def by_id(i):
+    return f"document.getElementById('{i}')"
+
+
+def hit(i):
+    return f"window.hits.includes('{i}')"
+
+
+def scenarios(pages, other, uploads):
+    """(name, steps)"""
     p = f"http://127.0.0.1:{pages}"
+
+    def at(path):
+        return step("navigate", {"url": p + path}, check=f"location.href === '{p}{path}'")
+
+    in_same = f"{by_id('same')}.contentDocument"
     return [
         ("overlays", [
-            ("navigate", {"url": f"{p}/hard/overlay.html"}, "ok"),
-            ("click", {"selector": "#save"}, "ok"),
-            ("click", {"selector": {"type": "aria", "role": "button", "name": "Send"}}, "ok"),
-            ("click", {"selector": {"type": "text", "text": "Move", "exact": True}}, "ok"),
-            ("navigate", {"url": f"{p}/hard/overlay.html?blocked"}, "ok"),
-            ("click", {"selector": "#blocked", "timeout": 1500}, "covered"),
-            ("click", {"selector": "#nothing", "timeout": 500}, "not_found"),
-            ("click", {"selector": "button"}, "ambiguous"),
+            at("/hard/overlay.html"),
+            step("click", {"selector": "#save"}, check=hit("save")),
+            step("click", {"selector": {"type": "aria", "role": "button", "name": "Send"}}, check=hit("send")),
+            step("click", {"selector": {"type": "text", "text": "Move", "exact": True}}, check=hit("mover")),
+            at("/hard/overlay.html?blocked"),
+            step("click", {"selector": "#blocked", "timeout": 1500}, "covered", hit("blocked")),
+            step("click", {"selector": "#nothing", "timeout": 500}, "not_found", "false"),
+            step("click", {"selector": "button"}, "ambiguous", "window.hits.length > 0"),
         ]),
         ("inputs", [
-            ("navigate", {"url": f"{p}/hard/inputs.html"}, "ok"),
-            ("type", {"selector": {"type": "label", "text": "Phone"}, "text": "5551234567"}, "ok"),
-            ("type", {"selector": "#city", "text": "Lyon"}, "ok"),
-            ("type", {"selector": {"type": "aria", "role": "textbox", "name": "Editor"}, "text": "Hello"}, "ok"),
-            ("type", {"selector": "#letters", "text": "abc1"}, "verify_failed"),
-            ("select", {"selector": "#colour", "value": "Green"}, "ok"),
-            ("check", {"selector": {"type": "label", "text": "I agree"}}, "ok"),
-            ("check", {"selector": "#stuck"}, "verify_failed"),
-            ("fill", {"fields": [{"selector": "#city", "value": "Paris"}, {"selector": "#terms", "value": False}]}, "ok"),
-            ("select", {"selector": "#combo", "value": "Banana"}, "ok"),
-            ("click", {"selector": "#inner"}, "ok"),
-            ("type", {"selector": "#log", "text": "x"}, "not_editable"),
+            at("/hard/inputs.html"),
+            step("type", {"selector": {"type": "label", "text": "Phone"}, "text": "5551234567"},
+                 check=f"{by_id('phone')}.value === '(555) 123-4567'"),
+            step("type", {"selector": "#city", "text": "Lyon"}, check=f"{by_id('city')}.value === 'Lyon'"),
+            step("type", {"selector": {"type": "aria", "role": "textbox", "name": "Editor"}, "text": "Hello"},
+                 check=f"{by_id('editor')}.textContent === 'Hello'"),
+            step("type", {"selector": "#letters", "text": "abc1"}, "verify_failed",
+                 f"{by_id('letters')}.value === 'abc1'"),
+            step("select", {"selector": "#colour", "value": "Green"}, check=f"{by_id('colour')}.value === 'g'"),
+            step("check", {"selector": {"type": "label", "text": "I agree"}}, check=f"{by_id('terms')}.checked"),
+            step("check", {"selector": "#stuck"}, "verify_failed", f"{by_id('stuck')}.checked"),
+            step("fill", {"fields": [{"selector": "#city", "value": "Paris"}, {"selector": "#terms", "value": False}]},
+                 check=f"{by_id('city')}.value === 'Paris' && !{by_id('terms')}.checked"),
+            step("select", {"selector": "#combo", "value": "Banana"}, check=f"{by_id('combo')}.textContent === 'Banana'"),
+            step("click", {"selector": "#inner"}, check=f"{by_id('log')}.textContent === 'shadow clicked'"),
+            step("type", {"selector": "#log", "text": "x"}, "not_editable", f"{by_id('log')}.textContent === 'x'"),
         ]),
         ("dynamic", [
-            ("navigate", {"url": f"{p}/hard/dynamic.html"}, "ok"),
-            ("click", {"selector": {"type": "aria", "role": "button", "name": "Buy"}}, "ok"),
-            ("hover", {"selector": "#products"}, "ok"),
-            ("click", {"selector": "#laptops"}, "ok"),
-            ("type", {"selector": "#search", "text": "ap"}, "ok"),
-            ("click", {"selector": {"type": "aria", "role": "option", "name": "apricot"}}, "ok"),
-            ("click", {"selector": "#load"}, "ok"),
-            ("wait", {"text": "Loaded"}, "ok"),
-            ("click", {"selector": "#spa"}, "ok"),
-            ("back", {}, "ok"),
-            ("forward", {}, "ok"),
-            ("click", {"selector": "#newtab"}, "ok"),
-            ("click", {"selector": "#confirm"}, "ok"),
-            ("click", {"selector": "#alert"}, "ok"),
-            ("click", {"selector": "#under"}, "ok"),
+            at("/hard/dynamic.html"),
+            step("click", {"selector": {"type": "aria", "role": "button", "name": "Buy"}}, check=hit("buy")),
+            step("hover", {"selector": "#products"}, check=f"{by_id('products')}.matches(':hover')"),
+            step("click", {"selector": "#laptops"}, check=hit("laptops")),
+            step("type", {"selector": "#search", "text": "ap"}, check=f"{by_id('search')}.value === 'ap'"),
+            step("click", {"selector": {"type": "aria", "role": "option", "name": "apricot"}},
+                 check=f"{by_id('search')}.value === 'apricot'"),
+            step("click", {"selector": "#load"}, check=hit("load")),
+            step("wait", {"text": "Loaded"}, check=f"{by_id('loaded')}.textContent === 'Loaded'"),
+            step("click", {"selector": "#spa"}, check="location.pathname === '/hard/page2'"),
+            step("back", {}, check="location.pathname === '/hard/dynamic.html'"),
+            step("forward", {}, check="location.pathname === '/hard/page2'"),
+            step("click", {"selector": "#newtab"}, check="tab:greeting.html"),
+            step("click", {"selector": "#confirm"}, check=f"{by_id('answer')}.textContent === 'kept'"),
+            step("click", {"selector": "#alert"}, check=f"{by_id('answer')}.textContent === 'alerted'"),
+            step("click", {"selector": "#under"}, check=hit("under")),
         ]),
         ("popups", [
-            ("navigate", {"url": f"{p}/hard/popups.html"}, "ok"),
-            ("wait", {"selector": "#newsletter", "state": "visible"}, "ok"),
-            ("click", {"selector": "#checkout"}, "ok"),
-            ("click", {"selector": "#help"}, "ok"),
+            at("/hard/popups.html"),
+            step("wait", {"selector": "#newsletter", "state": "visible"}, check=f"!!{by_id('newsletter')}",
+                 pw=[("browser_wait_for", {"text": "Subscribe!"})]),
+            step("click", {"selector": "#checkout"}, check=hit("checkout")),
+            step("click", {"selector": "#help"}, check=hit("help")),
         ]),
         ("frames", [
-            ("navigate", {"url": f"{p}/hard/frames.html?port={other}"}, "ok"),
-            ("wait", {"js": "document.getElementById('other').contentDocument === null || true"}, "ok"),
-            ("click", {"frame": f"{pages}/hard/framed.html", "selector": {"type": "text", "text": "Frame button"}}, "ok"),
-            ("type", {"frame": f"{pages}/hard/framed.html", "selector": {"type": "label", "text": "Frame field"}, "text": "hello"}, "ok"),
+            at(f"/hard/frames.html?port={other}"),
+            step("click", {"frame": f"{pages}/hard/framed.html", "selector": {"type": "text", "text": "Frame button"}},
+                 check=f"{in_same}.getElementById('said').textContent === 'clicked in same'",
+                 pw=[("browser_click", {"target": "locator('#same').contentFrame().getByText('Frame button')"})]),
+            step("type", {"frame": f"{pages}/hard/framed.html", "selector": {"type": "label", "text": "Frame field"},
+                          "text": "hello"},
+                 check=f"{in_same}.getElementById('field').value === 'hello'",
+                 pw=[("browser_type", {"target": "locator('#same').contentFrame().getByLabel('Frame field')",
+                                       "text": "hello"})]),
         ]),
         ("upload-drag", [
-            ("navigate", {"url": f"{p}/hard/upload.html"}, "ok"),
-            ("upload", {"selector": {"type": "text", "text": "Choose documents"}, "paths": ["a.txt"]}, "ok"),
-            ("drag", {"selector": "#card", "to": {"selector": "#bin"}}, "ok"),
-            ("drag", {"selector": "#card", "to": {"selector": "#wall"}}, "verify_failed"),
+            at("/hard/upload.html"),
+            step("upload", {"selector": {"type": "text", "text": "Choose documents"}, "paths": ["a.txt"]},
+                 check=f"{by_id('chosen')}.textContent === 'a.txt'",
+                 pw=[("browser_click", {"target": "getByText('Choose documents')"}),
+                     ("browser_file_upload", {"paths": [str(uploads / "a.txt")]})]),
+            step("drag", {"selector": "#card", "to": {"selector": "#bin"}}, check="window.dropped === 'card'"),
+            step("drag", {"selector": "#card", "to": {"selector": "#wall"}}, "verify_failed",
+                 f"{by_id('wall')}.textContent !== 'Wall'"),
         ]),
         ("consent", [
-            ("navigate", {"url": f"{p}/consent/vanilla.html"}, "ok"),
-            ("click", {"selector": "#buy", "timeout": "medium"}, "ok"),
-            ("navigate", {"url": f"{p}/consent/klaro.html"}, "ok"),
-            ("click", {"selector": "#buy", "timeout": "medium"}, "ok"),
-            ("navigate", {"url": f"{p}/consent/tarteaucitron.html"}, "ok"),
-            ("click", {"selector": "#buy", "timeout": "medium"}, "ok"),
+            at("/consent/vanilla.html"),
+            step("click", {"selector": "#buy", "timeout": "medium"}, check="window.bought === true"),
+            at("/consent/klaro.html"),
+            step("click", {"selector": "#buy", "timeout": "medium"}, check="window.bought === true"),
+            at("/consent/tarteaucitron.html"),
+            step("click", {"selector": "#buy", "timeout": "medium"}, check="window.bought === true"),
         ]),
     ]
 
 
-def call(port, token, method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", data=data, method=method,
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(req, timeout=120) as r:
-            return r.status, json.loads(r.read() or b"{}")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"{}")
+def quoted(text):
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def crash_recovery(port, token, pages, trials):
+def pw_target(selector):
+    """A layered selector as a Playwright locator."""
+    if isinstance(selector, str):
+        return selector
+    kind = selector["type"]
+    if kind == "aria":
+        return f"getByRole({quoted(selector['role'])}, {{ name: {quoted(selector['name'])}, exact: true }})"
+    if kind == "text":
+        exact = ", { exact: true }" if selector.get("exact") else ""
+        return f"getByText({quoted(selector['text'])}{exact})"
+    if kind == "label":
+        return f"getByLabel({quoted(selector['text'])})"
+    if kind == "testid":
+        return f"getByTestId({quoted(selector['id'])})"
+    if kind == "css":
+        return selector["selector"]
+    if kind == "xpath":
+        return "xpath=" + selector["expression"]
+    raise ValueError(selector)
+
+
+def pw_calls(s):
+    """@playwright/mcp's tool calls for one step."""
+    if s["pw"]:
+        return s["pw"]
+    action, body = s["action"], s["body"]
+    target = pw_target(body["selector"]) if "selector" in body else None
+    if action == "navigate":
+        return [("browser_navigate", {"url": body["url"]})]
+    if action == "click":
+        return [("browser_click", {"target": target})]
+    if action == "hover":
+        return [("browser_hover", {"target": target})]
+    if action == "type":
+        return [("browser_type", {"target": target, "text": body["text"]})]
+    if action == "select":
+        return [("browser_select_option", {"target": target, "values": [body["value"]]})]
+    if action == "check":
+        return [("browser_fill_form", {"fields": [
+            {"name": "checkbox", "type": "checkbox", "target": target, "value": "true"}]})]
+    if action == "fill":
+        return [("browser_fill_form", {"fields": [
+            {"name": "field", "target": pw_target(f["selector"]),
+             "type": "checkbox" if isinstance(f["value"], bool) else "textbox",
+             "value": str(f["value"]).lower() if isinstance(f["value"], bool) else f["value"]}
+            for f in body["fields"]]})]
+    if action == "drag":
+        return [("browser_drag", {"startTarget": target, "endTarget": pw_target(body["to"]["selector"])})]
+    if action == "wait" and "text" in body:
+        return [("browser_wait_for", {"text": body["text"]})]
+    if action == "back":
+        return [("browser_navigate_back", {})]
+    if action == "forward":
+        return [("browser_run_code_unsafe", {"code": "async (page) => { await page.goForward(); }"})]
+    raise ValueError(f"no @playwright/mcp translation for {action} {body}")
+
+
+class Clawdis:
+    """`clawdis serve`'s session routes."""
+
+    name = "clawdis"
+
+    def __init__(self, binary, home):
+        (home / "settings.json").write_text(json.dumps({"headless": True, "cdpPort": 18893,
+                                                        "executablePath": CHROMIUM}))
+        self.port = 18894
+        self.home = home
+        env = dict(os.environ, CLAWDIS_KEYCHAIN="off", CLAWDIS_LOG="info")
+        self.proc = subprocess.Popen([binary, "--home", str(home), "serve", "--port", str(self.port)],
+                                     env=env, stderr=subprocess.PIPE, text=True)
+        for line in self.proc.stderr:
+            if "control API listening" in line:
+                break
+        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+        self.token = (home / "secrets/control-token").read_text().strip()
+        self.conn = None
+        self.sid = None
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
+        for attempt in (1, 2):
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+            try:
+                self.conn.request(method, path, body=data, headers=headers)
+                resp = self.conn.getresponse()
+                return resp.status, json.loads(resp.read() or b"{}")
+            except (OSError, http.client.HTTPException):
+                self.conn.close()
+                self.conn = None
+                if attempt == 2:
+                    raise
+
+    def begin(self):
+        status, s = self.call("POST", "/sessions", {})
+        assert status == 201, s
+        self.sid = s["sessionId"]
+
+    def end(self):
+        self.call("DELETE", f"/sessions/{self.sid}")
+
+    def act(self, s):
+        """(reported ok, error code, answer)"""
+        status, r = self.call("POST", f"/sessions/{self.sid}/{s['action']}", s["body"])
+        ok = status == 200 and r.get("ok") is True
+        return ok, (r.get("error") or {}).get("code"), r
+
+    def holds(self, check, answer):
+        if check.startswith("tab:"):
+            return check[4:] in ((answer.get("data") or {}).get("newTab") or {}).get("url", "")
+        _, r = self.call("POST", f"/sessions/{self.sid}/evaluate", {"script": f"!!({check})"})
+        return r.get("ok") is True and r["data"]["result"] is True
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+class PlaywrightMcp:
+    """@playwright/mcp over stdio JSON-RPC, a fresh browser per scenario."""
+
+    name = "@playwright/mcp"
+
+    def __init__(self):
+        if not (PW_DIR / "node_modules/@playwright/mcp").exists():
+            PW_DIR.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["npm", "install", "--no-audit", "--no-fund", f"@playwright/mcp@{PW_VERSION}"],
+                           cwd=PW_DIR, check=True, stdout=subprocess.DEVNULL)
+        self.out_dir = tempfile.mkdtemp()
+        self.proc = subprocess.Popen(
+            ["node", str(PW_DIR / "node_modules/@playwright/mcp/cli.js"), "--headless", "--isolated",
+             "--no-sandbox", "--browser", "chromium", "--executable-path", CHROMIUM,
+             "--output-dir", self.out_dir, "--allow-unrestricted-file-access"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.next_id = 0
+        self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "clawdis-bench", "version": "1"}})
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        self.proc.stdin.flush()
+
+    def rpc(self, method, params):
+        self.next_id += 1
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                                          "params": params}) + "\n")
+        self.proc.stdin.flush()
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("@playwright/mcp exited")
+            msg = json.loads(line)
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise RuntimeError(msg["error"])
+                return msg["result"]
+
+    def tool(self, name, args):
+        """(ok, text)"""
+        result = self.rpc("tools/call", {"name": name, "arguments": args})
+        text = "".join(c.get("text", "") for c in result.get("content", []))
+        return not result.get("isError"), text
+
+    def begin(self):
+        # A fresh browser and context (cookies, storage) per scenario, as a
+        # clawdis session is; started outside the timed steps.
+        self.tool("browser_close", {})
+        self.tool("browser_navigate", {"url": "about:blank"})
+
+    def end(self):
+        pass
+
+    def act(self, s):
+        ok, text = True, ""
+        for name, args in pw_calls(s):
+            ok, text = self.tool(name, args)
+            if not ok:
+                break
+            ok, text = self.answer_dialog(text)
+        return ok, None, {"text": text}
+
+    def answer_dialog(self, text):
+        """A dialog the action raised, answered as clawdis's default
+        policy does: alerts and beforeunload accepted, the rest dismissed."""
+        for kind in ("alert", "beforeunload", "confirm", "prompt"):
+            if f'["{kind}" dialog' in text:
+                return self.tool("browser_handle_dialog", {"accept": kind in ("alert", "beforeunload")})
+        return True, text
+
+    def holds(self, check, answer):
+        if check.startswith("tab:"):
+            _, text = self.tool("browser_tabs", {"action": "list"})
+            return check[4:] in text
+        ok, text = self.tool("browser_evaluate", {"function": f"() => !!({check})"})
+        return ok and "### Result\ntrue" in text
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def run_scenario(driver, steps, tally):
+    driver.begin()
+    for s in steps:
+        started = time.perf_counter()
+        ok, code, answer = driver.act(s)
+        ms = (time.perf_counter() - started) * 1000
+        effect = driver.holds(s["check"], answer)
+        tally["ms"].setdefault(s["action"], []).append(ms)
+        tally["all_ms"].append(ms)
+        if ok and not effect:
+            tally["silent"] += 1
+        if s["expect"] == "ok":
+            tally["possible"] += 1
+            if ok and effect:
+                tally["succeeded"] += 1
+            else:
+                tally["misses"].append([s["action"], s["body"], code, str(answer)[:300]])
+        else:
+            tally["impossible"] += 1
+            # @playwright/mcp has no codes: any reported failure counts.
+            typed = not ok and (code == s["expect"] or driver.name != "clawdis")
+            tally["typed"] += typed
+            if not typed:
+                tally["misses"].append([s["action"], s["body"], code, str(answer)[:300]])
+    driver.end()
+
+
+def crash_recovery(ours, pages, trials):
     """kill -9 of Chromium to the session answering again, restored (its
     cookie back), in ms, per trial."""
     times = []
     for i in range(trials):
-        status, s = call(port, token, "POST", "/sessions", {"url": f"http://127.0.0.1:{pages}/long.html"})
+        status, s = ours.call("POST", "/sessions", {"url": f"http://127.0.0.1:{pages}/long.html"})
         assert status == 201, s
         sid = s["sessionId"]
         script = f"document.cookie = 'trial={i}; max-age=600'; 1"
-        call(port, token, "POST", f"/sessions/{sid}/evaluate", {"script": script})
-        call(port, token, "POST", f"/sessions/{sid}/scroll", {"amount": 10})
-        _, status_now = call(port, token, "GET", "/")
+        ours.call("POST", f"/sessions/{sid}/evaluate", {"script": script})
+        ours.call("POST", f"/sessions/{sid}/scroll", {"amount": 10})
+        _, status_now = ours.call("GET", "/")
         os.kill(status_now["pid"], 9)
         started = time.monotonic()
-        status, r = call(port, token, "POST", f"/sessions/{sid}/evaluate", {"script": "document.cookie"})
+        _, r = ours.call("POST", f"/sessions/{sid}/evaluate", {"script": "document.cookie"})
         took = (time.monotonic() - started) * 1000
         assert r.get("ok") and f"trial={i}" in r["data"]["result"], r
         times.append(round(took))
-        call(port, token, "DELETE", f"/sessions/{sid}")
+        ours.call("DELETE", f"/sessions/{sid}")
     return times
+
+
+def summary(tally, rounds):
+    all_ms = sorted(tally["all_ms"])
+    return {
+        "rounds": rounds,
+        "possible": tally["possible"],
+        "succeeded": tally["succeeded"],
+        "successRate": tally["succeeded"] / max(tally["possible"], 1),
+        "impossible": tally["impossible"],
+        "typed": tally["typed"],
+        "silentSuccesses": tally["silent"],
+        "medianMs": round(statistics.median(all_ms), 1),
+        "p95Ms": round(all_ms[int(len(all_ms) * 0.95) - 1], 1),
+        "medianMsByAction": {a: round(statistics.median(v), 1) for a, v in sorted(tally["ms"].items())},
+        "misses": tally["misses"][:12],
+    }
 
 
 def main():
     clawdis, home, rounds = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    with_pw = "--no-pw" not in sys.argv
     home.mkdir(parents=True, exist_ok=True)
-    (home / "settings.json").write_text(json.dumps({"headless": True, "cdpPort": 18893}))
     uploads = home / "browser/uploads"
     uploads.mkdir(parents=True, exist_ok=True)
     (uploads / "a.txt").write_text("a")
     pages, other = serve_pages(), serve_pages()
-    port = 18894
-    env = dict(os.environ, CLAWDIS_KEYCHAIN="off", CLAWDIS_LOG="info")
-    server = subprocess.Popen(
-        [clawdis, "--home", str(home), "serve", "--port", str(port)],
-        env=env, stderr=subprocess.PIPE, text=True,
-    )
-    for line in server.stderr:
-        if "control API listening" in line:
-            break
-    threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
-    token = (home / "secrets/control-token").read_text().strip()
-    results = {"possible": 0, "succeeded": 0, "impossible": 0, "typed": 0, "silent": 0,
-               "wrong": [], "ms": {}, "all_ms": []}
+    drivers = [Clawdis(clawdis, home)]
+    if with_pw:
+        drivers.append(PlaywrightMcp())
+    tallies = {d.name: {"possible": 0, "succeeded": 0, "impossible": 0, "typed": 0, "silent": 0,
+                        "misses": [], "ms": {}, "all_ms": []} for d in drivers}
     try:
         for _ in range(rounds):
-            for name, steps in scenarios(pages, other):
-                status, s = call(port, token, "POST", "/sessions", {})
-                assert status == 201, s
-                sid = s["sessionId"]
-                for action, body, expected in steps:
-                    status, r = call(port, token, "POST", f"/sessions/{sid}/{action}", body)
-                    ok = status == 200 and r.get("ok") is True
-                    code = (r.get("error") or {}).get("code")
-                    if status == 200:
-                        results["ms"].setdefault(action, []).append(r["durationMs"])
-                        results["all_ms"].append(r["durationMs"])
-                    if expected == "ok":
-                        results["possible"] += 1
-                        results["succeeded"] += ok
-                        if not ok:
-                            results["wrong"].append([name, action, body, r])
-                    else:
-                        results["impossible"] += 1
-                        results["typed"] += code == expected
-                        results["silent"] += ok
-                        if code != expected:
-                            results["wrong"].append([name, action, body, r])
-                call(port, token, "DELETE", f"/sessions/{sid}")
-        recoveries = crash_recovery(port, token, pages, 5)
+            for _, steps in scenarios(pages, other, uploads):
+                for d in drivers:
+                    run_scenario(d, steps, tallies[d.name])
+        recoveries = crash_recovery(drivers[0], pages, 5)
     finally:
-        server.terminate()
-        server.wait()
-    out = {
-        "rounds": rounds,
-        "possible": results["possible"],
-        "successRate": results["succeeded"] / max(results["possible"], 1),
-        "impossible": results["impossible"],
-        "typedRate": results["typed"] / max(results["impossible"], 1),
-        "silentSuccesses": results["silent"],
-        "medianMs": statistics.median(results["all_ms"]),
-        "p95Ms": sorted(results["all_ms"])[int(len(results["all_ms"]) * 0.95) - 1],
-        "medianMsByAction": {a: statistics.median(v) for a, v in sorted(results["ms"].items())},
-        "crashRecoveryMs": {"median": statistics.median(recoveries), "max": max(recoveries), "trials": len(recoveries)},
-        "misses": results["wrong"][:10],
-    }
+        for d in drivers:
+            d.close()
+    out = {name: summary(t, rounds) for name, t in tallies.items()}
+    out["clawdis"]["crashRecoveryMs"] = {"median": statistics.median(recoveries), "max": max(recoveries),
+                                         "trials": len(recoveries)}
+    if with_pw:
+        out["@playwright/mcp"]["version"] = PW_VERSION
     print(json.dumps(out, indent=1))
 
 
