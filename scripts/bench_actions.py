@@ -95,6 +95,12 @@ def hit(i):
     return f"window.hits.includes('{i}')"
 
 
+def from_frame(key, value):
+    """What a cross-site frame last posted to its page (the page cannot
+    read its DOM), a moment after the action."""
+    return (f"new Promise((r) => setTimeout(() => r((window.framePosted || {{}})[{key!r}] === {value!r}), 100))")
+
+
 def scenarios(pages, other, uploads):
     """(name, steps)"""
     p = f"http://127.0.0.1:{pages}"
@@ -166,6 +172,16 @@ def scenarios(pages, other, uploads):
                           "text": "hello"},
                  check=f"{in_same}.getElementById('field').value === 'hello'",
                  pw=[("browser_type", {"target": "locator('#same').contentFrame().getByLabel('Frame field')",
+                                       "text": "hello"})]),
+            # A frame from another site (localhost): its own renderer process.
+            at(f"/hard/cross-site.html?port={other}"),
+            step("click", {"frame": "localhost", "selector": {"type": "aria", "role": "button", "name": "Frame button"}},
+                 check=from_frame("said", "clicked in other"),
+                 pw=[("browser_click", {"target": "locator('iframe').contentFrame()"
+                                                   ".getByRole('button', { name: 'Frame button', exact: true })"})]),
+            step("type", {"frame": "localhost", "selector": {"type": "label", "text": "Frame field"}, "text": "hello"},
+                 check=from_frame("field", "hello"),
+                 pw=[("browser_type", {"target": "locator('iframe').contentFrame().getByLabel('Frame field')",
                                        "text": "hello"})]),
         ]),
         ("upload-drag", [
@@ -304,7 +320,8 @@ class Clawdis:
     def holds(self, check, answer):
         if check.startswith("tab:"):
             return check[4:] in ((answer.get("data") or {}).get("newTab") or {}).get("url", "")
-        _, r = self.call("POST", f"/sessions/{self.sid}/evaluate", {"script": f"!!({check})"})
+        script = f"(async () => !!(await ({check})))()"
+        _, r = self.call("POST", f"/sessions/{self.sid}/evaluate", {"script": script})
         return r.get("ok") is True and r["data"]["result"] is True
 
     def close(self):
@@ -385,7 +402,7 @@ class PlaywrightMcp:
         if check.startswith("tab:"):
             _, text = self.tool("browser_tabs", {"action": "list"})
             return check[4:] in text
-        ok, text = self.tool("browser_evaluate", {"function": f"() => !!({check})"})
+        ok, text = self.tool("browser_evaluate", {"function": f"async () => !!(await ({check}))"})
         return ok and "### Result\ntrue" in text
 
     def close(self):

@@ -1255,8 +1255,12 @@ fn a_hung_page_trips_the_circuit_breaker_and_the_session_comes_back() {
     );
 }
 
+/// Scenario 19 with a real out-of-process frame: `localhost` is another
+/// site than `127.0.0.1`, so Chromium renders the frame in a process of its
+/// own that the page's session cannot see into. (Until the frame sessions,
+/// actions there failed as out of reach.)
 #[test]
-fn a_cross_site_frame_is_named_as_out_of_reach_not_missing() {
+fn actions_reach_into_a_frame_from_another_site() {
     let (_home, server, pages) = setup();
     let c = Client::new(&server);
     let s = Session::open(
@@ -1267,16 +1271,44 @@ fn a_cross_site_frame_is_named_as_out_of_reach_not_missing() {
         "wait",
         json!({ "js": "document.body.dataset.loaded === 'yes'" }),
     );
+    // The page itself cannot reach into the frame: it really is elsewhere.
+    assert_eq!(
+        s.eval("document.querySelector('iframe').contentDocument === null"),
+        json!(true)
+    );
+    s.ok(
+        "click",
+        json!({ "frame": "localhost", "selector": { "type": "aria", "role": "button", "name": "Frame button" } }),
+    );
+    let r = s.ok(
+        "extract_text",
+        json!({ "frame": "localhost", "selector": "#said" }),
+    );
+    assert_eq!(r["data"]["text"], "clicked in other", "{r}");
+    s.ok(
+        "type",
+        json!({ "frame": "localhost", "selector": { "type": "label", "text": "Frame field" }, "text": "from afar" }),
+    );
+    let r = s.ok(
+        "extract_all",
+        json!({ "frame": "localhost", "selector": "#field", "attrs": ["id"] }),
+    );
+    assert_eq!(r["data"]["items"][0]["id"], "field", "{r}");
+    // The snapshot's ref of the iframe scopes a selector to it too.
+    let frame = snapshot_ref(&c, &s.id, "Iframe", "Other site");
+    s.ok(
+        "type",
+        json!({ "frame": frame, "selector": "#field", "text": "by the frame's ref" }),
+    );
+    // Something of the page over the frame covers what is inside it.
+    s.eval("const v = document.createElement('div'); v.id = 'veil'; v.style.cssText = 'position: fixed; inset: 0; z-index: 5'; document.body.append(v); 1");
     let r = s.failed(
         "click",
         json!({ "frame": "localhost", "selector": "button", "timeout": 500 }),
-        "not_found",
+        "covered",
     );
     assert!(
-        r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("another site"),
+        r["error"]["message"].as_str().unwrap().contains("veil"),
         "{r}"
     );
     let r = s.failed(

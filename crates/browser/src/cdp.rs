@@ -210,3 +210,31 @@ pub async fn page_url(page: &Page) -> Result<String> {
         .unwrap_or_default()
         .to_string())
 }
+
+/// Where an element's DOM lives: the tab's page session, or the session
+/// of an out-of-process frame ([`crate::frames::FrameSession`]). DOM,
+/// Runtime and Accessibility commands about an element go to its `Dom`;
+/// input and page-wide commands always go to the page.
+#[derive(Clone, Copy, Debug)]
+pub enum Dom<'a> {
+    /// The tab's page (and its in-process frames).
+    Page(&'a Page),
+    /// An out-of-process frame.
+    Frame(&'a crate::frames::FrameSession),
+}
+
+impl<'a> From<&'a Page> for Dom<'a> {
+    fn from(page: &'a Page) -> Dom<'a> {
+        Dom::Page(page)
+    }
+}
+
+impl Dom<'_> {
+    /// One command in this session, with the default timeout.
+    pub async fn call(self, method: &str, params: Value) -> Result<Value> {
+        match self {
+            Dom::Page(page) => page_call(page, method, params).await,
+            Dom::Frame(frame) => frame.call(method, params).await,
+        }
+    }
+}

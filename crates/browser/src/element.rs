@@ -4,10 +4,11 @@
 use std::time::Duration;
 
 use chromiumoxide::Page;
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::cdp::page_call;
+use crate::cdp::{Dom, page_call};
 use crate::inspect::exception_message;
 use crate::{BrowserError, Result};
 
@@ -73,8 +74,10 @@ pub async fn query_selector(page: &Page, selector: &str) -> Result<Option<i64>> 
 
 /// A JS object handle for the element; a node that no longer exists is a
 /// stale ref.
-pub async fn object_id(page: &Page, backend: i64) -> Result<String> {
-    let resolved = page_call(page, "DOM.resolveNode", json!({ "backendNodeId": backend }))
+pub async fn object_id<'a>(dom: impl Into<Dom<'a>>, backend: i64) -> Result<String> {
+    let resolved = dom
+        .into()
+        .call("DOM.resolveNode", json!({ "backendNodeId": backend }))
         .await
         .map_err(|_| gone())?;
     resolved
@@ -94,22 +97,28 @@ fn gone() -> BrowserError {
 /// Calls `function` with `this` bound to the element and JSON `args`;
 /// awaits a returned promise and returns the value. A thrown error is
 /// [`BrowserError::Invalid`].
-pub async fn call_on(page: &Page, backend: i64, function: &str, args: &[Value]) -> Result<Value> {
-    let object = object_id(page, backend).await?;
+pub async fn call_on<'a>(
+    dom: impl Into<Dom<'a>>,
+    backend: i64,
+    function: &str,
+    args: &[Value],
+) -> Result<Value> {
+    let dom = dom.into();
+    let object = object_id(dom, backend).await?;
     let args: Vec<Value> = args.iter().map(|a| json!({ "value": a })).collect();
-    let result = page_call(
-        page,
-        "Runtime.callFunctionOn",
-        json!({
-            "functionDeclaration": function,
-            "objectId": object,
-            "arguments": args,
-            "awaitPromise": true,
-            "returnByValue": true,
-            "userGesture": true,
-        }),
-    )
-    .await?;
+    let result = dom
+        .call(
+            "Runtime.callFunctionOn",
+            json!({
+                "functionDeclaration": function,
+                "objectId": object,
+                "arguments": args,
+                "awaitPromise": true,
+                "returnByValue": true,
+                "userGesture": true,
+            }),
+        )
+        .await?;
     if let Some(details) = result.get("exceptionDetails") {
         return Err(BrowserError::invalid_code(
             "ACT_INVALID_REQUEST",
@@ -123,22 +132,22 @@ pub async fn call_on(page: &Page, backend: i64, function: &str, args: &[Value]) 
 }
 
 /// Scrolls the element into view.
-pub async fn scroll_into_view(page: &Page, backend: i64) -> Result<()> {
-    page_call(
-        page,
-        "DOM.scrollIntoViewIfNeeded",
-        json!({ "backendNodeId": backend }),
-    )
-    .await
-    .map(drop)
-    .map_err(|e| match e {
-        BrowserError::Cdp(m) if m.contains("No node") => gone(),
-        BrowserError::Cdp(m) => BrowserError::invalid_code(
-            "ACT_INVALID_REQUEST",
-            format!("cannot scroll to the element: {m}"),
-        ),
-        other => other,
-    })
+pub async fn scroll_into_view<'a>(dom: impl Into<Dom<'a>>, backend: i64) -> Result<()> {
+    dom.into()
+        .call(
+            "DOM.scrollIntoViewIfNeeded",
+            json!({ "backendNodeId": backend }),
+        )
+        .await
+        .map(drop)
+        .map_err(|e| match e {
+            BrowserError::Cdp(m) if m.contains("No node") => gone(),
+            BrowserError::Cdp(m) => BrowserError::invalid_code(
+                "ACT_INVALID_REQUEST",
+                format!("cannot scroll to the element: {m}"),
+            ),
+            other => other,
+        })
 }
 
 /// The centre of the element in viewport coordinates, after scrolling it
@@ -173,10 +182,35 @@ pub async fn point(page: &Page, backend: i64, timeout: Duration) -> Result<(f64,
 /// inside it (or inside the button or link the element is part of).
 /// Otherwise the click would land on whatever covers it (a cookie banner,
 /// a modal's backdrop), which the answer names.
-pub async fn hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Result<Option<String>> {
+pub fn hit_target<'a>(
+    dom: impl Into<Dom<'a>>,
+    backend: i64,
+    at: (f64, f64),
+) -> BoxFuture<'a, Result<Option<String>>> {
+    let dom = dom.into();
+    Box::pin(async move {
+        match dom {
+            Dom::Page(_) => hit_in(dom, backend, at).await,
+            // An element of an out-of-process frame: its `<iframe>` must
+            // take the point in the parent, then the element inside the
+            // frame, at the frame's own coordinates.
+            Dom::Frame(frame) => {
+                let owner = frame.owner().await?;
+                if let Some(covering) = hit_target(frame.parent(), owner, at).await? {
+                    return Ok(Some(covering));
+                }
+                let (dx, dy) = frame.offset().await?;
+                hit_in(dom, backend, (at.0 - dx, at.1 - dy)).await
+            }
+        }
+    })
+}
+
+/// [`hit_target`] within one session's document.
+async fn hit_in(dom: Dom<'_>, backend: i64, at: (f64, f64)) -> Result<Option<String>> {
     let (x, y) = (at.0.floor() as i64, at.1.floor() as i64);
     // The hit test takes document coordinates; the click, viewport ones.
-    let metrics = page_call(page, "Page.getLayoutMetrics", json!({})).await?;
+    let metrics = dom.call("Page.getLayoutMetrics", json!({})).await?;
     let scrolled = |axis: &str| {
         metrics
             .pointer(&format!("/cssVisualViewport/{axis}"))
@@ -187,12 +221,12 @@ pub async fn hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Result<Opt
         (at.0 + scrolled("pageX")).floor() as i64,
         (at.1 + scrolled("pageY")).floor() as i64,
     );
-    let found = page_call(
-        page,
-        "DOM.getNodeForLocation",
-        json!({ "x": page_x, "y": page_y, "includeUserAgentShadowDOM": false }),
-    )
-    .await;
+    let found = dom
+        .call(
+            "DOM.getNodeForLocation",
+            json!({ "x": page_x, "y": page_y, "includeUserAgentShadowDOM": false }),
+        )
+        .await;
     let Some(hit) = found
         .ok()
         .and_then(|v| v.get("backendNodeId").and_then(Value::as_i64))
@@ -202,10 +236,9 @@ pub async fn hit_target(page: &Page, backend: i64, at: (f64, f64)) -> Result<Opt
     if hit == backend {
         return Ok(None);
     }
-    let (target, hit_object) = (object_id(page, backend).await?, object_id(page, hit).await?);
+    let (target, hit_object) = (object_id(dom, backend).await?, object_id(dom, hit).await?);
     let call = |function: &str, args: Value| {
-        page_call(
-            page,
+        dom.call(
             "Runtime.callFunctionOn",
             json!({ "functionDeclaration": function, "objectId": hit_object, "arguments": args, "returnByValue": true }),
         )

@@ -20,6 +20,7 @@ pub mod element;
 pub mod emulation;
 pub mod events;
 pub mod files;
+pub mod frames;
 pub mod hooks;
 pub mod input;
 pub mod inspect;

@@ -310,6 +310,7 @@ impl Runner<'_> {
             manager: self.manager,
             target_id: self.target_id,
             page: self.page,
+            dom: crate::cdp::Dom::Page(self.page),
             events: self.events,
             artifacts: self
                 .manager

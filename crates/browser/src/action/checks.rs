@@ -187,7 +187,7 @@ pub(crate) async fn prepare(
                 inner += 1;
                 continue;
             };
-            match element::hit_target(tab.page, backend, point).await {
+            match element::hit_target(tab.dom, backend, point).await {
                 Ok(None) => return Ok(Ready { backend, point }),
                 Ok(Some(covering)) => {
                     if super::obstacle::clear(tab, point, attempt).await? {
@@ -227,7 +227,7 @@ enum Checked {
 
 /// Runs `states` on the element in the page.
 async fn check(tab: &Tab<'_>, backend: i64, states: &[&str]) -> Step<Checked> {
-    let result = match element::call_on(tab.page, backend, CHECKS, &[json!(states)]).await {
+    let result = match element::call_on(tab.dom, backend, CHECKS, &[json!(states)]).await {
         Ok(v) => v,
         Err(crate::BrowserError::StaleRef(_)) => return Ok(Checked::Gone),
         Err(e) => return Err(e.into()),
@@ -258,13 +258,13 @@ async fn check(tab: &Tab<'_>, backend: i64, states: &[&str]) -> Step<Checked> {
 /// sticky headers and footers.
 async fn scroll_into_view(tab: &Tab<'_>, backend: i64, retry: usize) -> Step<()> {
     let align = match retry % 4 {
-        0 => return Ok(element::scroll_into_view(tab.page, backend).await?),
+        0 => return Ok(element::scroll_into_view(tab.dom, backend).await?),
         1 => "end",
         2 => "center",
         _ => "start",
     };
     element::call_on(
-        tab.page,
+        tab.dom,
         backend,
         "function(a) { this.scrollIntoView({ block: a, inline: a, behavior: 'instant' }); }",
         &[json!(align)],
@@ -273,19 +273,18 @@ async fn scroll_into_view(tab: &Tab<'_>, backend: i64, retry: usize) -> Step<()>
     Ok(())
 }
 
-/// The middle of the element's first box, clipped to the viewport; `None`
-/// when no part of it is inside the viewport.
+/// The middle of the element's first box, clipped to the viewport (its
+/// frame's, for an out-of-process frame), in the tab's viewport
+/// coordinates; `None` when no part of it is inside the viewport.
 async fn point(tab: &Tab<'_>, backend: i64) -> Step<Option<(f64, f64)>> {
-    let Ok(quads) = page_call(
-        tab.page,
-        "DOM.getContentQuads",
-        json!({ "backendNodeId": backend }),
-    )
-    .await
+    let Ok(quads) = tab
+        .dom
+        .call("DOM.getContentQuads", json!({ "backendNodeId": backend }))
+        .await
     else {
         return Ok(None);
     };
-    let metrics = page_call(tab.page, "Page.getLayoutMetrics", json!({})).await?;
+    let metrics = tab.dom.call("Page.getLayoutMetrics", json!({})).await?;
     let size = |key: &str| {
         metrics
             .pointer(&format!("/cssLayoutViewport/{key}"))
@@ -293,6 +292,10 @@ async fn point(tab: &Tab<'_>, backend: i64) -> Step<Option<(f64, f64)>> {
             .unwrap_or(f64::MAX)
     };
     let (width, height) = (size("clientWidth"), size("clientHeight"));
+    let (dx, dy) = match tab.dom {
+        crate::cdp::Dom::Frame(frame) => frame.offset().await?,
+        crate::cdp::Dom::Page(_) => (0.0, 0.0),
+    };
     Ok(quads
         .get("quads")
         .and_then(Value::as_array)
@@ -308,7 +311,7 @@ async fn point(tab: &Tab<'_>, backend: i64) -> Step<Option<(f64, f64)>> {
             let (left, right) = (min(&xs).max(0.0), max(&xs).min(width));
             let (top, bottom) = (min(&ys).max(0.0), max(&ys).min(height));
             ((right - left) * (bottom - top) >= 0.99 && right > left && bottom > top)
-                .then(|| ((left + right) / 2.0, (top + bottom) / 2.0))
+                .then(|| ((left + right) / 2.0 + dx, (top + bottom) / 2.0 + dy))
         }))
 }
 
@@ -335,7 +338,7 @@ pub(crate) enum Delivered {
 
 /// Watches the next trusted events of `types` at the element's window.
 pub(crate) async fn intercept(tab: &Tab<'_>, backend: i64, types: &[&str]) -> Step<()> {
-    element::call_on(tab.page, backend, INTERCEPT, &[json!(types)]).await?;
+    element::call_on(tab.dom, backend, INTERCEPT, &[json!(types)]).await?;
     Ok(())
 }
 
@@ -343,7 +346,7 @@ pub(crate) async fn intercept(tab: &Tab<'_>, backend: i64, types: &[&str]) -> St
 pub(crate) async fn delivered(tab: &Tab<'_>, backend: i64) -> Delivered {
     let read = tokio::time::timeout(
         Duration::from_secs(2),
-        element::call_on(tab.page, backend, READ_INTERCEPT, &[]),
+        element::call_on(tab.dom, backend, READ_INTERCEPT, &[]),
     )
     .await;
     let Ok(Ok(state)) = read else {
@@ -370,16 +373,17 @@ pub(crate) async fn delivered(tab: &Tab<'_>, backend: i64) -> Delivered {
 
 /// The element `function` (called on the element) returns, if any.
 pub(crate) async fn element_from(tab: &Tab<'_>, backend: i64, function: &str) -> Step<Option<i64>> {
-    let object = element::object_id(tab.page, backend).await?;
-    let r = page_call(
-        tab.page,
-        "Runtime.callFunctionOn",
+    let object = element::object_id(tab.dom, backend).await?;
+    let r = tab.dom.call("Runtime.callFunctionOn",
         json!({ "functionDeclaration": function, "objectId": object, "objectGroup": super::GROUP }),
     )
     .await?;
     let Some(found) = r.pointer("/result/objectId").and_then(Value::as_str) else {
         return Ok(None);
     };
-    let node = page_call(tab.page, "DOM.describeNode", json!({ "objectId": found })).await?;
+    let node = tab
+        .dom
+        .call("DOM.describeNode", json!({ "objectId": found }))
+        .await?;
     Ok(node.pointer("/node/backendNodeId").and_then(Value::as_i64))
 }

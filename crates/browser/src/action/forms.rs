@@ -10,7 +10,6 @@ use super::checks::{Needs, element_from, prepare};
 use super::request::Field;
 use super::target::{Aim, Strategy, Target};
 use super::{Attempt, Code, Step, Stop, Tab, fail};
-use crate::cdp::page_call;
 use crate::element::call_on;
 use crate::input;
 
@@ -74,7 +73,7 @@ fn same(shown: &str, wanted: &str) -> bool {
 }
 
 async fn read(tab: &Tab<'_>, backend: i64) -> Step<String> {
-    Ok(call_on(tab.page, backend, READ, &[])
+    Ok(call_on(tab.dom, backend, READ, &[])
         .await?
         .as_str()
         .unwrap_or_default()
@@ -100,7 +99,7 @@ pub(crate) async fn type_text(
         read(tab, backend).await?
     };
     let wanted = format!("{before}{text}");
-    if call_on(tab.page, backend, SET_PICKED, &[json!(text)]).await? == json!(true) {
+    if call_on(tab.dom, backend, SET_PICKED, &[json!(text)]).await? == json!(true) {
         let shown = read(tab, backend).await?;
         if shown != text {
             return Err(fail(
@@ -147,7 +146,8 @@ async fn editable_of(tab: &Tab<'_>, backend: i64) -> Step<i64> {
 /// Focuses the field, selects its text (or goes to its end), and enters
 /// `text`: as one insertion, or key by key.
 async fn replace(tab: &Tab<'_>, backend: i64, text: &str, clear: bool, keys: bool) -> Step<()> {
-    page_call(tab.page, "DOM.focus", json!({ "backendNodeId": backend }))
+    tab.dom
+        .call("DOM.focus", json!({ "backendNodeId": backend }))
         .await
         .map_err(|e| {
             fail(
@@ -155,7 +155,7 @@ async fn replace(tab: &Tab<'_>, backend: i64, text: &str, clear: bool, keys: boo
                 format!("the element cannot take focus: {e}"),
             )
         })?;
-    call_on(tab.page, backend, PLACE_CARET, &[json!(!clear)]).await?;
+    call_on(tab.dom, backend, PLACE_CARET, &[json!(!clear)]).await?;
     if clear && (keys || text.is_empty()) {
         input::press(tab.page, "Delete", Duration::ZERO).await?;
     }
@@ -206,7 +206,7 @@ pub(crate) async fn fill(
         )
         .await
         .map_err(label)?;
-        let kind = call_on(tab.page, ready.backend, KIND, &[]).await?;
+        let kind = call_on(tab.dom, ready.backend, KIND, &[]).await?;
         let text = match &field.value {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -254,7 +254,7 @@ pub(crate) async fn check(
     attempt: &mut Attempt,
 ) -> Step<Option<Value>> {
     let ready = prepare(tab, aim, Needs::Attached, deadline, attempt).await?;
-    let state = call_on(tab.page, ready.backend, CHECKED, &[]).await?;
+    let state = call_on(tab.dom, ready.backend, CHECKED, &[]).await?;
     if state.is_null() {
         return Err(fail(
             Code::NotEditable,
@@ -264,7 +264,7 @@ pub(crate) async fn check(
     if state == json!(on) {
         return Ok(Some(json!({ "checked": on, "changed": false })));
     }
-    if !on && call_on(tab.page, ready.backend, "function() { const el = this.localName === 'label' && this.control ? this.control : this; return el.type === 'radio' || el.getAttribute('role') === 'radio'; }", &[]).await? == json!(true) {
+    if !on && call_on(tab.dom, ready.backend, "function() { const el = this.localName === 'label' && this.control ? this.control : this; return el.type === 'radio' || el.getAttribute('role') === 'radio'; }", &[]).await? == json!(true) {
         return Err(fail(
             Code::VerifyFailed,
             format!("{aim} is a radio button: it is unchecked by checking another one"),
@@ -274,7 +274,7 @@ pub(crate) async fn check(
     super::pointer::click(tab, &click, deadline, attempt).await?;
     // The element the click reached may have been re-rendered: read afresh.
     let after = afresh(tab, aim, deadline, attempt).await?;
-    let now = call_on(tab.page, after.backend, CHECKED, &[]).await?;
+    let now = call_on(tab.dom, after.backend, CHECKED, &[]).await?;
     if now != json!(on) {
         return Err(fail(
             Code::VerifyFailed,
@@ -317,7 +317,7 @@ pub(crate) async fn select(
     attempt: &mut Attempt,
 ) -> Step<Option<Value>> {
     let ready = prepare(tab, aim, Needs::Choose, deadline, attempt).await?;
-    let native = call_on(tab.page, ready.backend, SELECT_NATIVE, &[json!(values)]).await?;
+    let native = call_on(tab.dom, ready.backend, SELECT_NATIVE, &[json!(values)]).await?;
     if !native.is_null() {
         if let Some(error) = native.get("error").and_then(Value::as_str) {
             return Err(fail(Code::VerifyFailed, format!("{aim}: {error}")));
@@ -388,8 +388,7 @@ async fn combobox(
             other => other,
         })?;
     let shown = afresh(tab, aim, deadline, attempt).await?;
-    let text = call_on(
-        tab.page,
+    let text = call_on(tab.dom,
         shown.backend,
         r#"function() {
   const input = this.localName === 'input' ? this : this.querySelector('input');
@@ -452,13 +451,13 @@ pub(crate) async fn upload(
         .collect::<crate::Result<_>>()?;
     let ready = prepare(tab, aim, Needs::Attached, deadline, attempt).await?;
     let input = editable_of(tab, ready.backend).await?;
-    if call_on(tab.page, input, FILE_NAMES, &[]).await?.is_null() {
+    if call_on(tab.dom, input, FILE_NAMES, &[]).await?.is_null() {
         return Err(fail(
             Code::NotEditable,
             format!("{aim} is not a file input"),
         ));
     }
-    let multiple = call_on(tab.page, input, "function() { return this.multiple; }", &[]).await?;
+    let multiple = call_on(tab.dom, input, "function() { return this.multiple; }", &[]).await?;
     if files.len() > 1 && multiple != json!(true) {
         return Err(fail(
             Code::NotEditable,
@@ -466,13 +465,13 @@ pub(crate) async fn upload(
         ));
     }
     let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    page_call(
-        tab.page,
-        "DOM.setFileInputFiles",
-        json!({ "files": list, "backendNodeId": input }),
-    )
-    .await?;
-    let names = call_on(tab.page, input, FILE_NAMES, &[]).await?;
+    tab.dom
+        .call(
+            "DOM.setFileInputFiles",
+            json!({ "files": list, "backendNodeId": input }),
+        )
+        .await?;
+    let names = call_on(tab.dom, input, FILE_NAMES, &[]).await?;
     let wanted: Vec<String> = files
         .iter()
         .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))

@@ -25,7 +25,9 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::BrowserError;
+use crate::cdp::Dom;
 use crate::events::TabEvents;
+use crate::frames::FrameSession;
 use crate::manager::Manager;
 
 pub use request::{Click, Field, Request, Verb, parse};
@@ -193,8 +195,11 @@ pub struct Tab<'a> {
     pub manager: &'a Manager,
     /// The tab's target id.
     pub target_id: &'a str,
-    /// Its page session.
+    /// Its page session: input, navigation and page-wide commands.
     pub page: &'a Page,
+    /// Where the action's elements live: the page, or the out-of-process
+    /// frame the action's target is scoped to (the engine enters it).
+    pub dom: Dom<'a>,
     /// Its dialog and network watcher.
     pub events: &'a TabEvents,
     /// Where screenshots of failures (and `screenshot`/`pdf`) are written.
@@ -206,6 +211,20 @@ pub struct Tab<'a> {
 }
 
 impl Tab<'_> {
+    /// The same tab, its elements looked up in `frame`.
+    fn in_frame<'b>(&'b self, frame: &'b FrameSession) -> Tab<'b> {
+        Tab {
+            manager: self.manager,
+            target_id: self.target_id,
+            page: self.page,
+            dom: Dom::Frame(frame),
+            events: self.events,
+            artifacts: self.artifacts.clone(),
+            session: self.session,
+            consent: self.consent,
+        }
+    }
+
     /// Waits (until `deadline`, at most a few seconds) for a cookie banner
     /// being declined to be answered: clicking through it would be
     /// answering it.
@@ -317,6 +336,11 @@ async fn run_verb(tab: &Tab<'_>, request: &Request, attempt: &mut Attempt) -> St
             ),
         ));
     }
+    // A target in a frame from another site: its elements are reached
+    // through the frame's own session for the whole action.
+    let entered = target::enter(tab, &request.verb, deadline).await?;
+    let framed = entered.as_deref().map(|frame| tab.in_frame(frame));
+    let tab = framed.as_ref().unwrap_or(tab);
     let work = async {
         tab.clear_banners(deadline).await;
         match &request.verb {

@@ -176,18 +176,11 @@ pub(crate) async fn scroll(
     let moved = match aim {
         Some(aim) => {
             let ready = prepare(tab, aim, Needs::Attached, deadline, attempt).await?;
-            crate::element::call_on(
-                tab.page,
-                ready.backend,
-                SCROLL,
-                &[json!(dir), json!(amount)],
-            )
-            .await?
+            crate::element::call_on(tab.dom, ready.backend, SCROLL, &[json!(dir), json!(amount)])
+                .await?
         }
         None => {
-            let doc = page_call(
-                tab.page,
-                "Runtime.evaluate",
+            let doc = page_call(tab.page, "Runtime.evaluate",
                 json!({ "expression": format!("({SCROLL}).call(document, {}, {})", json!(dir), json!(amount)), "returnByValue": true }),
             )
             .await?;
@@ -281,7 +274,7 @@ async fn holds(tab: &Tab<'_>, c: &Condition) -> Step<bool> {
                 None => found.first().copied(),
             };
             let visible = match found {
-                Some(id) => crate::element::call_on(tab.page, id, super::target::VISIBLE, &[])
+                Some(id) => crate::element::call_on(tab.dom, id, super::target::VISIBLE, &[])
                     .await
                     .ok()
                     .and_then(|v| v.as_bool())
@@ -326,9 +319,7 @@ async fn url_matches(tab: &Tab<'_>, pattern: &str, url: &str) -> Step<bool> {
     else {
         return Ok(crate::wait::url_matches(pattern, url));
     };
-    let tested = page_call(
-        tab.page,
-        "Runtime.evaluate",
+    let tested = page_call(tab.page, "Runtime.evaluate",
         json!({ "expression": format!("new RegExp({}).test({})", json!(re), json!(url)), "returnByValue": true }),
     )
     .await?;

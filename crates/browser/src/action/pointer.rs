@@ -200,7 +200,7 @@ pub(crate) async fn hover(
     let ready = prepare(tab, aim, Needs::Point, deadline, attempt).await?;
     input::move_to(tab.page, ready.point).await?;
     let hovered = crate::element::call_on(
-        tab.page,
+        tab.dom,
         ready.backend,
         "function() { return !this.isConnected || this.matches(':hover'); }",
         &[],
@@ -248,7 +248,7 @@ pub(crate) async fn drag(
 ) -> Step<Option<Value>> {
     let source = prepare(tab, from, Needs::Point, deadline, attempt).await?;
     let target = prepare(tab, to, Needs::Point, deadline, attempt).await?;
-    crate::element::call_on(tab.page, target.backend, WATCH_DROP, &[]).await?;
+    crate::element::call_on(tab.dom, target.backend, WATCH_DROP, &[]).await?;
     let mut intercepted = page_events::<EventDragIntercepted>(tab.page).await?;
     page_call(
         tab.page,
@@ -264,7 +264,7 @@ pub(crate) async fn drag(
     )
     .await;
     let html5 = result?;
-    let seen = crate::element::call_on(tab.page, target.backend, READ_DROP, &[]).await;
+    let seen = crate::element::call_on(tab.dom, target.backend, READ_DROP, &[]).await;
     let arrived = match &seen {
         Ok(Value::Object(state)) => {
             let flag = |k: &str| state.get(k).and_then(Value::as_bool) == Some(true);

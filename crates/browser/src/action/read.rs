@@ -8,7 +8,6 @@ use tokio::time::Instant;
 use super::checks::{Needs, prepare};
 use super::target::{Aim, all};
 use super::{Attempt, Code, Step, Tab, fail};
-use crate::cdp::page_call;
 use crate::element::call_on;
 use crate::inspect::{self, ImageType, ShotArea};
 
@@ -29,7 +28,7 @@ pub(crate) async fn text(
     let text = match aim {
         Some(aim) => {
             let ready = prepare(tab, aim, Needs::Attached, deadline, attempt).await?;
-            call_on(tab.page, ready.backend, TEXT, &[]).await?
+            call_on(tab.dom, ready.backend, TEXT, &[]).await?
         }
         None => page_value(tab, "document.body ? document.body.innerText : ''").await?,
     };
@@ -37,7 +36,7 @@ pub(crate) async fn text(
 }
 
 async fn page_value(tab: &Tab<'_>, expression: &str) -> Step<Value> {
-    let r = page_call(
+    let r = crate::cdp::page_call(
         tab.page,
         "Runtime.evaluate",
         json!({ "expression": expression, "returnByValue": true }),
@@ -67,7 +66,7 @@ pub(crate) async fn all_rows(tab: &Tab<'_>, aim: &Aim, attrs: &[String]) -> Step
     let found = all(tab, aim, MAX_ROWS).await?;
     let mut rows = Vec::with_capacity(found.len());
     for backend in found {
-        rows.push(call_on(tab.page, backend, ROW, &[json!(attrs)]).await?);
+        rows.push(call_on(tab.dom, backend, ROW, &[json!(attrs)]).await?);
     }
     Ok(rows)
 }

@@ -4,8 +4,9 @@
 use serde_json::{Map, Value, json};
 
 use super::request::bad;
-use super::{Code, GROUP, Step, Stop, Tab, fail};
-use crate::cdp::page_call;
+use super::{Code, GROUP, Step, Stop, Tab, Verb, fail};
+use crate::cdp::{Dom, page_call};
+use crate::frames::{self, FrameSession, RemoteFrame};
 use crate::inspect::exception_message;
 use crate::{BrowserError, Result};
 
@@ -267,25 +268,25 @@ async fn resolve_ref(tab: &Tab<'_>, reference: &str) -> Step<Found> {
 }
 
 async fn alive(tab: &Tab<'_>, backend: i64) -> bool {
-    page_call(
-        tab.page,
-        "DOM.resolveNode",
-        json!({ "backendNodeId": backend, "objectGroup": GROUP }),
-    )
-    .await
-    .ok()
-    .and_then(|r| {
-        r.pointer("/object/objectId")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    })
-    .is_some()
+    tab.dom
+        .call(
+            "DOM.resolveNode",
+            json!({ "backendNodeId": backend, "objectGroup": GROUP }),
+        )
+        .await
+        .ok()
+        .and_then(|r| {
+            r.pointer("/object/objectId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .is_some()
         && is_connected(tab, backend).await
 }
 
 async fn is_connected(tab: &Tab<'_>, backend: i64) -> bool {
     crate::element::call_on(
-        tab.page,
+        tab.dom,
         backend,
         "function() { return this.isConnected; }",
         &[],
@@ -333,13 +334,17 @@ pub(crate) struct Root {
 }
 
 async fn scope_root(tab: &Tab<'_>, frame: Option<&str>) -> Step<Root> {
+    // In an out-of-process frame the engine entered, its document is the
+    // root (`frame` named it).
+    let frame = frame.filter(|_| matches!(tab.dom, Dom::Page(_)));
     let Some(frame) = frame else {
-        let doc = page_call(
-            tab.page,
-            "Runtime.evaluate",
-            json!({ "expression": "document", "objectGroup": GROUP }),
-        )
-        .await?;
+        let doc = tab
+            .dom
+            .call(
+                "Runtime.evaluate",
+                json!({ "expression": "document", "objectGroup": GROUP }),
+            )
+            .await?;
         let object = object_of(&doc)?;
         let backend = backend_of(tab, &object).await?;
         return Ok(Root { object, backend });
@@ -349,29 +354,29 @@ async fn scope_root(tab: &Tab<'_>, frame: Option<&str>) -> Step<Root> {
     } else {
         frame_owner_by_url(tab, frame).await?
     };
-    let node = page_call(
-        tab.page,
-        "DOM.describeNode",
-        json!({ "backendNodeId": owner, "depth": 0, "pierce": false }),
-    )
-    .await?;
+    let node = tab
+        .dom
+        .call(
+            "DOM.describeNode",
+            json!({ "backendNodeId": owner, "depth": 0, "pierce": false }),
+        )
+        .await?;
     let Some(document) = node
         .pointer("/node/contentDocument/backendNodeId")
         .and_then(Value::as_i64)
     else {
         return Err(fail(
             Code::NotFound,
-            format!(
-                "frame {frame} has no document this page can reach (it is not an iframe, or it runs in another process); use a ref from /snapshot instead"
-            ),
+            format!("frame {frame} shows no document (it is not an iframe)"),
         ));
     };
-    let resolved = page_call(
-        tab.page,
-        "DOM.resolveNode",
-        json!({ "backendNodeId": document, "objectGroup": GROUP }),
-    )
-    .await?;
+    let resolved = tab
+        .dom
+        .call(
+            "DOM.resolveNode",
+            json!({ "backendNodeId": document, "objectGroup": GROUP }),
+        )
+        .await?;
     let object = resolved
         .pointer("/object/objectId")
         .and_then(Value::as_str)
@@ -383,7 +388,8 @@ async fn scope_root(tab: &Tab<'_>, frame: Option<&str>) -> Step<Root> {
     })
 }
 
-async fn frame_owner_by_url(tab: &Tab<'_>, part: &str) -> Step<i64> {
+/// The ids of the page's in-process frames whose URL contains `part`.
+async fn local_frames(tab: &Tab<'_>, part: &str) -> Step<Vec<String>> {
     let tree = page_call(tab.page, "Page.getFrameTree", json!({})).await?;
     let mut matching = Vec::new();
     let mut stack: Vec<&Value> = tree
@@ -400,16 +406,22 @@ async fn frame_owner_by_url(tab: &Tab<'_>, part: &str) -> Step<i64> {
             matching.push(
                 node.pointer("/frame/id")
                     .and_then(Value::as_str)
-                    .unwrap_or_default(),
+                    .unwrap_or_default()
+                    .to_string(),
             );
         }
         if let Some(children) = node.get("childFrames").and_then(Value::as_array) {
             stack.extend(children.iter().rev());
         }
     }
+    Ok(matching)
+}
+
+async fn frame_owner_by_url(tab: &Tab<'_>, part: &str) -> Step<i64> {
+    let matching = local_frames(tab, part).await?;
     let id = match matching.as_slice() {
         [] => return Err(no_such_frame(tab, part).await),
-        [one] => *one,
+        [one] => one,
         many => {
             return Err(fail(
                 Code::Ambiguous,
@@ -420,18 +432,101 @@ async fn frame_owner_by_url(tab: &Tab<'_>, part: &str) -> Step<i64> {
             ));
         }
     };
-    let owner = page_call(tab.page, "DOM.getFrameOwner", json!({ "frameId": id })).await?;
+    let owner = tab
+        .dom
+        .call("DOM.getFrameOwner", json!({ "frameId": id }))
+        .await?;
     owner
         .get("backendNodeId")
         .and_then(Value::as_i64)
         .ok_or_else(|| fail(Code::NotFound, format!("frame {part} has no element")))
 }
 
-/// Why no frame matched `part`: none at all, or one on another site,
-/// whose document runs in a process of its own that this page session
-/// does not reach.
-async fn no_such_frame(tab: &Tab<'_>, part: &str) -> Stop {
-    let elsewhere = page_call(
+/// Enters the out-of-process frame (a frame from another site) the
+/// action's targets are scoped to: `None` when they are in the page or in
+/// an in-process frame, which the page session reaches itself. A frame
+/// still loading is waited for until `deadline`.
+pub(crate) async fn enter(
+    tab: &Tab<'_>,
+    verb: &Verb,
+    deadline: tokio::time::Instant,
+) -> Step<Option<std::sync::Arc<FrameSession>>> {
+    let mut aims: Vec<&Aim> = verb.aim().into_iter().collect();
+    match verb {
+        Verb::Drag { to, .. } => aims.push(to),
+        Verb::Fill(fields) => aims.extend(fields.iter().map(|f| &f.aim)),
+        _ => {}
+    }
+    let Some(part) = aims.iter().find_map(|a| a.frame.as_deref()) else {
+        return Ok(None);
+    };
+    let Some(remote) = remote_frame(tab, part, deadline).await? else {
+        return Ok(None);
+    };
+    if aims.iter().any(|a| a.frame.as_deref() != Some(part)) {
+        return Err(Stop::Request(bad(format!(
+            "frame {part} is from another site: every target of the action must name that frame"
+        ))));
+    }
+    let cdp = tab.manager.connected()?;
+    Ok(Some(frames::enter(&cdp, tab.page, &remote).await?))
+}
+
+/// The out-of-process frame `part` (an iframe's ref, or part of a URL)
+/// names, if it names one.
+async fn remote_frame(
+    tab: &Tab<'_>,
+    part: &str,
+    deadline: tokio::time::Instant,
+) -> Step<Option<RemoteFrame>> {
+    let cdp = tab.manager.connected()?;
+    if crate::refs::parse_ref(part).is_ok() {
+        let owner = tab.manager.element(tab.target_id, tab.page, part).await?;
+        let Some(id) = frames::remote_frame_of(tab.page, owner).await? else {
+            return Ok(None);
+        };
+        let remote = frames::remote_frames(&cdp, tab.target_id).await?;
+        return match remote.into_iter().find(|f| f.target_id == id) {
+            Some(found) => Ok(Some(found)),
+            None => Err(fail(
+                Code::NotFound,
+                format!("frame {part} has not loaded a document yet"),
+            )),
+        };
+    }
+    loop {
+        let all = frames::remote_frames(&cdp, tab.target_id).await?;
+        let local: Vec<String> = local_frames(tab, part)
+            .await?
+            .into_iter()
+            .filter(|id| !all.iter().any(|f| &f.target_id == id))
+            .collect();
+        let remote: Vec<RemoteFrame> = all.into_iter().filter(|f| f.url.contains(part)).collect();
+        match (remote.len(), local.len()) {
+            (0, _) if !local.is_empty() => return Ok(None),
+            (1, 0) => return Ok(remote.into_iter().next()),
+            (0, 0) => {}
+            (r, l) => {
+                return Err(fail(
+                    Code::Ambiguous,
+                    format!(
+                        "frame {part} matches {} frames; give more of the URL or the iframe's ref",
+                        r + l
+                    ),
+                ));
+            }
+        }
+        // Nothing yet: wait while an iframe that will show it is loading.
+        if !frame_loading(tab, part).await || tokio::time::Instant::now() >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Whether an `<iframe>` of the page has a `src` containing `part`.
+async fn frame_loading(tab: &Tab<'_>, part: &str) -> bool {
+    page_call(
         tab.page,
         "Runtime.evaluate",
         json!({
@@ -445,13 +540,15 @@ async fn no_such_frame(tab: &Tab<'_>, part: &str) -> Stop {
     .await
     .ok()
     .and_then(|r| r.pointer("/result/value").and_then(Value::as_bool))
-    .unwrap_or(false);
-    if elsewhere {
+    .unwrap_or(false)
+}
+
+/// Why no frame matched `part`: none at all, or one still loading.
+async fn no_such_frame(tab: &Tab<'_>, part: &str) -> Stop {
+    if frame_loading(tab, part).await {
         fail(
             Code::NotFound,
-            format!(
-                "frame {part} is on another site and runs in a process of its own: acting inside cross-site frames is not supported yet"
-            ),
+            format!("frame {part} has not loaded a document yet"),
         )
     } else {
         fail(Code::NotFound, format!("no frame's URL contains {part}"))
@@ -470,7 +567,10 @@ fn object_of(evaluated: &Value) -> Step<String> {
 }
 
 async fn backend_of(tab: &Tab<'_>, object: &str) -> Step<i64> {
-    let node = page_call(tab.page, "DOM.describeNode", json!({ "objectId": object })).await?;
+    let node = tab
+        .dom
+        .call("DOM.describeNode", json!({ "objectId": object }))
+        .await?;
     node.pointer("/node/backendNodeId")
         .and_then(Value::as_i64)
         .ok_or_else(|| fail(Code::Detached, "the element has no DOM node"))
@@ -492,17 +592,18 @@ async fn matches(tab: &Tab<'_>, root: &Root, s: &Strategy, limit: usize) -> Step
     };
     let mut query = query;
     query["limit"] = json!(limit);
-    let found = page_call(
-        tab.page,
-        "Runtime.callFunctionOn",
-        json!({
-            "functionDeclaration": QUERY,
-            "objectId": root.object,
-            "arguments": [{ "value": query }],
-            "objectGroup": GROUP,
-        }),
-    )
-    .await?;
+    let found = tab
+        .dom
+        .call(
+            "Runtime.callFunctionOn",
+            json!({
+                "functionDeclaration": QUERY,
+                "objectId": root.object,
+                "arguments": [{ "value": query }],
+                "objectGroup": GROUP,
+            }),
+        )
+        .await?;
     if let Some(details) = found.get("exceptionDetails") {
         return Err(Stop::Request(bad(format!(
             "invalid {s}: {}",
@@ -514,12 +615,13 @@ async fn matches(tab: &Tab<'_>, root: &Root, s: &Strategy, limit: usize) -> Step
     let Some(elements) = elements else {
         return Ok(Vec::new());
     };
-    let listed = page_call(
-        tab.page,
-        "Runtime.getProperties",
-        json!({ "objectId": elements, "ownProperties": true }),
-    )
-    .await?;
+    let listed = tab
+        .dom
+        .call(
+            "Runtime.getProperties",
+            json!({ "objectId": elements, "ownProperties": true }),
+        )
+        .await?;
     let mut ids = Vec::new();
     for p in listed
         .get("result")
@@ -540,12 +642,13 @@ async fn matches(tab: &Tab<'_>, root: &Root, s: &Strategy, limit: usize) -> Step
 }
 
 async fn property(tab: &Tab<'_>, object: &str, name: &str) -> Step<Option<String>> {
-    let props = page_call(
-        tab.page,
-        "Runtime.getProperties",
-        json!({ "objectId": object, "ownProperties": true }),
-    )
-    .await?;
+    let props = tab
+        .dom
+        .call(
+            "Runtime.getProperties",
+            json!({ "objectId": object, "ownProperties": true }),
+        )
+        .await?;
     Ok(props
         .get("result")
         .and_then(Value::as_array)
@@ -570,12 +673,13 @@ async fn aria(
         "img" => "image",
         other => other,
     };
-    let found = page_call(
-        tab.page,
-        "Accessibility.queryAXTree",
-        json!({ "backendNodeId": root.backend, "role": role }),
-    )
-    .await?;
+    let found = tab
+        .dom
+        .call(
+            "Accessibility.queryAXTree",
+            json!({ "backendNodeId": root.backend, "role": role }),
+        )
+        .await?;
     let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let wanted = name.map(norm);
     Ok(found
@@ -605,7 +709,7 @@ async fn aria(
 async fn visible_only(tab: &Tab<'_>, ids: &[i64]) -> Step<Vec<i64>> {
     let mut shown = Vec::new();
     for id in ids {
-        let v = crate::element::call_on(tab.page, *id, VISIBLE, &[]).await;
+        let v = crate::element::call_on(tab.dom, *id, VISIBLE, &[]).await;
         if v.ok().and_then(|v| v.as_bool()) == Some(true) {
             shown.push(*id);
         }
