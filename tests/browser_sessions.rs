@@ -1324,3 +1324,36 @@ fn actions_reach_into_a_frame_from_another_site() {
         "{r}"
     );
 }
+
+/// A session running a long action is described at once, with the action
+/// named (`GET /sessions/{id}` used to wait for the action to end).
+#[test]
+fn a_busy_session_is_described_without_waiting_for_its_action() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/dynamic.html"));
+    let path = format!("/sessions/{}", s.id);
+    std::thread::scope(|scope| {
+        let waiting =
+            scope.spawn(|| s.act("wait", json!({ "text": "Never shown", "timeout": 4000 })));
+        let mut seen = None;
+        while !waiting.is_finished() {
+            let got = c.ok("GET", &path, None);
+            if got["busy"] == "wait" {
+                seen = Some(got);
+                break;
+            }
+        }
+        let got = seen.expect("the session was described only once its action had ended");
+        assert_eq!(got["healthy"], true, "{got}");
+        assert_eq!(got["readyState"], "complete", "{got}");
+        assert!(
+            got["url"].as_str().unwrap().ends_with("/hard/dynamic.html"),
+            "{got}"
+        );
+        let r = waiting.join().unwrap();
+        assert_eq!(r["error"]["code"], "timeout", "{r}");
+    });
+    let after = c.ok("GET", &path, None);
+    assert!(after.get("busy").is_none(), "{after}");
+}

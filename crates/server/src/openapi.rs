@@ -474,6 +474,8 @@ pub struct Session {
     notices: Option<Vec<String>>,
     /// The dialog waiting for an answer (`dialogs: ask`).
     dialog: Option<Value>,
+    /// The action running in the session now, if one is.
+    busy: Option<String>,
 }
 
 /// `GET /sessions`.

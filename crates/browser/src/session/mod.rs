@@ -87,6 +87,34 @@ pub struct SessionInfo {
     /// The dialog that waits for an answer (`dialogs: ask`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dialog: Option<crate::events::DialogInfo>,
+    /// The action running in it now, if one is (read without waiting
+    /// for it to end).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub busy: Option<&'static str>,
+}
+
+/// A session an action is running in: enough to describe it without
+/// waiting for the action to end.
+#[derive(Clone)]
+struct Running {
+    action: &'static str,
+    info: SessionInfo,
+    page: Page,
+}
+
+/// Marks a session as running an action until dropped.
+struct RunningGuard<'a> {
+    running: &'a Mutex<HashMap<String, Running>>,
+    id: String,
+}
+
+impl Drop for RunningGuard<'_> {
+    fn drop(&mut self) {
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
+    }
 }
 
 /// A session's live browser side.
@@ -119,6 +147,8 @@ pub struct Sessions {
     /// Serializes creating sessions (the pool's limit).
     creating: tokio::sync::Mutex<()>,
     sealer: Sealer,
+    /// The sessions running an action now.
+    running: Mutex<HashMap<String, Running>>,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -160,6 +190,7 @@ impl Sessions {
             slots: Mutex::new(slots),
             creating: tokio::sync::Mutex::new(()),
             sealer,
+            running: Mutex::default(),
         }))
     }
 
@@ -172,12 +203,12 @@ impl Sessions {
             .ok_or_else(|| missing(id))
     }
 
-    fn all_slots(&self) -> Vec<Arc<tokio::sync::Mutex<Slot>>> {
+    fn all_slots(&self) -> Vec<(String, Arc<tokio::sync::Mutex<Slot>>)> {
         self.slots
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
+            .iter()
+            .map(|(id, slot)| (id.clone(), slot.clone()))
             .collect()
     }
 
@@ -205,8 +236,7 @@ impl Sessions {
             )));
         }
         if let Some(name) = &new.profile {
-            let taken = self.all_slots();
-            for slot in taken {
+            for (_, slot) in self.all_slots() {
                 if slot.lock().await.record.profile.as_deref() == Some(name) {
                     return Err(BrowserError::Conflict(format!(
                         "profile {name} is in use by another session"
@@ -280,9 +310,8 @@ impl Sessions {
     /// Every session.
     pub async fn list(&self) -> Vec<SessionInfo> {
         let mut out = Vec::new();
-        for slot in self.all_slots() {
-            let mut slot = slot.lock().await;
-            out.push(self.info(&mut slot).await);
+        for (id, slot) in self.all_slots() {
+            out.push(self.describe(&id, &slot).await);
         }
         out.sort_by(|a, b| (&a.created_at, &a.session_id).cmp(&(&b.created_at, &b.session_id)));
         out
@@ -291,8 +320,31 @@ impl Sessions {
     /// One session, with its page's state.
     pub async fn get(&self, id: &str) -> Result<SessionInfo> {
         let slot = self.slot(id)?;
-        let mut slot = slot.lock().await;
-        Ok(self.info(&mut slot).await)
+        Ok(self.describe(id, &slot).await)
+    }
+
+    /// A session's state; one running an action is described from its
+    /// page as it is now, without waiting for the action to end.
+    async fn describe(&self, id: &str, slot: &tokio::sync::Mutex<Slot>) -> SessionInfo {
+        loop {
+            if let Ok(mut slot) = slot.try_lock() {
+                return self.info(&mut slot).await;
+            }
+            let running = self
+                .running
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(id)
+                .cloned();
+            if let Some(running) = running {
+                let mut info = running.info;
+                info.busy = Some(running.action);
+                info.healthy = self.probe(&running.page, &mut info).await;
+                return info;
+            }
+            // Held a moment (an action starting, a snapshot): look again.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     /// Closes and forgets a session (a profile keeps its state).
@@ -346,7 +398,24 @@ impl Sessions {
     async fn run_in(&self, slot: &mut Slot, request: &Request, body: &Value) -> Result<Outcome> {
         self.ensure(slot).await?;
         let id = slot.record.id.clone();
+        let mut known = self.info(slot).await;
+        known.notices.clear();
         let live = slot.live.as_ref().ok_or_else(|| missing(&id))?;
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                id.clone(),
+                Running {
+                    action: request.verb.name(),
+                    info: known,
+                    page: live.page.clone(),
+                },
+            );
+        let _running = RunningGuard {
+            running: &self.running,
+            id: id.clone(),
+        };
         let events = self.manager.events(&live.target, &live.page).await?;
         let tab = Tab {
             manager: &self.manager,
@@ -594,40 +663,48 @@ impl Sessions {
             saved_at: slot.record.saved_at.clone(),
             notices: slot.notices.clone(),
             dialog: None,
+            busy: None,
         };
         let Some(live) = &slot.live else { return info };
         if !live.cdp.is_alive() {
             return info;
         }
         info.target_id = Some(live.target.clone());
-        // A page a dialog holds answers nothing until it is answered: it
-        // is waiting for someone, not broken.
-        let pending = match self.manager.events(&live.target, &live.page).await {
+        let answered = self.probe(&live.page, &mut info).await;
+        info.healthy = answered && slot.failures == 0;
+        info
+    }
+
+    /// Reads the page's URL, title and ready state into `info` (or the
+    /// dialog that holds it: a page waiting for someone is not broken);
+    /// whether it answered.
+    async fn probe(&self, page: &Page, info: &mut SessionInfo) -> bool {
+        let Some(target) = info.target_id.clone() else {
+            return false;
+        };
+        let pending = match self.manager.events(&target, page).await {
             Ok(events) => events.pending(),
             Err(_) => None,
         };
         if let Some(dialog) = pending {
-            info.healthy = slot.failures == 0;
             info.dialog = Some(dialog);
-            return info;
+            return true;
         }
         let probe = crate::cdp::page_call_with(
-            &live.page,
+            page,
             "Runtime.evaluate",
             json!({ "expression": "({ url: location.href, title: document.title, readyState: document.readyState })", "returnByValue": true }),
             Duration::from_secs(1),
         )
         .await;
-        if let Ok(v) = probe {
-            let v = v.pointer("/result/value").cloned().unwrap_or_default();
-            let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-            info.url = text("url").unwrap_or(info.url);
-            info.title = text("title");
-            info.is_loading = text("readyState").map(|r| r != "complete");
-            info.ready_state = text("readyState");
-            info.healthy = slot.failures == 0;
-        }
-        info
+        let Ok(v) = probe else { return false };
+        let v = v.pointer("/result/value").cloned().unwrap_or_default();
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        info.url = text("url").unwrap_or(std::mem::take(&mut info.url));
+        info.title = text("title");
+        info.is_loading = text("readyState").map(|r| r != "complete");
+        info.ready_state = text("readyState");
+        true
     }
 
     /// Probes every live session every `interval`; three failures in a row
@@ -635,8 +712,11 @@ impl Sessions {
     pub async fn run(self: Arc<Self>, interval: Duration) {
         loop {
             tokio::time::sleep(interval).await;
-            for slot in self.all_slots() {
-                let mut slot = slot.lock().await;
+            for (_, slot) in self.all_slots() {
+                // A session running an action is answering it: no probe.
+                let Ok(mut slot) = slot.try_lock() else {
+                    continue;
+                };
                 let Some(live) = &slot.live else { continue };
                 let waiting = match self.manager.events(&live.target, &live.page).await {
                     Ok(events) => events.pending().is_some(),
@@ -711,7 +791,7 @@ impl Sessions {
     /// Deletes a named profile no session uses.
     pub async fn delete_profile(&self, name: &str) -> Result<()> {
         check_profile_name(name)?;
-        for slot in self.all_slots() {
+        for (_, slot) in self.all_slots() {
             if slot.lock().await.record.profile.as_deref() == Some(name) {
                 return Err(BrowserError::Conflict(format!(
                     "profile {name} is in use by a session"
