@@ -95,6 +95,11 @@ def hit(i):
     return f"window.hits.includes('{i}')"
 
 
+# Oracles read the page this long after the action, so a page that
+# reverts a value a moment later is seen doing it.
+SETTLE = "new Promise((r) => setTimeout(r, 100))"
+
+
 def from_frame(key, value):
     """What a cross-site frame last posted to its page (the page cannot
     read its DOM), a moment after the action."""
@@ -320,7 +325,7 @@ class Clawdis:
     def holds(self, check, answer):
         if check.startswith("tab:"):
             return check[4:] in ((answer.get("data") or {}).get("newTab") or {}).get("url", "")
-        script = f"(async () => !!(await ({check})))()"
+        script = f"(async () => {{ await {SETTLE}; return !!(await ({check})); }})()"
         _, r = self.call("POST", f"/sessions/{self.sid}/evaluate", {"script": script})
         return r.get("ok") is True and r["data"]["result"] is True
 
@@ -402,7 +407,8 @@ class PlaywrightMcp:
         if check.startswith("tab:"):
             _, text = self.tool("browser_tabs", {"action": "list"})
             return check[4:] in text
-        ok, text = self.tool("browser_evaluate", {"function": f"async () => !!(await ({check}))"})
+        ok, text = self.tool("browser_evaluate",
+                             {"function": f"async () => {{ await {SETTLE}; return !!(await ({check})); }}"})
         return ok and "### Result\ntrue" in text
 
     def close(self):
@@ -421,6 +427,8 @@ def run_scenario(driver, steps, tally):
         tally["all_ms"].append(ms)
         if ok and not effect:
             tally["silent"] += 1
+            what = f"{s['action']} {json.dumps(s['body'])}"
+            tally["silent_steps"][what] = tally["silent_steps"].get(what, 0) + 1
         if s["expect"] == "ok":
             tally["possible"] += 1
             if ok and effect:
@@ -472,6 +480,7 @@ def summary(tally, rounds):
         "medianMs": round(statistics.median(all_ms), 1),
         "p95Ms": round(all_ms[int(len(all_ms) * 0.95) - 1], 1),
         "medianMsByAction": {a: round(statistics.median(v), 1) for a, v in sorted(tally["ms"].items())},
+        "silentSteps": tally["silent_steps"],
         "misses": tally["misses"][:12],
     }
 
@@ -488,7 +497,7 @@ def main():
     if with_pw:
         drivers.append(PlaywrightMcp())
     tallies = {d.name: {"possible": 0, "succeeded": 0, "impossible": 0, "typed": 0, "silent": 0,
-                        "misses": [], "ms": {}, "all_ms": []} for d in drivers}
+                        "silent_steps": {}, "misses": [], "ms": {}, "all_ms": []} for d in drivers}
     try:
         for _ in range(rounds):
             for _, steps in scenarios(pages, other, uploads):

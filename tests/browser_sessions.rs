@@ -1326,12 +1326,22 @@ fn actions_reach_into_a_frame_from_another_site() {
 }
 
 /// A session running a long action is described at once, with the action
-/// named (`GET /sessions/{id}` used to wait for the action to end).
+/// named, and its profile seen in use (`GET /sessions/{id}` and the
+/// profile checks used to wait for the action to end).
 #[test]
 fn a_busy_session_is_described_without_waiting_for_its_action() {
     let (_home, server, pages) = setup();
     let c = Client::new(&server);
-    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/dynamic.html"));
+    let (status, made) = c.call(
+        "POST",
+        "/sessions",
+        Some(json!({ "url": format!("http://127.0.0.1:{pages}/hard/dynamic.html"), "profile": "work" })),
+    );
+    assert_eq!(status, 201, "{made}");
+    let s = Session {
+        c: &c,
+        id: made["sessionId"].as_str().unwrap().to_string(),
+    };
     let path = format!("/sessions/{}", s.id);
     std::thread::scope(|scope| {
         let waiting =
@@ -1345,6 +1355,11 @@ fn a_busy_session_is_described_without_waiting_for_its_action() {
             }
         }
         let got = seen.expect("the session was described only once its action had ended");
+        // Its profile is known to be in use without waiting either.
+        let (status, _) = c.call("POST", "/sessions", Some(json!({ "profile": "work" })));
+        assert_eq!(status, 409);
+        assert_eq!(c.call("DELETE", "/sessions/profiles/work", None).0, 409);
+        assert!(!waiting.is_finished(), "answered only after the action");
         assert_eq!(got["healthy"], true, "{got}");
         assert_eq!(got["readyState"], "complete", "{got}");
         assert!(

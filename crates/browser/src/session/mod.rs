@@ -235,14 +235,12 @@ impl Sessions {
                 "the session pool is full ({count} of maxSessions {max}); delete a session first"
             )));
         }
-        if let Some(name) = &new.profile {
-            for (_, slot) in self.all_slots() {
-                if slot.lock().await.record.profile.as_deref() == Some(name) {
-                    return Err(BrowserError::Conflict(format!(
-                        "profile {name} is in use by another session"
-                    )));
-                }
-            }
+        if let Some(name) = &new.profile
+            && self.profile_in_use(name).await
+        {
+            return Err(BrowserError::Conflict(format!(
+                "profile {name} is in use by another session"
+            )));
         }
         let id = format!("s-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
         let state = match &new.profile {
@@ -321,6 +319,32 @@ impl Sessions {
     pub async fn get(&self, id: &str) -> Result<SessionInfo> {
         let slot = self.slot(id)?;
         Ok(self.describe(id, &slot).await)
+    }
+
+    /// Whether a session uses profile `name` (a session running an action
+    /// is not waited for: its profile is known from when it started).
+    async fn profile_in_use(&self, name: &str) -> bool {
+        for (id, slot) in self.all_slots() {
+            let profile = loop {
+                if let Ok(slot) = slot.try_lock() {
+                    break slot.record.profile.clone();
+                }
+                let known = self
+                    .running
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&id)
+                    .map(|r| r.info.profile.clone());
+                if let Some(profile) = known {
+                    break profile;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            };
+            if profile.as_deref() == Some(name) {
+                return true;
+            }
+        }
+        false
     }
 
     /// A session's state; one running an action is described from its
@@ -791,12 +815,10 @@ impl Sessions {
     /// Deletes a named profile no session uses.
     pub async fn delete_profile(&self, name: &str) -> Result<()> {
         check_profile_name(name)?;
-        for (_, slot) in self.all_slots() {
-            if slot.lock().await.record.profile.as_deref() == Some(name) {
-                return Err(BrowserError::Conflict(format!(
-                    "profile {name} is in use by a session"
-                )));
-            }
+        if self.profile_in_use(name).await {
+            return Err(BrowserError::Conflict(format!(
+                "profile {name} is in use by a session"
+            )));
         }
         profiles::delete(self.manager.home(), name)
     }
