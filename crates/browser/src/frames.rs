@@ -189,11 +189,6 @@ impl FrameSession {
         })
     }
 
-    /// The frame's URL when it was entered.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
     /// One command in the frame.
     pub async fn call(&self, method: &str, params: Value) -> Result<Value> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);

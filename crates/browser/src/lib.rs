@@ -3,7 +3,7 @@
 //! dedicated ports. This crate knows nothing about Tauri or HTTP: it returns
 //! typed results, and the server maps them to statuses.
 //!
-//! Layers, each using only those below it: the leaves (`cdp`, `element`,
+//! Layers, each using only those below it: the leaves (`cdp`, `frames`, `element`,
 //! `events`, `snapshot`, `storage`, `emulation`, `inspect`, `wait`, ...)
 //! work on one connection or page; `manager` owns the browser and its tabs;
 //! `act`, `hooks`, `logs` and `doctor` are operations on a `Manager`.
