@@ -1294,6 +1294,18 @@ fn actions_reach_into_a_frame_from_another_site() {
         json!({ "frame": "localhost", "selector": "#field", "attrs": ["id"] }),
     );
     assert_eq!(r["data"]["items"][0]["id"], "field", "{r}");
+    // A dialog the frame raises follows the session's policy (confirm:
+    // dismissed) and is reported.
+    let r = s.ok(
+        "click",
+        json!({ "frame": "localhost", "selector": { "type": "text", "text": "Ask" } }),
+    );
+    assert_eq!(r["handled"][0]["kind"], "dialog", "{r}");
+    let r = s.ok(
+        "extract_text",
+        json!({ "frame": "localhost", "selector": "#said" }),
+    );
+    assert_eq!(r["data"]["text"], "declined", "{r}");
     // The snapshot's ref of the iframe scopes a selector to it too.
     let frame = snapshot_ref(&c, &s.id, "Iframe", "Other site");
     s.ok(
@@ -1304,7 +1316,7 @@ fn actions_reach_into_a_frame_from_another_site() {
     s.eval("const v = document.createElement('div'); v.id = 'veil'; v.style.cssText = 'position: fixed; inset: 0; z-index: 5'; document.body.append(v); 1");
     let r = s.failed(
         "click",
-        json!({ "frame": "localhost", "selector": "button", "timeout": 500 }),
+        json!({ "frame": "localhost", "selector": "#field", "timeout": 500 }),
         "covered",
     );
     assert!(
