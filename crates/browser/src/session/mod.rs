@@ -102,6 +102,12 @@ struct Running {
     page: Page,
 }
 
+/// A session looked at without waiting: free, or running an action.
+enum Glance<'a> {
+    Free(tokio::sync::MutexGuard<'a, Slot>),
+    Busy(Box<Running>),
+}
+
 /// Marks a session as running an action until dropped.
 struct RunningGuard<'a> {
     running: &'a Mutex<HashMap<String, Running>>,
@@ -154,6 +160,26 @@ pub struct Sessions {
 impl std::fmt::Debug for Sessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sessions").finish_non_exhaustive()
+    }
+}
+
+/// What the store and the slot know of a session, without asking its page.
+fn recorded(slot: &Slot) -> SessionInfo {
+    SessionInfo {
+        session_id: slot.record.id.clone(),
+        profile: slot.record.profile.clone(),
+        dialogs: slot.policy,
+        url: slot.record.url.clone(),
+        title: None,
+        ready_state: None,
+        is_loading: None,
+        healthy: false,
+        target_id: slot.live.as_ref().map(|l| l.target.clone()),
+        created_at: slot.record.created_at.clone(),
+        saved_at: slot.record.saved_at.clone(),
+        notices: slot.notices.clone(),
+        dialog: None,
+        busy: None,
     }
 }
 
@@ -325,20 +351,9 @@ impl Sessions {
     /// is not waited for: its profile is known from when it started).
     async fn profile_in_use(&self, name: &str) -> bool {
         for (id, slot) in self.all_slots() {
-            let profile = loop {
-                if let Ok(slot) = slot.try_lock() {
-                    break slot.record.profile.clone();
-                }
-                let known = self
-                    .running
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get(&id)
-                    .map(|r| r.info.profile.clone());
-                if let Some(profile) = known {
-                    break profile;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
+            let profile = match self.glance(&id, &slot).await {
+                Glance::Free(slot) => slot.record.profile.clone(),
+                Glance::Busy(running) => running.info.profile,
             };
             if profile.as_deref() == Some(name) {
                 return true;
@@ -350,9 +365,27 @@ impl Sessions {
     /// A session's state; one running an action is described from its
     /// page as it is now, without waiting for the action to end.
     async fn describe(&self, id: &str, slot: &tokio::sync::Mutex<Slot>) -> SessionInfo {
+        match self.glance(id, slot).await {
+            Glance::Free(mut slot) => self.info(&mut slot).await,
+            Glance::Busy(running) => {
+                let Running {
+                    action,
+                    mut info,
+                    page,
+                } = *running;
+                info.busy = Some(action);
+                info.healthy = self.probe(&page, &mut info).await;
+                info
+            }
+        }
+    }
+
+    /// The session's slot when nothing holds it, or what is known of the
+    /// action running in it; never waits for an action to end.
+    async fn glance<'s>(&self, id: &str, slot: &'s tokio::sync::Mutex<Slot>) -> Glance<'s> {
         loop {
-            if let Ok(mut slot) = slot.try_lock() {
-                return self.info(&mut slot).await;
+            if let Ok(slot) = slot.try_lock() {
+                return Glance::Free(slot);
             }
             let running = self
                 .running
@@ -361,10 +394,7 @@ impl Sessions {
                 .get(id)
                 .cloned();
             if let Some(running) = running {
-                let mut info = running.info;
-                info.busy = Some(running.action);
-                info.healthy = self.probe(&running.page, &mut info).await;
-                return info;
+                return Glance::Busy(Box::new(running));
             }
             // Held a moment (an action starting, a snapshot): look again.
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -422,7 +452,7 @@ impl Sessions {
     async fn run_in(&self, slot: &mut Slot, request: &Request, body: &Value) -> Result<Outcome> {
         self.ensure(slot).await?;
         let id = slot.record.id.clone();
-        let mut known = self.info(slot).await;
+        let mut known = recorded(slot);
         known.notices.clear();
         let live = slot.live.as_ref().ok_or_else(|| missing(&id))?;
         self.running
@@ -673,27 +703,12 @@ impl Sessions {
     }
 
     async fn info(&self, slot: &mut Slot) -> SessionInfo {
-        let mut info = SessionInfo {
-            session_id: slot.record.id.clone(),
-            profile: slot.record.profile.clone(),
-            dialogs: slot.policy,
-            url: slot.record.url.clone(),
-            title: None,
-            ready_state: None,
-            is_loading: None,
-            healthy: false,
-            target_id: None,
-            created_at: slot.record.created_at.clone(),
-            saved_at: slot.record.saved_at.clone(),
-            notices: slot.notices.clone(),
-            dialog: None,
-            busy: None,
-        };
+        let mut info = recorded(slot);
         let Some(live) = &slot.live else { return info };
         if !live.cdp.is_alive() {
+            info.target_id = None;
             return info;
         }
-        info.target_id = Some(live.target.clone());
         let answered = self.probe(&live.page, &mut info).await;
         info.healthy = answered && slot.failures == 0;
         info
