@@ -12,12 +12,15 @@
 //! (HTTP, MCP, the CLI), executed in this process and kept in the history
 //! with their steps and the decisions on their gates.
 //!
+//! [`Catalog`] keeps the workflow library current as its files change.
+//!
 //! [`Triggers`] runs workflows on their schedules and on file changes.
 //!
 //! [`Webhooks`] sends what happens to runs and gates to the receivers the
 //! workflows and the [`ServiceSettings`] name, signed, from a durable outbox.
 
 mod approval;
+mod catalog;
 mod links;
 mod runs;
 mod settings;
@@ -37,6 +40,7 @@ use clawdis_store::Store;
 use tokio::sync::broadcast;
 
 pub use approval::{Approval, ApprovalState, Event, Policy};
+pub use catalog::Catalog;
 pub use clawdis_engine::context::{Decider, Services};
 pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, RunStatus, StepStatus};
 pub use links::{ApprovalLinks, LinkClaim};

@@ -6,6 +6,7 @@
 //! menu-bar app when no subcommand is given. This is the binary's front end,
 //! so it reports errors with `anyhow`.
 
+mod mcp;
 mod runs;
 mod secrets;
 mod triggers;
@@ -61,6 +62,10 @@ pub enum Command {
     Triggers(TriggersArgs),
     /// Store a secret you give Clawdis (the LLM's API key) in the keychain.
     Secrets(SecretsArgs),
+    /// The MCP server over stdio, for agents that spawn it: workflows,
+    /// approvals and the browser of this home's backend (started when none
+    /// runs).
+    Mcp,
 }
 
 /// `clawdis secrets set|delete`.
@@ -264,6 +269,7 @@ pub fn run(home: PathBuf, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Serve(args) => serve(home, args),
+        Command::Mcp => mcp::mcp(home),
         Command::App(_) => {
             bail!("this clawdis was built without the desktop app; run `clawdis serve`")
         }

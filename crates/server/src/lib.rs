@@ -9,6 +9,7 @@ mod basic;
 mod events;
 mod inspect;
 mod links;
+mod mcp;
 mod openapi;
 mod principal;
 mod runs;
@@ -443,22 +444,34 @@ pub fn document() -> utoipa::openapi::OpenApi {
     doc
 }
 
-/// The control API router.
+/// The control API router: the documented routes and the MCP server
+/// (`/mcp`, `/mcp/pipe`) behind the guard, the signed-link routes behind
+/// theirs.
 pub fn router(state: Arc<AppState>) -> Router {
     let (guarded, links) = documented();
     let (guarded, _) = guarded.split_for_parts();
     let (links, _) = links.split_for_parts();
-    let guarded = guarded
-        .fallback(unknown_route)
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            security::guard,
-        ));
-    let links = links.layer(middleware::from_fn_with_state(state.clone(), links::guard));
+    let api = guarded.fallback(unknown_route);
+    // MCP's tools dispatch to the same routes, past the guard: the MCP
+    // request itself went through it.
+    let mcp = mcp::Mcp::new(state.clone(), api.clone().with_state(state.clone()));
+    let mcp_routes = Router::new()
+        .route_service("/mcp", mcp.http_service())
+        .route("/mcp/pipe", axum::routing::get(mcp::pipe))
+        .with_state(mcp);
+    let guarded =
+        api.with_state(state.clone())
+            .merge(mcp_routes)
+            .layer(middleware::from_fn_with_state(
+                state.clone(),
+                security::guard,
+            ));
+    let links = links
+        .layer(middleware::from_fn_with_state(state.clone(), links::guard))
+        .with_state(state);
     links
         .merge(guarded)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .with_state(state)
 }
 
 /// Serves the API on `addr` until `shutdown`; stops the browser on exit.

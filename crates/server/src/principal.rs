@@ -18,6 +18,13 @@ pub enum Principal {
         /// What it may do.
         role: Role,
     },
+    /// An agent on `clawdis mcp` (the MCP server over stdio), named by its
+    /// client. It holds no token of its own and is always an agent: the
+    /// name is a label, never a grant.
+    McpClient {
+        /// The client's name from its `clientInfo`.
+        client: String,
+    },
 }
 
 impl Principal {
@@ -38,6 +45,7 @@ impl Principal {
         match self {
             Principal::Owner => "owner".to_string(),
             Principal::Token { name, .. } => format!("token:{name}"),
+            Principal::McpClient { client } => format!("mcp:{client}"),
         }
     }
 }

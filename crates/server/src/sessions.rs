@@ -228,8 +228,8 @@ steps:
 const MAX_APPROVAL_WAIT: u64 = 3600;
 
 /// `POST /sessions/{id}/approval {message, timeout?}` → `{approved,
-/// runId, timedOut?, decidedBy?, comment?}` once a person decides (or
-/// after `timeout` seconds, 300 by default: then not approved, and the
+/// runId, timedOut?, reason?, decidedBy?, comment?}` once a person decides
+/// (or after `timeout` seconds, 300 by default: then not approved, and the
 /// request is cancelled). Agent tokens cannot answer it.
 #[utoipa::path(
     post,
@@ -259,7 +259,27 @@ pub async fn approval(
                 ApiError::bad_request(format!("timeout is 1 to {MAX_APPROVAL_WAIT} seconds"))
             })?,
     };
-    let session = state.sessions().await?.get(&id).await?;
+    let wait = std::time::Duration::from_secs(wait);
+    ok(ask_person(&state, &principal, &id, &message, wait, |_| {}).await?)
+}
+
+/// How often a caller waiting on [`ask_person`] hears that it still waits.
+pub(crate) const STILL_WAITING: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Asks a person to decide `message` for session `id` through the approval
+/// gate every workflow uses, and waits up to `wait` for the decision;
+/// `waiting` is called with the time waited every [`STILL_WAITING`]. A
+/// request abandoned before its decision (the caller went away) is
+/// cancelled, so no gate waits for nobody.
+pub(crate) async fn ask_person(
+    state: &AppState,
+    principal: &crate::Principal,
+    id: &str,
+    message: &str,
+    wait: std::time::Duration,
+    mut waiting: impl FnMut(std::time::Duration),
+) -> Result<Value, ApiError> {
+    let session = state.sessions().await?.get(id).await?;
     let file = state
         .state_dir()
         .join("builtin")
@@ -281,9 +301,15 @@ pub async fn approval(
         })
         .await?;
     let run_id = started.run_id.clone();
+    let mut abandoned = CancelOnDrop {
+        runs: Some(runs.clone()),
+        run_id: run_id.clone(),
+    };
     // Paused at its gate (or ended, should the gate not hold).
     started.envelope().await;
-    let decided = tokio::time::timeout(std::time::Duration::from_secs(wait), async {
+    let began = tokio::time::Instant::now();
+    let mut tick = tokio::time::interval_at(began + STILL_WAITING, STILL_WAITING);
+    let decided = tokio::time::timeout(wait, async {
         loop {
             let run = runs.get(&run_id).await?;
             match run.status {
@@ -297,11 +323,13 @@ pub async fn approval(
             tokio::select! {
                 _ = changes.changed() => {}
                 _ = decisions.recv() => {}
+                _ = tick.tick() => waiting(began.elapsed()),
                 _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
             }
         }
     })
     .await;
+    abandoned.runs = None;
     let run = match decided {
         Ok(run) => run?,
         Err(_) => {
@@ -309,19 +337,56 @@ pub async fn approval(
                 by: Some("timeout".into()),
                 via: clawdis_store::Channel::Http,
                 human: false,
-                comment: Some(format!("no decision within {wait} s")),
+                comment: Some(format!("no decision within {} s", wait.as_secs())),
             };
             runs.cancel(&run_id, decider).await?;
-            return ok(json!({ "approved": false, "timedOut": true, "runId": run_id }));
+            return Ok(json!({
+                "approved": false,
+                "timedOut": true,
+                "reason": "timeout",
+                "runId": run_id,
+            }));
         }
     };
     let last = run.decisions.last();
-    ok(json!({
+    Ok(json!({
         "approved": run.status == clawdis_store::HistoryStatus::Ok,
         "runId": run_id,
         "decidedBy": last.map(|d| json!(d).get("by").cloned().unwrap_or_default()),
         "comment": last.map(|d| json!(d).get("comment").cloned().unwrap_or_default()),
     }))
+}
+
+/// Cancels an approval request whose asker stopped waiting for it.
+struct CancelOnDrop {
+    runs: Option<Arc<clawdis_approvals::Runs>>,
+    run_id: String,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(runs) = self.runs.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let run_id = std::mem::take(&mut self.run_id);
+        runtime.spawn(async move {
+            let decider = clawdis_approvals::Decider {
+                by: Some("abandoned".into()),
+                via: clawdis_store::Channel::Http,
+                human: false,
+                comment: Some("the caller stopped waiting for the decision".into()),
+            };
+            match runs.cancel(&run_id, decider).await {
+                Ok(_) => tracing::info!(%run_id, "an abandoned approval request was cancelled"),
+                Err(e) => {
+                    tracing::warn!(%run_id, error = %e, "cancelling an abandoned approval request");
+                }
+            }
+        });
+    }
 }
 
 /// `GET /sessions/profiles` → `{profiles: [{name, path, cookies, origins}]}`:

@@ -341,6 +341,11 @@ impl Sessions {
         out
     }
 
+    /// Whether session `id` exists (known here; nothing is read).
+    pub fn exists(&self, id: &str) -> bool {
+        self.slot(id).is_ok()
+    }
+
     /// One session, with its page's state.
     pub async fn get(&self, id: &str) -> Result<SessionInfo> {
         let slot = self.slot(id)?;

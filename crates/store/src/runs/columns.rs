@@ -72,6 +72,8 @@ spelled! {
         Expiry = "expiry",
         /// A signed approval link a webhook carried.
         Link = "link",
+        /// A tool call of the MCP server.
+        Mcp = "mcp",
     }
 }
 
