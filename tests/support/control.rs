@@ -61,7 +61,12 @@ pub fn start_server_full(
     flags: &[&str],
     env: &[(&str, &Path)],
 ) -> Server {
-    let port = free_port();
+    // A `controlUrl` in the settings names the port (as `clawdis mcp` reads it).
+    let port = settings
+        .get("controlUrl")
+        .and_then(Value::as_str)
+        .and_then(|url| url.rsplit(':').next()?.trim_end_matches('/').parse().ok())
+        .unwrap_or_else(free_port);
     if settings.get("cdpPort").is_none() {
         settings["cdpPort"] = free_port().into();
     }
