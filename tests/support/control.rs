@@ -390,3 +390,68 @@ pub fn read_until(stream: &mut TcpStream, needle: &str, timeout: Duration) -> St
     }
     text
 }
+
+/// A loopback proxy in front of the API on `port` that adds `token` to
+/// every request, for clients that cannot send one (the MCP conformance
+/// suite). Each request gets a connection of its own (`Connection:
+/// close`), so that every request passes through here with its header; the
+/// rest (bodies, event streams) is copied as it comes. Lives as long as
+/// the test process; answers its own port.
+pub fn token_proxy(port: u16, token: &str) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let own = listener.local_addr().unwrap().port();
+    let token = token.to_string();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let token = token.clone();
+            std::thread::spawn(move || proxy_one(client, port, &token));
+        }
+    });
+    own
+}
+
+fn proxy_one(mut client: TcpStream, port: u16, token: &str) {
+    // The request's head, byte by byte up to its blank line.
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match client.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return,
+        }
+    }
+    let text = String::from_utf8_lossy(&head).into_owned();
+    let mut lines: Vec<&str> = text
+        .trim_end()
+        .split("\r\n")
+        .filter(|l| {
+            let name = l
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            name != "authorization" && name != "connection"
+        })
+        .collect();
+    let auth = format!("Authorization: Bearer {token}");
+    lines.push(&auth);
+    lines.push("Connection: close");
+    let head = format!("{}\r\n\r\n", lines.join("\r\n"));
+    let Ok(mut server) = TcpStream::connect(("127.0.0.1", port)) else {
+        return;
+    };
+    if server.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    let (Ok(mut client_in), Ok(mut server_out)) = (client.try_clone(), server.try_clone()) else {
+        return;
+    };
+    // The request's body (if any) one way, the answer the other.
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut client_in, &mut server_out);
+        let _ = server_out.shutdown(std::net::Shutdown::Write);
+    });
+    let _ = std::io::copy(&mut server, &mut client);
+    let _ = client.shutdown(std::net::Shutdown::Both);
+}

@@ -298,6 +298,7 @@ impl ServerHandler for Handler {
             .enable_prompts()
             .enable_resources()
             .enable_logging()
+            .enable_completions()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("clawdis", env!("CARGO_PKG_VERSION")))
@@ -362,6 +363,18 @@ impl ServerHandler for Handler {
             () = ctx.ct.cancelled() => answer::failure("the call was cancelled"),
         };
         Ok(CallToolResponse::Complete(result))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        // This server has no resources: every URI is one it does not have.
+        Err(ErrorData::invalid_params(
+            format!("no resource {}: this server has none", request.uri),
+            Some(json!({ "uri": request.uri })),
+        ))
     }
 
     #[expect(

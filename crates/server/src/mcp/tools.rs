@@ -30,7 +30,9 @@ fn browser(mut properties: Value, required: &[&str], timed: bool) -> Value {
     if let Some(p) = properties.as_object_mut() {
         p.insert(
             "sessionId".into(),
-            json!({ "type": "string", "description": "The session to use (from browser_open or browser_list). Omitted: your own default session, opened on first use." }),
+            // Mirrored into `Mcp-Param-Session-Id` over HTTP (SEP-2243), so a
+            // proxy can route or limit by session without reading bodies.
+            json!({ "type": "string", "description": "The session to use (from browser_open or browser_list). Omitted: your own default session, opened on first use.", "x-mcp-header": "Session-Id" }),
         );
         if timed {
             p.insert(
