@@ -718,3 +718,69 @@ fn backend_pid(home: &Path) -> Option<i32> {
     assert!(found.len() <= 1, "several backends for {home}: {found:?}");
     found.pop()
 }
+
+#[test]
+fn a_client_that_goes_away_leaves_no_browser_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, server) = home_with_server(dir.path());
+    let owner = Client::new(&server);
+    let count = || {
+        owner.ok("GET", "/sessions", None)["sessions"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    for (how, connect) in [
+        (
+            "stdio",
+            Box::new(|| Driver::stdio(&home, "legacy")) as Box<dyn Fn() -> Driver>,
+        ),
+        ("http", Box::new(|| Driver::http(&server, "legacy"))),
+    ] {
+        {
+            let mut mcp = connect();
+            mcp.ok("browser_open", json!({}));
+            // Its default, opened on first use once the first is closed.
+            let first = mcp.ok("browser_state", json!({}))["sessionId"].clone();
+            mcp.ok("browser_close", json!({ "sessionId": first }));
+            mcp.ok("browser_state", json!({}));
+            mcp.ok("browser_open", json!({}));
+            assert_eq!(count(), 2, "{how}");
+        }
+        // The client is gone (stdio: its pipe closed; HTTP: its session
+        // deleted): so are the sessions it opened.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while count() > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "{how}: sessions outlived their client"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn the_pipe_is_only_for_the_homes_own_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, server) = home_with_server(dir.path());
+    let agent = create_token(&home, "ci", "agent");
+    let (status, body) = Client::with_token(server.port, &agent).call("GET", "/mcp/pipe", None);
+    assert_eq!(status, 403, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("/mcp"), "{body}");
+    let (status, _) = Client::with_token(server.port, "wrong").call("GET", "/mcp/pipe", None);
+    assert_eq!(status, 401);
+    // The named token's own identity holds on /mcp.
+    let mut mcp = Driver::start(&[
+        "legacy",
+        "http",
+        &format!("http://127.0.0.1:{}/mcp", server.port),
+        &agent,
+    ]);
+    let paused = mcp.ok(
+        "lobster_run",
+        json!({ "pipeline": "exec --json 'echo [1]' | approve --prompt 'mine?'" }),
+    );
+    let run = mcp.ok("run_status", json!({ "runId": paused["runId"] }));
+    assert_eq!(run["startedBy"], "token:ci", "{run}");
+}

@@ -50,11 +50,73 @@ fn succeeded((status, body): (StatusCode, Value)) -> Result<Value, CallToolResul
     Err(failure(format!("{message}{code}")))
 }
 
+/// Whose default session a call uses, and what happens to the sessions
+/// it opens.
+pub(crate) enum Owner<'a> {
+    /// An MCP connection: its own default; what it opens is closed with it.
+    Connection(&'a super::Connection),
+    /// A caller without a connection (stateless HTTP): its principal's
+    /// default; what it opens stays until closed.
+    Principal(String),
+}
+
+impl Owner<'_> {
+    fn default(&self, mcp: &Mcp) -> Option<String> {
+        match self {
+            Owner::Connection(c) => c.default.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            Owner::Principal(label) => mcp
+                .defaults
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(label)
+                .cloned(),
+        }
+    }
+
+    /// Session `id`, just opened, becomes the default.
+    fn opened(&self, mcp: &Mcp, id: &str) {
+        match self {
+            Owner::Connection(c) => {
+                *c.default.lock().unwrap_or_else(|e| e.into_inner()) = Some(id.to_string());
+                c.opened
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(id.to_string());
+            }
+            Owner::Principal(label) => {
+                mcp.defaults
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(label.clone(), id.to_string());
+            }
+        }
+    }
+
+    /// Session `id` was closed.
+    fn closed(&self, mcp: &Mcp, id: &str) {
+        if let Owner::Connection(c) = self {
+            let mut default = c.default.lock().unwrap_or_else(|e| e.into_inner());
+            if default.as_deref() == Some(id) {
+                *default = None;
+            }
+            c.opened
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|o| o != id);
+        }
+        mcp.defaults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|_, default| default != id);
+    }
+}
+
 /// The session a call names, or the caller's default one (opened when it
 /// has none).
 async fn session(
     mcp: &Mcp,
     principal: &Principal,
+    owner: &Owner<'_>,
     args: &mut Map<String, Value>,
 ) -> Result<String, CallToolResult> {
     let sessions = mcp
@@ -71,14 +133,7 @@ async fn session(
         }
         return Ok(id);
     }
-    let label = principal.label();
-    let known = mcp
-        .defaults
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&label)
-        .cloned();
-    if let Some(id) = known.filter(|id| sessions.exists(id)) {
+    if let Some(id) = owner.default(mcp).filter(|id| sessions.exists(id)) {
         return Ok(id);
     }
     let opened = succeeded(
@@ -90,10 +145,7 @@ async fn session(
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    mcp.defaults
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(label, id.clone());
+    owner.opened(mcp, &id);
     Ok(id)
 }
 
@@ -134,12 +186,13 @@ fn account(outcome: &Value) -> String {
 pub(crate) async fn call(
     mcp: &Mcp,
     principal: &Principal,
+    owner: &Owner<'_>,
     name: &str,
     mut args: Map<String, Value>,
     ctx: &RequestContext<RoleServer>,
 ) -> CallToolResult {
     match name {
-        "browser_open" => return open(mcp, principal, args).await,
+        "browser_open" => return open(mcp, principal, owner, args).await,
         "browser_list" => {
             return match succeeded(mcp.route(principal, Method::GET, "/sessions", None).await) {
                 Ok(body) => {
@@ -151,7 +204,7 @@ pub(crate) async fn call(
         }
         _ => {}
     }
-    let id = match session(mcp, principal, &mut args).await {
+    let id = match session(mcp, principal, owner, &mut args).await {
         Ok(id) => id,
         Err(e) => return e,
     };
@@ -178,10 +231,7 @@ pub(crate) async fn call(
                 .route(principal, Method::DELETE, &format!("/sessions/{sid}"), None)
                 .await;
             if closed.0.is_success() {
-                mcp.defaults
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .retain(|_, default| *default != id);
+                owner.closed(mcp, &id);
             }
             closed
         }
@@ -239,7 +289,12 @@ pub(crate) async fn call(
 
 /// `browser_open {url?, profile?, dialogs?}`: a new session, now the
 /// caller's default.
-async fn open(mcp: &Mcp, principal: &Principal, args: Map<String, Value>) -> CallToolResult {
+async fn open(
+    mcp: &Mcp,
+    principal: &Principal,
+    owner: &Owner<'_>,
+    args: Map<String, Value>,
+) -> CallToolResult {
     let opened = mcp
         .route(
             principal,
@@ -251,10 +306,7 @@ async fn open(mcp: &Mcp, principal: &Principal, args: Map<String, Value>) -> Cal
     match succeeded(opened) {
         Ok(session) => {
             if let Some(id) = session.get("sessionId").and_then(Value::as_str) {
-                mcp.defaults
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(principal.label(), id.to_string());
+                owner.opened(mcp, id);
             }
             let text = format!(
                 "session {} opened at {}",

@@ -182,6 +182,49 @@ pub(crate) enum Over {
 pub(crate) struct Handler {
     mcp: Arc<Mcp>,
     over: Over,
+    connection: Arc<Connection>,
+}
+
+/// What one connection (a `clawdis mcp` pipe, an HTTP session with
+/// `initialize`) keeps: its default browser session and the sessions it
+/// opened, which are closed when it ends, so a client that goes away
+/// leaves no browser context behind.
+pub(crate) struct Connection {
+    mcp: Arc<Mcp>,
+    /// The session browser tools use without a `sessionId`.
+    default: std::sync::Mutex<Option<String>>,
+    /// Every session opened through this connection and not closed.
+    opened: std::sync::Mutex<Vec<String>>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        let opened = std::mem::take(&mut *self.opened.lock().unwrap_or_else(|e| e.into_inner()));
+        if opened.is_empty() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let state = self.mcp.state.clone();
+        runtime.spawn(async move {
+            let Ok(sessions) = state.sessions().await else {
+                return;
+            };
+            for id in opened {
+                match sessions.delete(&id).await {
+                    Ok(()) => tracing::info!(session = %id, "closed with the MCP connection that opened it"),
+                    Err(e) => tracing::debug!(session = %id, error = %e, "closing a session of an ended MCP connection"),
+                }
+            }
+        });
+    }
 }
 
 /// Percent-encodes a path segment or query value.
@@ -217,7 +260,31 @@ fn tool(name: &str, description: &str, schema: &Value, read_only: bool) -> Tool 
 
 impl Handler {
     fn new(mcp: Arc<Mcp>, over: Over) -> Handler {
-        Handler { mcp, over }
+        let connection = Arc::new(Connection {
+            mcp: mcp.clone(),
+            default: std::sync::Mutex::new(None),
+            opened: std::sync::Mutex::new(Vec::new()),
+        });
+        Handler {
+            mcp,
+            over,
+            connection,
+        }
+    }
+
+    /// Whose default session a call uses: the connection's, except over
+    /// stateless HTTP (2026-07-28), where each request has a handler of
+    /// its own and the caller's principal keeps it.
+    fn owner(&self, principal: &Principal, ctx: &RequestContext<RoleServer>) -> browser::Owner<'_> {
+        let stateless = matches!(self.over, Over::Http)
+            && ctx
+                .protocol_version()
+                .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+        if stateless {
+            browser::Owner::Principal(principal.label())
+        } else {
+            browser::Owner::Connection(&self.connection)
+        }
     }
 
     /// Who calls: the token's principal over HTTP, the agent
@@ -281,7 +348,10 @@ impl Handler {
             "runs_list" => workflows::list(&self.mcp, args).await,
             "run_status" => workflows::status(&self.mcp, args).await,
             "approvals_list" => workflows::approvals(&self.mcp, args).await,
-            _ => browser::call(&self.mcp, &principal, name, args, ctx).await,
+            _ => {
+                let owner = self.owner(&principal, ctx);
+                browser::call(&self.mcp, &principal, &owner, name, args, ctx).await
+            }
         }
     }
 }

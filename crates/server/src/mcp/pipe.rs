@@ -19,6 +19,14 @@ pub const PROTOCOL: &str = "clawdis-mcp";
 
 /// Upgrades the request to an MCP session over the connection.
 pub(crate) async fn pipe(State(mcp): State<Arc<Mcp>>, mut request: Request) -> Response {
+    // The pipe is `clawdis mcp`'s, which holds the home's own token; a
+    // named token keeps its identity on `/mcp`.
+    if request.extensions().get::<crate::Principal>() != Some(&crate::Principal::Owner) {
+        return json_error(
+            StatusCode::FORBIDDEN,
+            "the MCP pipe is for clawdis mcp on this machine; with a named token, use /mcp",
+        );
+    }
     let asks = request
         .headers()
         .get(header::UPGRADE)
