@@ -128,6 +128,11 @@ pub(crate) fn answer(structured: Value, text: String, error: bool) -> CallToolRe
     result
 }
 
+/// An answer that is only a text, bounded.
+pub(crate) fn text_answer(text: &str) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(cut_text(text, MAX_CHARS))])
+}
+
 /// An error answer with only a message.
 pub(crate) fn failure(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(cut_text(

@@ -10,7 +10,7 @@ use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use serde_json::{Map, Value, json};
 
-use super::answer::{MAX_CHARS, answer, cut_text, failure};
+use super::answer::{MAX_CHARS, answer, cut_text, failure, text_answer};
 use super::{Mcp, encode};
 use crate::Principal;
 
@@ -319,8 +319,9 @@ async fn open(
     }
 }
 
-/// `browser_snapshot {maxChars?, interactive?, selector?}`: the text is
-/// the snapshot; the structured content says where and how much.
+/// `browser_snapshot {maxChars?, interactive?, selector?}`: the snapshot
+/// as text under a line naming the page, and nothing else: the snapshot is
+/// what the agent reads, and every character of it costs tokens.
 async fn snapshot(
     mcp: &Mcp,
     principal: &Principal,
@@ -338,22 +339,13 @@ async fn snapshot(
         path.push_str(&format!("&selector={}", encode(selector)));
     }
     match succeeded(mcp.route(principal, Method::GET, &path, None).await) {
-        Ok(mut body) => {
+        Ok(body) => {
             let text = body
                 .get("snapshot")
                 .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let url = body
-                .get("url")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            if let Some(fields) = body.as_object_mut() {
-                fields.remove("snapshot");
-                fields.remove("refs");
-            }
-            answer(body, format!("Page: {url}\n{text}"), false)
+                .unwrap_or_default();
+            let url = body.get("url").and_then(Value::as_str).unwrap_or_default();
+            text_answer(&format!("Page: {url}\n{text}"))
         }
         Err(e) => e,
     }
