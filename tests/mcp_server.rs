@@ -784,3 +784,29 @@ fn the_pipe_is_only_for_the_homes_own_token() {
     let run = mcp.ok("run_status", json!({ "runId": paused["runId"] }));
     assert_eq!(run["startedBy"], "token:ci", "{run}");
 }
+
+#[test]
+fn a_run_whose_caller_goes_away_is_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, server) = home_with_server(dir.path());
+    let pid_file = dir.path().join("pid");
+    let mut mcp = Driver::stdio(&home, "legacy");
+    let started = mcp.send(json!({
+        "op": "call", "id": "long", "name": "lobster_run",
+        "args": {
+            "pipeline": format!("exec --shell 'echo $$ > {}; exec sleep 120'", pid_file.display()),
+            "timeout_ms": 120_000,
+        },
+    }));
+    assert_eq!(started, json!({ "started": "long" }));
+    let pid = pid_in(&pid_file);
+    // The agent host goes away mid-call.
+    let _ = mcp.child.kill();
+    let _ = mcp.child.wait();
+    assert!(
+        gone_within(pid, Duration::from_secs(15)),
+        "the run's command {pid} outlived its caller"
+    );
+    let runs = Client::new(&server).ok("GET", "/runs", None);
+    assert_eq!(runs["runs"][0]["status"], "cancelled", "{runs}");
+}

@@ -196,6 +196,10 @@ async fn in_process(mcp: &Mcp, principal: &Principal, ask: Ask) -> CallToolResul
         Err(e) => return failure(e.to_string()),
     };
     let run_id = started.run_id.clone();
+    let mut abandoned = StopOnDrop {
+        runs: Some(runs.clone()),
+        run_id: run_id.clone(),
+    };
     let envelope = match tokio::time::timeout(ask.timeout, started.envelope()).await {
         Ok(envelope) => envelope,
         Err(_) => {
@@ -212,7 +216,42 @@ async fn in_process(mcp: &Mcp, principal: &Principal, ask: Ask) -> CallToolResul
             error_envelope(format!("lobster run timed out after {ms} ms"))
         }
     };
+    abandoned.runs = None;
     envelope_answer(bounded(with_run_id(envelope, Some(&run_id)), ask.max_bytes))
+}
+
+/// Stops a run whose caller went away while it executed (the client
+/// disconnected, the call was cancelled): no run goes on unwatched past
+/// the timeout its caller gave.
+struct StopOnDrop {
+    runs: Option<std::sync::Arc<clawdis_approvals::Runs>>,
+    run_id: String,
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let Some(runs) = self.runs.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let run_id = std::mem::take(&mut self.run_id);
+        runtime.spawn(async move {
+            let decider = Decider {
+                by: Some("abandoned".into()),
+                via: Channel::Mcp,
+                human: false,
+                comment: Some("the caller went away while the run executed".into()),
+            };
+            match runs.cancel(&run_id, decider).await {
+                Ok(_) => tracing::info!(%run_id, "a run whose caller went away was stopped"),
+                Err(e) => {
+                    tracing::debug!(%run_id, error = %e, "stopping a run whose caller went away")
+                }
+            }
+        });
+    }
 }
 
 /// `envelope`, or an error envelope when it serialises to more than `max`
@@ -368,6 +407,28 @@ mod spawned {
 
     use super::{Ask, Mcp, bounded, envelope_answer, error_envelope, failure, with_run_id};
 
+    /// The process group of a spawned `lobster`, killed when the call ends
+    /// early (a timeout, too much output, the caller gone).
+    struct KillOnDrop(Option<i32>);
+
+    impl KillOnDrop {
+        fn kill(&mut self) {
+            if let Some(pid) = self.0.take() {
+                // SAFETY: kill(2) with a negative pid signals the process
+                // group this child leads; it touches no memory of ours.
+                unsafe {
+                    libc::kill(-pid, libc::SIGKILL);
+                }
+            }
+        }
+    }
+
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            self.kill();
+        }
+    }
+
     /// `path` if it may be run: absolute, a regular executable file named
     /// `lobster`, and not a symlink out of its directory.
     pub(super) fn checked(path: &str) -> Result<PathBuf, String> {
@@ -467,7 +528,7 @@ mod spawned {
             Ok(child) => child,
             Err(e) => return failure(format!("starting {}: {e}", program.display())),
         };
-        let group = child.id();
+        let mut group = KillOnDrop(child.id().and_then(|p| i32::try_from(p).ok()));
         let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take())
         else {
             return failure("the lobster process has no output pipes");
@@ -494,17 +555,8 @@ mod spawned {
             (within, out, err)
         };
         let outcome = tokio::time::timeout(ask.timeout, work).await;
-        let kill = || {
-            if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
-                // SAFETY: kill(2) with a negative pid signals the process
-                // group this child leads; it touches no memory of ours.
-                unsafe {
-                    libc::kill(-pid, libc::SIGKILL);
-                }
-            }
-        };
         let Ok((within, out, err)) = outcome else {
-            kill();
+            group.kill();
             let _ = child.wait().await;
             return envelope_answer(error_envelope(format!(
                 "lobster subprocess timed out after {} ms",
@@ -512,13 +564,15 @@ mod spawned {
             )));
         };
         if !matches!(within, Ok(true)) {
-            kill();
+            group.kill();
             let _ = child.wait().await;
             return envelope_answer(error_envelope(format!(
                 "lobster output exceeded max_stdout_bytes ({limit})"
             )));
         }
         let status = child.wait().await;
+        // It ended by itself: what it left running is its own business.
+        group.0 = None;
         let stdout = String::from_utf8_lossy(&out);
         let Some(envelope) = envelope_in(&stdout) else {
             let code = status
