@@ -247,7 +247,7 @@ impl Drop for StopOnDrop {
             match runs.cancel(&run_id, decider).await {
                 Ok(_) => tracing::info!(%run_id, "a run whose caller went away was stopped"),
                 Err(e) => {
-                    tracing::debug!(%run_id, error = %e, "stopping a run whose caller went away")
+                    tracing::debug!(%run_id, error = %e, "stopping a run whose caller went away");
                 }
             }
         });
