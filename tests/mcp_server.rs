@@ -810,3 +810,69 @@ fn a_run_whose_caller_goes_away_is_stopped() {
     let runs = Client::new(&server).ok("GET", "/runs", None);
     assert_eq!(runs["runs"][0]["status"], "cancelled", "{runs}");
 }
+
+#[test]
+fn the_typescript_sdk_connects_runs_and_hears_tool_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, server) = home_with_server(dir.path());
+    let modules = workspace_root().join("target/test-npm/node_modules");
+    assert!(
+        modules
+            .join("@modelcontextprotocol/sdk/package.json")
+            .is_file(),
+        "the MCP TypeScript SDK is missing: run ./scripts/test, which installs it"
+    );
+    // Node resolves the SDK from the script's directory up: the script runs
+    // beside a link to the installed modules.
+    let script = dir.path().join("mcp_ts_client.mjs");
+    std::fs::copy(
+        workspace_root().join("tests/support/mcp_ts_client.mjs"),
+        &script,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&modules, dir.path().join("node_modules")).unwrap();
+    let workflows = home.join("workflows");
+    let clawdis = bin("clawdis");
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    for args in [
+        ["stdio", clawdis.to_str().unwrap(), home.to_str().unwrap()],
+        ["http", &url, &server.token],
+    ] {
+        let out = Command::new("node")
+            .arg(&script)
+            .args(args)
+            .arg(&workflows)
+            .env("CLAWDIS_LOG", "warn")
+            .output()
+            .unwrap();
+        let how = args[0];
+        assert!(
+            out.status.success(),
+            "{how}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let seen: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{how}: {e}: {}", String::from_utf8_lossy(&out.stdout)));
+        assert_eq!(seen["server"]["name"], "clawdis", "{how}: {seen}");
+        assert!(
+            seen["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t == "browser_snapshot"),
+            "{how}: {seen}"
+        );
+        assert_eq!(seen["paused"]["status"], "needs_approval", "{how}: {seen}");
+        assert!(
+            seen["pausedText"].as_str().unwrap().contains("approvalId"),
+            "{how}: {seen}"
+        );
+        assert!(
+            seen["changed"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t == "workflow.from_ts")),
+            "{how}: no tools/list_changed with the new tool: {seen}"
+        );
+        assert_eq!(seen["ran"]["output"], json!([42]), "{how}: {seen}");
+    }
+}
