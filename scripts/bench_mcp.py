@@ -20,14 +20,13 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
+from bench_actions import serve_pages
 from mcp import Client, StdioServerParameters
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ROOT / "tests/fixtures/pages"
 PW_DIR = Path(os.environ.get("PWMCP_REF_DIR", ROOT / "target/pwmcp-ref"))
 PW_VERSION = "0.0.79"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -44,20 +43,6 @@ SUITE = [
     ("hard/frames.html", None),
     ("hard/inputs.html", None),
 ]
-
-
-class Pages(SimpleHTTPRequestHandler):
-    def translate_path(self, path):
-        return str(PAGES / path.split("?", 1)[0].lstrip("/"))
-
-    def log_message(self, *args):
-        pass
-
-
-def serve_pages():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server.server_address[1]
 
 
 def text_of(result):

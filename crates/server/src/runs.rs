@@ -175,3 +175,62 @@ pub async fn cancel(
 pub async fn export(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
     ok(state.runs().await?.export(&id).await?)
 }
+
+/// Cancels a run when dropped while armed: its caller went away (a client
+/// disconnected, a call was cancelled) before the run had its answer, so
+/// nothing goes on waiting or executing for nobody.
+pub(crate) struct CancelOnDrop {
+    runs: Option<Arc<clawdis_approvals::Runs>>,
+    run_id: String,
+    via: Channel,
+    why: &'static str,
+}
+
+impl CancelOnDrop {
+    /// Armed for run `run_id`; `via` and `why` are recorded with the
+    /// cancellation.
+    pub(crate) fn new(
+        runs: Arc<clawdis_approvals::Runs>,
+        run_id: &str,
+        via: Channel,
+        why: &'static str,
+    ) -> CancelOnDrop {
+        CancelOnDrop {
+            runs: Some(runs),
+            run_id: run_id.to_string(),
+            via,
+            why,
+        }
+    }
+
+    /// The caller has its answer: nothing to cancel.
+    pub(crate) fn disarm(&mut self) {
+        self.runs = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(runs) = self.runs.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let run_id = std::mem::take(&mut self.run_id);
+        let decider = Decider {
+            by: Some("abandoned".into()),
+            via: self.via,
+            human: false,
+            comment: Some(self.why.to_string()),
+        };
+        runtime.spawn(async move {
+            match runs.cancel(&run_id, decider).await {
+                Ok(_) => tracing::info!(%run_id, "a run whose caller went away was cancelled"),
+                Err(e) => {
+                    tracing::debug!(%run_id, error = %e, "cancelling a run whose caller went away");
+                }
+            }
+        });
+    }
+}

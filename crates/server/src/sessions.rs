@@ -301,10 +301,12 @@ pub(crate) async fn ask_person(
         })
         .await?;
     let run_id = started.run_id.clone();
-    let mut abandoned = CancelOnDrop {
-        runs: Some(runs.clone()),
-        run_id: run_id.clone(),
-    };
+    let mut abandoned = crate::runs::CancelOnDrop::new(
+        runs.clone(),
+        &run_id,
+        clawdis_store::Channel::Http,
+        "the caller stopped waiting for the decision",
+    );
     // Paused at its gate (or ended, should the gate not hold).
     started.envelope().await;
     let began = tokio::time::Instant::now();
@@ -329,7 +331,7 @@ pub(crate) async fn ask_person(
         }
     })
     .await;
-    abandoned.runs = None;
+    abandoned.disarm();
     let run = match decided {
         Ok(run) => run?,
         Err(_) => {
@@ -355,38 +357,6 @@ pub(crate) async fn ask_person(
         "decidedBy": last.map(|d| json!(d).get("by").cloned().unwrap_or_default()),
         "comment": last.map(|d| json!(d).get("comment").cloned().unwrap_or_default()),
     }))
-}
-
-/// Cancels an approval request whose asker stopped waiting for it.
-struct CancelOnDrop {
-    runs: Option<Arc<clawdis_approvals::Runs>>,
-    run_id: String,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let Some(runs) = self.runs.take() else {
-            return;
-        };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let run_id = std::mem::take(&mut self.run_id);
-        runtime.spawn(async move {
-            let decider = clawdis_approvals::Decider {
-                by: Some("abandoned".into()),
-                via: clawdis_store::Channel::Http,
-                human: false,
-                comment: Some("the caller stopped waiting for the decision".into()),
-            };
-            match runs.cancel(&run_id, decider).await {
-                Ok(_) => tracing::info!(%run_id, "an abandoned approval request was cancelled"),
-                Err(e) => {
-                    tracing::warn!(%run_id, error = %e, "cancelling an abandoned approval request");
-                }
-            }
-        });
-    }
 }
 
 /// `GET /sessions/profiles` → `{profiles: [{name, path, cookies, origins}]}`:

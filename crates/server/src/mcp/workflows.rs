@@ -196,10 +196,12 @@ async fn in_process(mcp: &Mcp, principal: &Principal, ask: Ask) -> CallToolResul
         Err(e) => return failure(e.to_string()),
     };
     let run_id = started.run_id.clone();
-    let mut abandoned = StopOnDrop {
-        runs: Some(runs.clone()),
-        run_id: run_id.clone(),
-    };
+    let mut abandoned = crate::runs::CancelOnDrop::new(
+        runs.clone(),
+        &run_id,
+        Channel::Mcp,
+        "the caller went away while the run executed",
+    );
     let envelope = match tokio::time::timeout(ask.timeout, started.envelope()).await {
         Ok(envelope) => envelope,
         Err(_) => {
@@ -216,42 +218,8 @@ async fn in_process(mcp: &Mcp, principal: &Principal, ask: Ask) -> CallToolResul
             error_envelope(format!("lobster run timed out after {ms} ms"))
         }
     };
-    abandoned.runs = None;
+    abandoned.disarm();
     envelope_answer(bounded(with_run_id(envelope, Some(&run_id)), ask.max_bytes))
-}
-
-/// Stops a run whose caller went away while it executed (the client
-/// disconnected, the call was cancelled): no run goes on unwatched past
-/// the timeout its caller gave.
-struct StopOnDrop {
-    runs: Option<std::sync::Arc<clawdis_approvals::Runs>>,
-    run_id: String,
-}
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        let Some(runs) = self.runs.take() else {
-            return;
-        };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let run_id = std::mem::take(&mut self.run_id);
-        runtime.spawn(async move {
-            let decider = Decider {
-                by: Some("abandoned".into()),
-                via: Channel::Mcp,
-                human: false,
-                comment: Some("the caller went away while the run executed".into()),
-            };
-            match runs.cancel(&run_id, decider).await {
-                Ok(_) => tracing::info!(%run_id, "a run whose caller went away was stopped"),
-                Err(e) => {
-                    tracing::debug!(%run_id, error = %e, "stopping a run whose caller went away");
-                }
-            }
-        });
-    }
 }
 
 /// `envelope`, or an error envelope when it serialises to more than `max`
