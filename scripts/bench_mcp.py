@@ -123,6 +123,7 @@ async def main():
     ours_params = StdioServerParameters(command=binary, args=["--home", str(home), "mcp"])
     sizes = {page: {} for page, _ in SUITE}
     snap_ms = {"clawdis": [], "pw": []}
+    page_ms = {page: {"clawdis": [], "pw": []} for page, _ in SUITE}
     click_ms = {"clawdis": [], "pw": []}
     list_ms = []
     try:
@@ -136,6 +137,7 @@ async def main():
                         await timed(client, "browser_navigate", {"url": url(page)})
                         snap, ms = await timed(client, "browser_snapshot", {})
                         snap_ms[name].append(ms)
+                        page_ms[page][name].append(ms)
                         sizes[page][name] = size_of(snap)
                         if button:
                             ref = ref_of(text_of(snap), button)
@@ -162,6 +164,8 @@ async def main():
         "snapshotRatio": ratios,
         "snapshotRatioAll": round(total["clawdis"] / total["pw"], 3),
         "snapshotMs": {name: stats(v) for name, v in snap_ms.items()},
+        "snapshotMedianMsByPage": {page: {name: round(statistics.median(v), 2) for name, v in t.items()}
+                                   for page, t in page_ms.items()},
         "clickMs": {name: stats(v) for name, v in click_ms.items()},
         "toolsListMs": stats(list_ms),
         "toolsListed": len(tools),

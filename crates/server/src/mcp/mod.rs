@@ -24,9 +24,9 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use clawdis_approvals::Catalog;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -43,6 +43,9 @@ pub(crate) use pipe::pipe;
 /// The exposed workflows, by tool name.
 type ExposedTools = Arc<BTreeMap<String, exposed::Exposed>>;
 
+/// A tool's input schema and its compiled validator.
+type Compiled = (Arc<JsonObject>, Arc<jsonschema::Validator>);
+
 /// What every MCP connection of one backend shares.
 pub(crate) struct Mcp {
     state: Arc<AppState>,
@@ -53,6 +56,11 @@ pub(crate) struct Mcp {
     exposed: tokio::sync::OnceCell<(Arc<Catalog>, watch::Receiver<ExposedTools>)>,
     /// Each principal's default browser session.
     defaults: std::sync::Mutex<HashMap<String, String>>,
+    /// The fixed tools, built once: without and with `browser_evaluate`.
+    fixed: [std::sync::OnceLock<Vec<Tool>>; 2],
+    /// Each tool's compiled input schema, by name, with the schema it was
+    /// compiled from (an exposed workflow's changes with its file).
+    validators: std::sync::Mutex<HashMap<String, Compiled>>,
 }
 
 impl std::fmt::Debug for Mcp {
@@ -69,6 +77,8 @@ impl Mcp {
             routes,
             exposed: tokio::sync::OnceCell::new(),
             defaults: std::sync::Mutex::new(HashMap::new()),
+            fixed: [std::sync::OnceLock::new(), std::sync::OnceLock::new()],
+            validators: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -91,6 +101,49 @@ impl Mcp {
             LocalSessionManager::default().into(),
             config,
         )
+    }
+
+    /// The fixed tools (with `browser_evaluate` when `evaluate`).
+    fn fixed(&self, evaluate: bool) -> &[Tool] {
+        self.fixed[usize::from(evaluate)].get_or_init(|| {
+            tools::all(evaluate)
+                .iter()
+                .map(|s| tool(s.name, s.description, &s.schema, s.read_only))
+                .collect()
+        })
+    }
+
+    /// The first violation of `tool`'s input schema by `args`, as `at
+    /// /path: message`; the schema is compiled once.
+    fn violation(&self, tool: &Tool, args: &Value) -> Option<String> {
+        let validator = {
+            let mut cache = self.validators.lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(tool.name.as_ref()) {
+                Some((schema, v)) if *schema == tool.input_schema => v.clone(),
+                _ => {
+                    let schema = Value::Object((*tool.input_schema).clone());
+                    match jsonschema::validator_for(&schema) {
+                        Ok(v) => {
+                            let v = Arc::new(v);
+                            cache.insert(
+                                tool.name.to_string(),
+                                (tool.input_schema.clone(), v.clone()),
+                            );
+                            v
+                        }
+                        Err(e) => return Some(format!("the tool's input schema is broken: {e}")),
+                    }
+                }
+            }
+        };
+        let error = validator.iter_errors(args).next()?;
+        let path = error.instance_path().to_string();
+        let path = if path.is_empty() {
+            "/".to_string()
+        } else {
+            path
+        };
+        Some(format!("invalid arguments at {path}: {error}"))
     }
 
     /// The exposed workflows now, and a receiver told when they change.
@@ -232,22 +285,6 @@ fn encode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
-/// The first schema violation of `args`, as `at /path: message`.
-fn violation(schema: &Value, args: &Value) -> Option<String> {
-    let validator = match jsonschema::validator_for(schema) {
-        Ok(v) => v,
-        Err(e) => return Some(format!("the tool's input schema is broken: {e}")),
-    };
-    let error = validator.iter_errors(args).next()?;
-    let path = error.instance_path().to_string();
-    let path = if path.is_empty() {
-        "/".to_string()
-    } else {
-        path
-    };
-    Some(format!("invalid arguments at {path}: {error}"))
-}
-
 fn tool(name: &str, description: &str, schema: &Value, read_only: bool) -> Tool {
     let schema = match schema {
         Value::Object(map) => map.clone(),
@@ -314,10 +351,7 @@ impl Handler {
 
     /// Every tool: the fixed ones, then the exposed workflows.
     async fn tools(&self) -> Vec<Tool> {
-        let mut out: Vec<Tool> = tools::all(self.evaluate_enabled())
-            .iter()
-            .map(|s| tool(s.name, s.description, &s.schema, s.read_only))
-            .collect();
+        let mut out = self.mcp.fixed(self.evaluate_enabled()).to_vec();
         let exposed = self.mcp.exposed().await.borrow().clone();
         out.extend(
             exposed
@@ -325,6 +359,22 @@ impl Handler {
                 .map(|e| tool(&e.tool, &e.description, &e.schema, false)),
         );
         out
+    }
+
+    /// Tool `name`, fixed or exposed.
+    async fn find(&self, name: &str) -> Option<Tool> {
+        if let Some(found) = self
+            .mcp
+            .fixed(self.evaluate_enabled())
+            .iter()
+            .find(|t| t.name == name)
+        {
+            return Some(found.clone());
+        }
+        let exposed = self.mcp.exposed().await.borrow().clone();
+        exposed
+            .get(name)
+            .map(|e| tool(&e.tool, &e.description, &e.schema, false))
     }
 
     /// Runs tool `name` with `args` (checked against its schema already).
@@ -392,14 +442,13 @@ impl ServerHandler for Handler {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let evaluate = self.evaluate_enabled();
-        if let Some(spec) = tools::all(evaluate).iter().find(|s| s.name == name) {
-            return Some(tool(
-                spec.name,
-                spec.description,
-                &spec.schema,
-                spec.read_only,
-            ));
+        if let Some(found) = self
+            .mcp
+            .fixed(self.evaluate_enabled())
+            .iter()
+            .find(|t| t.name == name)
+        {
+            return Some(found.clone());
         }
         let exposed = self.mcp.exposed.get()?.1.borrow().clone();
         exposed
@@ -413,16 +462,14 @@ impl ServerHandler for Handler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        let tools = self.tools().await;
-        let Some(found) = tools.iter().find(|t| t.name == name) else {
+        let Some(found) = self.find(&name).await else {
             return Err(ErrorData::invalid_params(
                 format!("tool not found: {name}"),
                 None,
             ));
         };
         let args = request.arguments.unwrap_or_default();
-        let schema = Value::Object((*found.input_schema).clone());
-        if let Some(problem) = violation(&schema, &Value::Object(args.clone())) {
+        if let Some(problem) = self.mcp.violation(&found, &Value::Object(args.clone())) {
             return Ok(CallToolResponse::Complete(answer::failure(problem)));
         }
         let principal = self.principal(&ctx)?;
