@@ -616,13 +616,19 @@ impl Manager {
     /// blocks the page (every call into it would hang until answered).
     pub async fn page_ready(&self, target: Option<&str>) -> Result<(String, Page)> {
         let (id, page) = self.page_for(target).await?;
-        if let Some(d) = self.events(&id, &page).await?.pending() {
-            return Err(BrowserError::DialogOpen(format!(
+        self.no_dialog(&id, &page).await?;
+        Ok((id, page))
+    }
+
+    /// Refuses with `DIALOG_OPEN` while a JavaScript dialog blocks tab `id`.
+    pub async fn no_dialog(&self, id: &str, page: &Page) -> Result<()> {
+        match self.events(id, page).await?.pending() {
+            Some(d) => Err(BrowserError::DialogOpen(format!(
                 "a {} dialog (\"{}\", dialogId {}) blocks this tab; answer it with POST /hooks/dialog {{accept}}",
                 d.kind, d.message, d.dialog_id
-            )));
+            ))),
+            None => Ok(()),
         }
-        Ok((id, page))
     }
 
     /// The dialog and file-chooser state of a tab, watching it from the

@@ -94,11 +94,15 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
         opts.depth = Some(opts.depth.unwrap_or(6));
     }
     let m = &state.manager;
-    let target = match q.get("sessionId").filter(|s| !s.is_empty()) {
-        Some(session) => Some(state.sessions().await?.target_of(session).await?),
-        None => q.get("targetId").cloned(),
+    let (target_id, page) = match q.get("sessionId").filter(|s| !s.is_empty()) {
+        // The session holds its page: no need to look it up among the tabs.
+        Some(session) => {
+            let (target_id, page) = state.sessions().await?.page_of(session).await?;
+            m.no_dialog(&target_id, &page).await?;
+            (target_id, page)
+        }
+        None => m.page_ready(q.get("targetId").map(String::as_str)).await?,
     };
-    let (target_id, page) = m.page_ready(target.as_deref()).await?;
     match format {
         "domSnapshot" => {
             let nodes = snapshot::dom_snapshot(&page, &opts).await?;

@@ -437,12 +437,17 @@ impl Sessions {
     /// The target id of the session's page (made live if it was not), for
     /// the tab routes that take a `sessionId`.
     pub async fn target_of(&self, id: &str) -> Result<String> {
+        Ok(self.page_of(id).await?.0)
+    }
+
+    /// The session's page (made live if it was not) and its target id.
+    pub async fn page_of(&self, id: &str) -> Result<(String, chromiumoxide::Page)> {
         let slot = self.slot(id)?;
         let mut slot = slot.lock().await;
         self.ensure(&mut slot).await?;
         slot.live
             .as_ref()
-            .map(|l| l.target.clone())
+            .map(|l| (l.target.clone(), l.page.clone()))
             .ok_or_else(|| missing(id))
     }
 
