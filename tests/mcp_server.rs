@@ -876,3 +876,136 @@ fn the_typescript_sdk_connects_runs_and_hears_tool_changes() {
         assert_eq!(seen["ran"]["output"], json!([42]), "{how}: {seen}");
     }
 }
+
+#[test]
+fn every_browser_tool_does_what_its_route_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, _server) = home_with_server(dir.path());
+    let pages = fixture_server();
+    let mut mcp = Driver::stdio(&home, "2026-07-28");
+    let text = |mcp: &mut Driver, selector: &str| {
+        mcp.call("browser_extract_text", json!({ "selector": selector }))["text"].clone()
+    };
+    mcp.ok("browser_open", json!({ "url": page(pages, "form.html") }));
+    let filled = mcp.ok(
+        "browser_fill_form",
+        json!({ "fields": [{ "selector": "#name", "value": "Bo" }, { "selector": "#agree", "value": true }] }),
+    );
+    assert_eq!(filled["ok"], true, "{filled}");
+    assert_eq!(
+        mcp.ok(
+            "browser_evaluate",
+            json!({ "script": "document.querySelector('#agree').checked" })
+        )["data"]["result"],
+        true
+    );
+    mcp.ok(
+        "browser_select",
+        json!({ "selector": "#color", "value": "blue" }),
+    );
+    assert_eq!(text(&mut mcp, "#changed"), "changed to blue");
+    mcp.ok("browser_hover", json!({ "selector": "#submit" }));
+    mcp.ok("browser_wait", json!({ "text": "Sign up" }));
+    let options = mcp.ok(
+        "browser_extract_all",
+        json!({ "selector": "#color option", "attrs": ["value"] }),
+    );
+    assert_eq!(
+        options["data"]["items"].as_array().map(Vec::len),
+        Some(2),
+        "{options}"
+    );
+    let content = mcp.call("browser_get_content", json!({}));
+    let read = content["text"].as_str().unwrap();
+    assert!(
+        read.starts_with("Form\n") && read.contains("changed to blue"),
+        "{content}"
+    );
+    mcp.ok(
+        "browser_navigate",
+        json!({ "url": page(pages, "long.html") }),
+    );
+    mcp.ok(
+        "browser_scroll",
+        json!({ "direction": "down", "amount": 100 }),
+    );
+    assert_eq!(
+        mcp.ok("browser_evaluate", json!({ "script": "window.scrollY" }))["data"]["result"],
+        100
+    );
+    // The page's console and requests.
+    mcp.ok(
+        "browser_navigate",
+        json!({ "url": page(pages, "console.html") }),
+    );
+    let console = mcp.call("browser_console", json!({}));
+    assert!(
+        console["text"].as_str().unwrap().contains("hello"),
+        "{console}"
+    );
+    let network = mcp.call("browser_network", json!({ "filter": "console" }));
+    assert!(
+        network["text"].as_str().unwrap().contains("console.html"),
+        "{network}"
+    );
+    // Uploads only from <home>/browser/uploads.
+    let uploads = home.join("browser/uploads");
+    std::fs::create_dir_all(&uploads).unwrap();
+    std::fs::write(uploads.join("a.txt"), "a").unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "s").unwrap();
+    mcp.ok(
+        "browser_navigate",
+        json!({ "url": page(pages, "upload.html") }),
+    );
+    mcp.ok(
+        "browser_upload_file",
+        json!({ "selector": "#file", "paths": ["a.txt"] }),
+    );
+    assert_eq!(text(&mut mcp, "#out"), "a.txt");
+    let escape = mcp.call(
+        "browser_upload_file",
+        json!({ "selector": "#file", "paths": [dir.path().join("secret.txt").display().to_string()] }),
+    );
+    assert_eq!(escape["isError"], true, "{escape}");
+    // A session that asks: the dialog waits for browser_handle_dialog.
+    let asking = mcp.ok(
+        "browser_open",
+        json!({ "url": page(pages, "dialog.html"), "dialogs": "ask" }),
+    );
+    let sid = asking["sessionId"].as_str().unwrap().to_string();
+    let clicked = mcp.call(
+        "browser_click",
+        json!({ "sessionId": sid, "selector": { "type": "text", "text": "Confirm" } }),
+    );
+    assert_eq!(
+        clicked["structured"]["error"]["code"], "dialog",
+        "{clicked}"
+    );
+    let handled = mcp.ok(
+        "browser_handle_dialog",
+        json!({ "sessionId": sid, "accept": true }),
+    );
+    assert_eq!(handled["ok"], true, "{handled}");
+    let out = mcp.call(
+        "browser_extract_text",
+        json!({ "sessionId": sid, "selector": "#out" }),
+    );
+    assert_eq!(out["text"], "confirmed", "{out}");
+    let restored = mcp.ok("browser_restore", json!({ "sessionId": sid }));
+    assert!(
+        restored["url"].as_str().unwrap().ends_with("dialog.html"),
+        "{restored}"
+    );
+    drop(mcp);
+    // evaluateEnabled: false takes browser_evaluate away.
+    let locked = dir.path().join("locked");
+    let port = free_port();
+    let server = start_server_with(
+        &locked,
+        json!({ "controlUrl": format!("http://127.0.0.1:{port}"), "evaluateEnabled": false }),
+    );
+    let mut mcp = Driver::http(&server, "legacy");
+    assert!(!mcp.tools().iter().any(|t| t == "browser_evaluate"));
+    let refused = mcp.call("browser_evaluate", json!({ "script": "1" }));
+    assert_eq!(refused["code"], -32602, "{refused}");
+}

@@ -222,7 +222,15 @@ pub(crate) async fn call(
             return screenshot(outcome).await;
         }
         let failed = outcome.get("ok") != Some(&Value::Bool(true));
-        let text = account(&outcome);
+        let text = match (*action, outcome.get("data")) {
+            ("content", Some(data)) if !failed => format!(
+                "{}\n{}\n\n{}",
+                data["title"].as_str().unwrap_or_default(),
+                data["url"].as_str().unwrap_or_default(),
+                data["content"].as_str().unwrap_or_default()
+            ),
+            _ => account(&outcome),
+        };
         return answer(outcome, text, failed);
     }
     let routed = match name {

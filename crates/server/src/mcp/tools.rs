@@ -44,11 +44,21 @@ fn browser(mut properties: Value, required: &[&str], timed: bool) -> Value {
     object(properties, required)
 }
 
+/// A target as the action engine takes it: a CSS string, one
+/// `{type: aria|text|label|testid|css|xpath, ...}`, or a list of those tried
+/// in order.
+fn selector() -> Value {
+    json!({
+        "description": "A CSS selector; or {type: \"aria\", role, name}, {type: \"text\", text}, {type: \"label\", text}, {type: \"testid\", id}, {type: \"xpath\", expression}; or a list of these, tried in order.",
+        "anyOf": [{ "type": "string" }, { "type": "object" }, { "type": "array" }],
+    })
+}
+
 /// The properties that name an element.
 fn target() -> serde_json::Map<String, Value> {
     let Value::Object(map) = json!({
         "ref": { "type": "string", "description": "An element's ref from browser_snapshot (e1, e2, ...)." },
-        "selector": { "type": "string", "description": "A CSS selector, or role=button[name=\"Save\"], text=..., or xpath=..." },
+        "selector": selector(),
         "nth": { "type": "integer", "minimum": 0, "description": "Which match of a selector, when several match (0 is the first)." },
         "frame": { "type": "string", "description": "An iframe to look in: part of its URL, or its ref." },
     }) else {
@@ -238,7 +248,7 @@ pub(crate) fn all(evaluate: bool) -> Vec<Spec> {
                             "type": "object",
                             "properties": {
                                 "ref": { "type": "string" },
-                                "selector": { "type": "string" },
+                                "selector": selector(),
                                 "nth": { "type": "integer", "minimum": 0 },
                                 "value": { "type": ["string", "number", "boolean"] },
                             },
@@ -311,7 +321,7 @@ pub(crate) fn all(evaluate: bool) -> Vec<Spec> {
         },
         Spec {
             name: "browser_get_content",
-            description: "The page's HTML.",
+            description: "The page's readable content: its title, URL and visible text.",
             schema: browser(json!({}), &[], true),
             read_only: true,
         },
