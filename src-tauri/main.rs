@@ -10,8 +10,8 @@ use clap::Parser;
 use clawdis_cli::{AppArgs, Cli, Command};
 
 fn main() -> anyhow::Result<()> {
-    clawdis_cli::init_tracing();
     let cli = Cli::parse();
+    clawdis_cli::init_tracing(cli.command.as_ref());
     let home = cli.home();
     match cli.command.unwrap_or(Command::App(AppArgs::default())) {
         #[cfg(feature = "desktop")]

@@ -237,12 +237,18 @@ pub struct ServeArgs {
     pub no_browser: bool,
 }
 
-/// Logs to stderr; `CLAWDIS_LOG` sets the filter (default: info, chromiumoxide errors only).
-pub fn init_tracing() {
+/// Logs to stderr; `CLAWDIS_LOG` sets the filter (default: info,
+/// chromiumoxide errors only; `clawdis mcp`, whose stderr lands in its
+/// agent host's log, warnings only).
+pub fn init_tracing(command: Option<&Command>) {
+    let default = match command {
+        Some(Command::Mcp) => "warn",
+        _ => "info,chromiumoxide=error",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CLAWDIS_LOG")
-                .unwrap_or_else(|_| "info,chromiumoxide=error".into()),
+                .unwrap_or_else(|_| default.into()),
         )
         .with_writer(std::io::stderr)
         .init();
