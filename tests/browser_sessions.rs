@@ -70,9 +70,17 @@ fn clicks_wait_for_overlays_enabled_state_and_stability() {
     let c = Client::new(&server);
     let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/overlay.html"));
 
-    // 1: the spinner covers Save for 600 ms: the click waits, then lands once.
+    // 1: the spinner covers Save for 600 ms: the click waits, then lands once
+    // (below), after the spinner went. Whether the click had to retry
+    // depends on how long opening the session took: on a loaded machine
+    // the spinner is gone before the click starts (the #23
+    // test first asserted retries > 0, which failed once under a full run).
     let r = s.ok("click", json!({ "selector": "#save" }));
-    assert!(r["retries"].as_u64().unwrap() > 0, "it had to wait: {r}");
+    assert_eq!(
+        s.eval("window.hitAt.save >= window.spinnerGoneAt"),
+        true,
+        "the click landed while the spinner covered Save: {r}"
+    );
     // 7: Send turns enabled after 800 ms.
     s.ok(
         "click",
