@@ -14,8 +14,8 @@ use tokio::sync::{mpsc, watch};
 /// editor's save is several events).
 const SETTLE: Duration = Duration::from_millis(50);
 
-/// How often the directories are read without an event: a directory that
-/// did not exist when the watch started is seen once it does.
+/// How often the directories are read while one of them is missing: a
+/// directory that did not exist when the watch started is seen once it does.
 const REREAD: Duration = Duration::from_secs(5);
 
 /// The workflow library of some directories, kept current.
@@ -59,7 +59,8 @@ fn same(a: &Library, b: &Library) -> bool {
 }
 
 /// Watches `dirs` and rereads the library on every change, for as long as
-/// the catalog lives.
+/// the catalog lives. Every (re)arming of the watcher is followed by a read,
+/// so a change made while it was not watching is not missed.
 async fn follow(catalog: Weak<Catalog>, dirs: Vec<PathBuf>) {
     let (events, mut changed) = mpsc::unbounded_channel::<()>();
     let mut watched: Vec<PathBuf> = Vec::new();
@@ -68,9 +69,33 @@ async fn follow(catalog: Weak<Catalog>, dirs: Vec<PathBuf>) {
         // (Re)arm the watcher when the set of existing directories changes.
         let existing: Vec<PathBuf> = dirs.iter().filter(|d| d.is_dir()).cloned().collect();
         if existing != watched || watcher.is_none() {
-            watcher = watch_dirs(&existing, events.clone());
+            let events = events.clone();
+            watcher = watch_dirs(&existing, move || {
+                let _ = events.send(());
+            });
             watched = existing;
         }
+        let fresh = read(dirs.clone()).await;
+        let Some(live) = catalog.upgrade() else {
+            return;
+        };
+        live.current.send_if_modified(|current| {
+            if same(current, &fresh) {
+                return false;
+            }
+            *current = Arc::new(fresh);
+            true
+        });
+        drop(live);
+        // Events tell of every change in a watched directory; only a
+        // directory missing (or a watcher that did not start) needs looks.
+        let all_watched = watcher.is_some() && watched.len() == dirs.len();
+        let reread = async {
+            if all_watched {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(REREAD).await;
+        };
         tokio::select! {
             got = changed.recv() => {
                 if got.is_none() {
@@ -79,34 +104,25 @@ async fn follow(catalog: Weak<Catalog>, dirs: Vec<PathBuf>) {
                 tokio::time::sleep(SETTLE).await;
                 while changed.try_recv().is_ok() {}
             }
-            () = tokio::time::sleep(REREAD) => {}
+            () = reread => {}
         }
-        let fresh = read(dirs.clone()).await;
-        let Some(catalog) = catalog.upgrade() else {
-            return;
-        };
-        catalog.current.send_if_modified(|current| {
-            if same(current, &fresh) {
-                return false;
-            }
-            *current = Arc::new(fresh);
-            true
-        });
     }
 }
 
-fn watch_dirs(
+/// Watches the workflow directories in `dirs` (each that exists), calling
+/// `changed` for every event but a read; `None` when no watcher starts.
+pub(crate) fn watch_dirs(
     dirs: &[PathBuf],
-    events: mpsc::UnboundedSender<()>,
+    changed: impl Fn() + Send + 'static,
 ) -> Option<notify::RecommendedWatcher> {
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if event.is_ok_and(|e| !e.kind.is_access()) {
-            let _ = events.send(());
+            changed();
         }
     })
     .inspect_err(|e| tracing::warn!(error = %e, "watching the workflow directories"))
     .ok()?;
-    for dir in dirs {
+    for dir in dirs.iter().filter(|d| d.is_dir()) {
         if let Err(e) = watcher.watch(dir, notify::RecursiveMode::NonRecursive) {
             tracing::warn!(dir = %dir.display(), error = %e, "watching a workflow directory");
         }

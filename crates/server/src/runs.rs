@@ -61,7 +61,7 @@ pub async fn start(
 }
 
 /// The run a `POST /runs` body asks for, started by `principal`.
-fn run_request(body: &Body, principal: &Principal) -> Result<RunRequest, ApiError> {
+pub(crate) fn run_request(body: &Body, principal: &Principal) -> Result<RunRequest, ApiError> {
     let text = |key: &str| body.text(key);
     let what = match (text("pipeline")?, text("workflow")?) {
         (Some(pipeline), None) => What::Pipeline(pipeline),

@@ -278,8 +278,12 @@ impl Triggers {
     /// lease this one only waits to take over.
     pub async fn run(self: Arc<Self>, runs: Arc<Runs>) {
         let (changes, mut changed) = unbounded_channel();
-        // Keeps the workflow directories watched while the scheduler runs.
-        let _library = watch_library(&self.dirs, changes.clone());
+        // Keeps the workflow directories watched while the scheduler runs:
+        // a workflow file added, changed or removed is read at once.
+        let library_changes = changes.clone();
+        let _library = crate::catalog::watch_dirs(&self.dirs, move || {
+            let _ = library_changes.send(Change::Library);
+        });
         let mut scheduler = Scheduler::default();
         loop {
             let wake_at = self.pass(&runs, &mut scheduler, &changes).await;
@@ -646,25 +650,4 @@ fn watch_files(
         .watch(&glob.base, mode)
         .map_err(|e| format!("watch {}: {e}", glob.base.display()))?;
     Ok(watcher)
-}
-
-/// Watches the workflow directories that exist, so that a workflow file
-/// added, changed or removed is read at once.
-fn watch_library(
-    dirs: &[PathBuf],
-    changes: UnboundedSender<Change>,
-) -> Option<notify::RecommendedWatcher> {
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok_and(|e| !e.kind.is_access()) {
-            let _ = changes.send(Change::Library);
-        }
-    })
-    .inspect_err(|e| tracing::warn!(error = %e, "watching the workflow directories"))
-    .ok()?;
-    for dir in dirs.iter().filter(|d| d.is_dir()) {
-        if let Err(e) = watcher.watch(dir, notify::RecursiveMode::NonRecursive) {
-            tracing::warn!(dir = %dir.display(), error = %e, "watching a workflow directory");
-        }
-    }
-    Some(watcher)
 }

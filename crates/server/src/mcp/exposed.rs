@@ -27,6 +27,13 @@ pub(crate) struct Exposed {
     pub schema: Value,
 }
 
+impl Exposed {
+    /// The workflow as MCP lists it.
+    pub(crate) fn tool(&self) -> rmcp::model::Tool {
+        super::tool(&self.tool, &self.description, &self.schema, false)
+    }
+}
+
 /// The tool name of workflow `name`: `workflow.<name>`, where a character
 /// outside MCP's naming rule becomes `_`, cut to 64 characters.
 pub(crate) fn tool_name(name: &str) -> String {

@@ -15,7 +15,6 @@ mod pipe;
 mod tools;
 mod workflows;
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -285,6 +284,7 @@ fn encode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
+/// A tool as MCP lists it.
 fn tool(name: &str, description: &str, schema: &Value, read_only: bool) -> Tool {
     let schema = match schema {
         Value::Object(map) => map.clone(),
@@ -353,28 +353,17 @@ impl Handler {
     async fn tools(&self) -> Vec<Tool> {
         let mut out = self.mcp.fixed(self.evaluate_enabled()).to_vec();
         let exposed = self.mcp.exposed().await.borrow().clone();
-        out.extend(
-            exposed
-                .values()
-                .map(|e| tool(&e.tool, &e.description, &e.schema, false)),
-        );
+        out.extend(exposed.values().map(exposed::Exposed::tool));
         out
     }
 
-    /// Tool `name`, fixed or exposed.
-    async fn find(&self, name: &str) -> Option<Tool> {
-        if let Some(found) = self
-            .mcp
-            .fixed(self.evaluate_enabled())
-            .iter()
-            .find(|t| t.name == name)
-        {
-            return Some(found.clone());
+    /// Tool `name`: a fixed one, else one of `exposed` (when known).
+    fn lookup(&self, name: &str, exposed: Option<&ExposedTools>) -> Option<Tool> {
+        let fixed = self.mcp.fixed(self.evaluate_enabled());
+        match fixed.iter().find(|t| t.name == name) {
+            Some(found) => Some(found.clone()),
+            None => exposed?.get(name).map(exposed::Exposed::tool),
         }
-        let exposed = self.mcp.exposed().await.borrow().clone();
-        exposed
-            .get(name)
-            .map(|e| tool(&e.tool, &e.description, &e.schema, false))
     }
 
     /// Runs tool `name` with `args` (checked against its schema already).
@@ -427,10 +416,6 @@ impl ServerHandler for Handler {
             )
     }
 
-    fn supported_protocol_versions(&self) -> Cow<'static, [rmcp::model::ProtocolVersion]> {
-        Cow::Borrowed(rmcp::model::ProtocolVersion::KNOWN_VERSIONS)
-    }
-
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -442,18 +427,12 @@ impl ServerHandler for Handler {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        if let Some(found) = self
+        let exposed = self
             .mcp
-            .fixed(self.evaluate_enabled())
-            .iter()
-            .find(|t| t.name == name)
-        {
-            return Some(found.clone());
-        }
-        let exposed = self.mcp.exposed.get()?.1.borrow().clone();
-        exposed
-            .get(name)
-            .map(|e| tool(&e.tool, &e.description, &e.schema, false))
+            .exposed
+            .get()
+            .map(|(_, tools)| tools.borrow().clone());
+        self.lookup(name, exposed.as_ref())
     }
 
     async fn call_tool(
@@ -462,7 +441,8 @@ impl ServerHandler for Handler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        let Some(found) = self.find(&name).await else {
+        let exposed = self.mcp.exposed().await.borrow().clone();
+        let Some(found) = self.lookup(&name, Some(&exposed)) else {
             return Err(ErrorData::invalid_params(
                 format!("tool not found: {name}"),
                 None,

@@ -3,7 +3,6 @@
 //! `runs_list`, `run_status`, `approvals_list`, and the exposed workflows.
 //! They call what the runs and approvals routes call.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clawdis_approvals::{Channel, Choice, Decider, HistoryStatus, RunQuery, RunRequest, What};
@@ -14,6 +13,7 @@ use super::Mcp;
 use super::answer::{answer, failure};
 use super::exposed::Exposed;
 use crate::Principal;
+use crate::api::Body;
 
 /// `timeout_ms` when not given.
 const DEFAULT_TIMEOUT_MS: u64 = 20_000;
@@ -103,58 +103,41 @@ fn with_run_id(mut envelope: Value, run_id: Option<&str>) -> Value {
 
 /// What `lobster_run` and the exposed workflows run, and how.
 struct Ask {
-    what: What,
-    args: Value,
-    cwd: Option<PathBuf>,
+    request: RunRequest,
     timeout: Duration,
     max_bytes: u64,
 }
 
 /// `lobster_run {pipeline | workflow, args?, cwd?, timeout_ms?,
-/// max_stdout_bytes?, lobster_path?}`.
+/// max_stdout_bytes?, lobster_path?}`: the run `POST /runs` takes, with
+/// OpenClaw's limits.
 pub(crate) async fn run(
     mcp: &Mcp,
     principal: &Principal,
     args: Map<String, Value>,
 ) -> CallToolResult {
-    let what = match (text(&args, "pipeline"), text(&args, "workflow")) {
-        (Some(p), None) => What::Pipeline(p.to_string()),
-        (None, Some(w)) => What::Workflow(w.to_string()),
-        (Some(_), Some(_)) => return failure("give either pipeline or workflow, not both"),
-        (None, None) => {
-            return failure(
-                "pipeline or workflow is required: {\"pipeline\": \"exec --json 'echo [1]'\"} or {\"workflow\": \"name\", \"args\": {...}}",
-            );
-        }
-    };
-    let cwd = match text(&args, "cwd") {
-        None => None,
-        Some(dir) if Path::new(dir).is_absolute() && Path::new(dir).is_dir() => {
-            Some(PathBuf::from(dir))
-        }
-        Some(dir) => {
-            return failure(format!(
-                "cwd must be an existing absolute directory, not {dir}"
-            ));
-        }
+    let lobster_path = text(&args, "lobster_path").map(str::to_string);
+    let timeout = Duration::from_millis(
+        args.get("timeout_ms")
+            .and_then(Value::as_u64)
+            .unwrap_or(DEFAULT_TIMEOUT_MS),
+    );
+    let max_bytes = args
+        .get("max_stdout_bytes")
+        .and_then(Value::as_u64)
+        .unwrap_or(DEFAULT_MAX_BYTES);
+    let request = match crate::runs::run_request(&Body(args), principal) {
+        Ok(request) => request,
+        Err(e) => return failure(e.message()),
     };
     let ask = Ask {
-        what,
-        args: args.get("args").cloned().unwrap_or(json!({})),
-        cwd,
-        timeout: Duration::from_millis(
-            args.get("timeout_ms")
-                .and_then(Value::as_u64)
-                .unwrap_or(DEFAULT_TIMEOUT_MS),
-        ),
-        max_bytes: args
-            .get("max_stdout_bytes")
-            .and_then(Value::as_u64)
-            .unwrap_or(DEFAULT_MAX_BYTES),
+        request,
+        timeout,
+        max_bytes,
     };
-    match text(&args, "lobster_path") {
-        Some(path) => spawned::run(mcp, path, ask).await,
-        None => in_process(mcp, principal, ask).await,
+    match lobster_path {
+        Some(path) => spawned::run(mcp, &path, ask).await,
+        None => in_process(mcp, ask).await,
     }
 }
 
@@ -167,31 +150,26 @@ pub(crate) async fn run_exposed(
     args: Map<String, Value>,
 ) -> CallToolResult {
     let ask = Ask {
-        what: What::Workflow(exposed.path.display().to_string()),
-        args: Value::Object(args),
-        cwd: None,
+        request: RunRequest {
+            what: What::Workflow(exposed.path.display().to_string()),
+            args: Value::Object(args),
+            cwd: None,
+            started_by: principal.label(),
+        },
         timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
         max_bytes: DEFAULT_MAX_BYTES,
     };
-    in_process(mcp, principal, ask).await
+    in_process(mcp, ask).await
 }
 
 /// Runs `ask` in the engine of this process, as `POST /runs` does; a run
 /// still executing after the timeout is cancelled (its commands killed).
-async fn in_process(mcp: &Mcp, principal: &Principal, ask: Ask) -> CallToolResult {
+async fn in_process(mcp: &Mcp, ask: Ask) -> CallToolResult {
     let runs = match mcp.state.runs().await {
         Ok(runs) => runs,
         Err(e) => return failure(e.message()),
     };
-    let started = match runs
-        .start(RunRequest {
-            what: ask.what,
-            args: ask.args,
-            cwd: ask.cwd,
-            started_by: principal.label(),
-        })
-        .await
-    {
+    let started = match runs.start(ask.request).await {
         Ok(started) => started,
         Err(e) => return failure(e.to_string()),
     };
@@ -454,7 +432,7 @@ mod spawned {
         };
         let mut command = tokio::process::Command::new(&program);
         command.arg("run").arg("--mode").arg("tool");
-        match &ask.what {
+        match &ask.request.what {
             What::Pipeline(pipeline) => {
                 command.arg(pipeline);
             }
@@ -477,10 +455,17 @@ mod spawned {
                     .arg("--file")
                     .arg(file)
                     .arg("--args-json")
-                    .arg(ask.args.to_string());
+                    .arg(ask.request.args.to_string());
             }
         }
-        if let Some(cwd) = &ask.cwd {
+        if let Some(cwd) = &ask.request.cwd {
+            // The engine checks a run's cwd itself; a spawned one is checked here.
+            if !(cwd.is_absolute() && cwd.is_dir()) {
+                return failure(format!(
+                    "cwd: {} is not an absolute path to a directory",
+                    cwd.display()
+                ));
+            }
             command.current_dir(cwd);
         }
         command
