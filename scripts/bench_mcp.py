@@ -8,7 +8,9 @@ official Python SDK, over stdio, on the same fixture pages
 Per page: the snapshot tool's answer (its characters: the text an agent
 reads, plus Clawdis's structured content) and its round trip; on the pages
 with a button to press, a click round trip by the ref the snapshot gave.
-Then `tools/list` with 100 workflows exposed as tools, 200 times.
+Then `tools/list` with 100 workflows exposed as tools, 200 times, over
+stdio and over streamable HTTP (`/mcp` with the bearer token), beside
+`GET /runs` on the same kind of connection (a plain JSON answer).
 
 Usage: bench_mcp.py CLAWDIS_BIN HOME ROUNDS
 """
@@ -23,8 +25,10 @@ import time
 from pathlib import Path
 
 import anyio
+import httpx2 as httpx
 from bench_actions import serve_pages
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parent.parent
 PW_DIR = Path(os.environ.get("PWMCP_REF_DIR", ROOT / "target/pwmcp-ref"))
@@ -94,6 +98,32 @@ def start_backend(binary, home, port):
     return proc
 
 
+def owner_token(binary, home):
+    env = dict(os.environ, CLAWDIS_KEYCHAIN="off")
+    return subprocess.run([binary, "--home", str(home), "token"], env=env, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+async def over_http(port, token, rounds):
+    """tools/list over /mcp and GET /runs, each `rounds` times on one
+    keep-alive connection."""
+    list_ms, runs_ms = [], []
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=None) as http:
+        async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http),
+                          mode="legacy") as client:
+            await client.list_tools()
+            for _ in range(rounds):
+                start = time.perf_counter()
+                await client.list_tools()
+                list_ms.append((time.perf_counter() - start) * 1000)
+        for _ in range(rounds):
+            start = time.perf_counter()
+            answer = await http.get(f"http://127.0.0.1:{port}/runs")
+            runs_ms.append((time.perf_counter() - start) * 1000)
+            answer.raise_for_status()
+    return list_ms, runs_ms
+
+
 def playwright_mcp():
     if not (PW_DIR / "node_modules/@playwright/mcp").exists():
         PW_DIR.mkdir(parents=True, exist_ok=True)
@@ -152,6 +182,7 @@ async def main():
                 start = time.perf_counter()
                 await ours.list_tools()
                 list_ms.append((time.perf_counter() - start) * 1000)
+        http_list_ms, runs_ms = await over_http(18896, owner_token(binary, home), 200)
     finally:
         backend.terminate()
         backend.wait()
@@ -167,7 +198,8 @@ async def main():
         "snapshotMedianMsByPage": {page: {name: round(statistics.median(v), 2) for name, v in t.items()}
                                    for page, t in page_ms.items()},
         "clickMs": {name: stats(v) for name, v in click_ms.items()},
-        "toolsListMs": stats(list_ms),
+        "toolsListMs": {"stdio": stats(list_ms), "http": stats(http_list_ms)},
+        "getRunsMs": stats(runs_ms),
         "toolsListed": len(tools),
     }, indent=1))
 

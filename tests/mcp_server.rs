@@ -1009,3 +1009,127 @@ fn every_browser_tool_does_what_its_route_does() {
     let refused = mcp.call("browser_evaluate", json!({ "script": "1" }));
     assert_eq!(refused["code"], -32602, "{refused}");
 }
+
+/// Sends one request on the keep-alive connection `stream` and reads its
+/// chunked answer to the end; returns the head and the milliseconds from the
+/// end of the head to the end of the body.
+fn streamed_call(
+    stream: &mut std::net::TcpStream,
+    port: u16,
+    token: &str,
+    body: &str,
+    session: Option<&str>,
+) -> (String, f64) {
+    use std::io::Read;
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(id) = session {
+        head.push_str(&format!(
+            "Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-11-25\r\n"
+        ));
+    }
+    stream
+        .write_all(format!("{head}\r\n{body}").as_bytes())
+        .unwrap();
+    let mut raw = Vec::new();
+    let mut byte = [0u8; 4096];
+    let mut headed: Option<(usize, Instant)> = None;
+    loop {
+        let n = stream.read(&mut byte).unwrap();
+        assert!(
+            n > 0,
+            "the connection closed: {}",
+            String::from_utf8_lossy(&raw)
+        );
+        raw.extend_from_slice(&byte[..n]);
+        let text = String::from_utf8_lossy(&raw);
+        if headed.is_none()
+            && let Some(at) = text.find("\r\n\r\n")
+        {
+            headed = Some((at + 4, Instant::now()));
+        }
+        if let Some((at, when)) = headed {
+            let head = text[..at].to_ascii_lowercase();
+            let done = if head.contains("transfer-encoding: chunked") {
+                text[at..].ends_with("0\r\n\r\n")
+            } else {
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .map_or(0, |v| v.trim().parse().unwrap());
+                raw.len() >= at + length
+            };
+            if done {
+                return (
+                    text[..at].to_string(),
+                    when.elapsed().as_secs_f64() * 1000.0,
+                );
+            }
+        }
+    }
+}
+
+/// Issue #33: an MCP answer over HTTP came 40 ms after its headers, every
+/// time: the last small write of the event stream waited (Nagle's
+/// algorithm) for the client's delayed ACK of the one before. Now the end
+/// of every streamed answer follows its head at once.
+#[test]
+fn a_streamed_answer_is_not_held_back_behind_its_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_home, server) = home_with_server(dir.path());
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let (head, _) = streamed_call(
+        &mut stream,
+        server.port,
+        &server.token,
+        &init.to_string(),
+        None,
+    );
+    let session = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no session in {head}"));
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    streamed_call(
+        &mut stream,
+        server.port,
+        &server.token,
+        &initialized.to_string(),
+        Some(&session),
+    );
+    let mut gaps: Vec<f64> = (1..=15)
+        .map(|id| {
+            let list = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+            let (head, gap) = streamed_call(
+                &mut stream,
+                server.port,
+                &server.token,
+                &list.to_string(),
+                Some(&session),
+            );
+            assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+            gap
+        })
+        .collect();
+    gaps.sort_by(f64::total_cmp);
+    // Held back, every gap is the peer's delayed ACK (40 ms or more on
+    // Linux); sent at once, it is the time to write the rest of the body.
+    assert!(
+        gaps[gaps.len() / 2] < 20.0,
+        "the end of the answer trails its head: {gaps:?} ms"
+    );
+}

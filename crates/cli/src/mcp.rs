@@ -56,6 +56,11 @@ async fn open_pipe(port: u16, token: &str) -> Result<hyper::upgrade::Upgraded, R
     let stream = TcpStream::connect(("127.0.0.1", port))
         .await
         .map_err(|_| Refused::NotListening)?;
+    // Each message is one small write: send it now, not after the
+    // backend's ACK of the last one.
+    stream
+        .set_nodelay(true)
+        .map_err(|e| Refused::Other(e.into()))?;
     let other = |e: anyhow::Error| Refused::Other(e);
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await

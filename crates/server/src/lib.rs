@@ -29,6 +29,7 @@ use std::sync::Arc;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use axum::{Json, Router, middleware};
 use clawdis_browser::manager::Manager;
 use clawdis_browser::settings::Settings;
@@ -501,6 +502,15 @@ pub async fn serve_on(
         shutdown.await;
         closing.closing.send_replace(true);
     };
+    // Every answer is written as soon as it is ready: with Nagle's
+    // algorithm on, the last small write of a streamed answer (the end of
+    // an MCP event stream, an SSE event) waits for the ACK of the previous
+    // one, which the client delays by 40 ms (issue #33).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!(error = %e, "setting TCP_NODELAY on a connection");
+        }
+    });
     axum::serve(listener, router(state.clone()))
         .with_graceful_shutdown(shutdown)
         .await?;
