@@ -113,43 +113,44 @@ fn group_by_keeps_an_undefined_key_column() {
     );
 }
 
-/// Lobster keeps an approved pipeline's approval id after the run finishes
-/// (only a rejection or a later gate retires it), so reusing the id reports
-/// the missing resume state, while a rejected one is "not found".
+/// Lobster retires a pipeline's approval id once a stage after its gate
+/// has started. An approval that was the last stage starts none, so its id
+/// outlives the run and reusing it reports the missing resume state; with
+/// a stage after the gate (issue #33: `approve | pick`), or after a
+/// rejection, the id is "not found or expired" (`parse_error`, exit 2).
 #[test]
-fn an_approved_pipelines_id_outlives_its_run() {
+fn a_pipelines_approval_id_dies_once_a_stage_after_it_starts() {
     let dir = tempfile::tempdir().unwrap();
-    for (decision, second) in [
+    let gone = (Some(2), "parse_error", "not found or expired");
+    for (tail, decision, second) in [
         (
+            "",
             "yes",
             (Some(1), "runtime_error", "Pipeline resume state not found"),
         ),
-        ("no", (Some(2), "parse_error", "not found or expired")),
+        ("", "no", gone),
+        (" | pick a", "yes", gone),
+        (" | pick a", "no", gone),
+        (" | approve --prompt again", "yes", gone),
+        (" | exec --shell 'exit 3'", "yes", gone),
     ] {
-        let (_, paused) = call(
-            dir.path(),
-            &[
-                "run",
-                "--mode",
-                "tool",
-                "exec --json echo [1] | approve --prompt go",
-            ],
-        );
+        let flow = format!("exec --json echo '[{{\"a\":1}}]' | approve --prompt go{tail}");
+        let (_, paused) = call(dir.path(), &["run", "--mode", "tool", &flow]);
         let id = paused["requiresApproval"]["approvalId"]
             .as_str()
             .unwrap()
             .to_string();
-        let (code, first) = call(dir.path(), &["resume", "--id", &id, "--approve", decision]);
-        assert_eq!(code, Some(0), "{first}");
+        let (_, first) = call(dir.path(), &["resume", "--id", &id, "--approve", decision]);
+        assert!(first["ok"].is_boolean(), "{flow}: {first}");
         let (code, again) = call(dir.path(), &["resume", "--id", &id, "--approve", "yes"]);
-        assert_eq!(code, second.0, "{again}");
-        assert_eq!(again["error"]["type"], second.1);
+        assert_eq!(code, second.0, "{flow} then {decision}: {again}");
+        assert_eq!(again["error"]["type"], second.1, "{flow}: {again}");
         assert!(
             again["error"]["message"]
                 .as_str()
                 .unwrap()
                 .contains(second.2),
-            "{again}"
+            "{flow}: {again}"
         );
     }
 }

@@ -169,6 +169,24 @@ for resume in (["--id", "{{approvalId:0}}", "--token", "garbage", "--approve", "
         CASES.append([["run", "--mode", "tool", flow], ["resume"] + resume])
 CASES.append([["run", "--mode", "tool", ASK], ["resume", "--id", "{{approvalId:0}}", "--response-json", '"x"'], ["resume", "--id", "{{approvalId:0}}", "--response-json", '"y"']])
 
+# Issue #33: every kind of paused run (a pipeline's approval as its last
+# stage, with a stage after it, pausing again, failing after it; a
+# pipeline's input; workflow approval, input and two-gate files), decided
+# by token or by id, then resumed again by token or by id. Input gates
+# have no approval id: their --id is one that was never issued.
+FLOWS = {PAUSE: "approval", PAUSE + " | pick a": "approval", PAUSE + " | approve --prompt again": "approval",
+         PAUSE + " | exec --shell 'exit 3'": "approval", ASK: "input", ASK + " | pick a": "input",
+         "wf.lobster": "approval", "multi.lobster": "approval", "in.lobster": "input"}
+DECISIONS = {"approval": (["--approve", "yes"], ["--approve", "no"], ["--cancel"]),
+             "input": (["--response-json", '{"name":"bob"}'], ["--cancel"])}
+for flow, gate in FLOWS.items():
+    by = (["--token", "{{token:0}}"], ["--id", "{{approvalId:0}}" if gate == "approval" else "0badc0de"])
+    for first_by in by:
+        for first in DECISIONS[gate]:
+            for again_by in by:
+                CASES.append([["run", "--mode", "tool", flow], ["resume"] + first_by + first,
+                              ["resume"] + again_by + DECISIONS[gate][0]])
+
 
 def replay_in(steps, binv, d):
     sb = corpus.Sandbox(d)

@@ -50,14 +50,16 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
                 .collect();
             let run = ctx.state.store().await?.get_run_by_approval_id(&id).await?;
             // Like Lobster's approval index, an id dies with its run's
-            // decision, except that an approved pipeline that finished
-            // without pausing again keeps it (its later use then finds no
+            // decision, except that an approved pipeline whose approval was
+            // its last stage keeps it: Lobster retires the id only once a
+            // stage after the gate started (its later use then finds no
             // resume state).
             let run = run.filter(|r| {
                 let approved_pipeline = r.kind == RunKind::Pipeline
                     && r.decision == Some(Decision::Approve)
                     && r.status == clawdis_store::RunStatus::Done
-                    && r.next_state_key.is_none();
+                    && r.next_state_key.is_none()
+                    && no_stage_after_gate(r);
                 !id.is_empty()
                     && (matches!(
                         r.status,
@@ -111,6 +113,19 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
         return Ok(recorded);
     }
     Ok(envelope)
+}
+
+/// Whether paused pipeline `run` had no stage left after its gate.
+fn no_stage_after_gate(run: &clawdis_store::Run) -> bool {
+    let Ok(state) = Value::from_json(&run.state_json) else {
+        return false;
+    };
+    let stages = state
+        .get_key("pipeline")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let at = state.get_key("resumeAtIndex").map_or(0.0, Value::to_number);
+    at >= stages as f64
 }
 
 /// Whether `run` was decided outside the CLI: in the app, by a notification.
