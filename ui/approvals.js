@@ -4,6 +4,11 @@
 
 const status = document.getElementById("status");
 
+/** What decides exactly this gate: its short id (a gate recorded before
+ * every gate had one: its run's id, which was the gate's own). The run id
+ * alone would decide whatever gate the run waits at by then. */
+const gateOf = (a) => a.approvalId || a.id;
+
 async function decide(id, choice, response) {
   status.textContent = "";
   try {
@@ -23,7 +28,7 @@ function inputForm(a) {
   const defaults = a.defaults || {};
   const fields = Object.entries(props).map(([name, spec]) => {
     const type = spec.type || "string";
-    const id = `${a.id}-${name}`;
+    const id = `${gateOf(a)}-${name}`;
     const input = type === "boolean"
       ? el("input", { type: "checkbox", id, name, checked: defaults[name] === true })
       : el("input", { type: type === "number" || type === "integer" ? "number" : "text", id, name,
@@ -44,11 +49,11 @@ function inputForm(a) {
         else if (type === "number" || type === "integer") response[name] = Number(field.value);
         else response[name] = field.value;
       }
-      decide(a.id, "respond", response);
+      decide(gateOf(a), "respond", response);
     },
   }, fields, el("div", { class: "actions" },
     el("button", { class: "primary", type: "submit" }, "Submit"),
-    el("button", { type: "button", onclick: () => decide(a.id, "cancel") }, "Cancel run")));
+    el("button", { type: "button", onclick: () => decide(gateOf(a), "cancel") }, "Cancel run")));
   return form;
 }
 
@@ -62,15 +67,15 @@ function card(a) {
   if (a.status !== "pending") {
     const who = [a.decision, a.decidedBy && `by ${a.decidedBy}`, a.decidedVia && `via ${a.decidedVia}`, a.decidedAt && age(a.decidedAt)]
       .filter(Boolean).join(" ");
-    return el("div", { class: "card decided", "data-id": a.id }, head, el("div", { class: "meta" }, `${a.runStatus}: ${who}`));
+    return el("div", { class: "card decided", "data-id": gateOf(a) }, head, el("div", { class: "meta" }, `${a.runStatus}: ${who}`));
   }
   const body = a.gate === "input"
     ? inputForm(a)
     : el("div", { class: "actions" },
-        el("button", { class: "primary", onclick: () => decide(a.id, "approve") }, "Approve"),
-        el("button", { onclick: () => decide(a.id, "deny") }, "Deny"),
-        el("button", { onclick: () => decide(a.id, "cancel") }, "Cancel run"));
-  return el("div", { class: "card pending", "data-id": a.id }, head, preview, body);
+        el("button", { class: "primary", onclick: () => decide(gateOf(a), "approve") }, "Approve"),
+        el("button", { onclick: () => decide(gateOf(a), "deny") }, "Deny"),
+        el("button", { onclick: () => decide(gateOf(a), "cancel") }, "Cancel run"));
+  return el("div", { class: "card pending", "data-id": gateOf(a) }, head, preview, body);
 }
 
 async function render() {
@@ -86,7 +91,7 @@ async function render() {
   // A form someone is filling in survives re-renders (other runs changing,
   // the age ticker): keep the card of a still-pending input gate as it is.
   const open = new Map([...document.querySelectorAll(".card.pending")].map((c) => [c.dataset.id, c]));
-  const keep = (a) => (a.gate === "input" && open.get(a.id)) || card(a);
+  const keep = (a) => (a.gate === "input" && open.get(gateOf(a))) || card(a);
   document.getElementById("pending").replaceChildren(...(pending.length ? pending.map(keep) : [el("div", { class: "empty" }, "Nothing waits for you.")]));
   document.getElementById("decided").replaceChildren(...(decided.length ? decided.map(card) : [el("div", { class: "empty" }, "No decisions yet.")]));
 }

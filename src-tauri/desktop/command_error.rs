@@ -26,6 +26,7 @@ impl From<ApprovalsError> for CommandError {
             ApprovalsError::Invalid(_) => "invalid",
             ApprovalsError::Forbidden(_) => "forbidden",
             ApprovalsError::Gone(_) => "gone",
+            ApprovalsError::Elsewhere(_) => "elsewhere",
             ApprovalsError::Store(_) => "store",
         };
         CommandError {

@@ -48,7 +48,7 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
                     summarize(app.clone(), overflow.clone());
                 }
                 Event::Changed { approval } if approval.status != RunStatus::Pending => {
-                    withdraw(&shown, &approval.id).await;
+                    withdraw(&shown, &approval.state_key).await;
                 }
                 Event::Changed { .. } => {}
             }
@@ -100,11 +100,11 @@ fn announce<R: Runtime>(
         let action = match shown {
             Ok(answer) => answer,
             Err(e) => {
-                tracing::warn!(error = %e, id = %approval.id, "showing the approval notification");
+                tracing::warn!(error = %e, id = %approval.state_key, "showing the approval notification");
                 return;
             }
         };
-        tracing::debug!(id = %approval.id, ?action, "notification answered");
+        tracing::debug!(id = %approval.state_key, ?action, "notification answered");
         // The notification offers Approve and Deny; "default" is a click on
         // its body.
         let choice = match action.as_deref() {
@@ -116,13 +116,15 @@ fn announce<R: Runtime>(
             None => return,
         };
         match approvals
-            .decide(&approval.id, choice, decider(Channel::Notification))
+            .decide(&approval.state_key, choice, decider(Channel::Notification))
             .await
         {
             Ok(envelope) => {
-                tracing::info!(id = %approval.id, status = %envelope["status"], "decided from a notification");
+                tracing::info!(id = %approval.state_key, status = %envelope["status"], "decided from a notification");
             }
-            Err(e) => tracing::warn!(id = %approval.id, error = %e, "deciding from a notification"),
+            Err(e) => {
+                tracing::warn!(id = %approval.state_key, error = %e, "deciding from a notification")
+            }
         }
     });
 }
@@ -144,13 +146,13 @@ async fn show(approval: &Approval, shown: &Shown) -> Result<Option<String>, Stri
         note.action("approve", "Approve").action("deny", "Deny");
     }
     let handle = Arc::new(note.show_async().await.map_err(|e| e.to_string())?);
-    tracing::info!(run = %approval.id, notification = handle.id(), "approval notification shown");
+    tracing::info!(run = %approval.state_key, notification = handle.id(), "approval notification shown");
     shown
         .lock()
         .await
-        .insert(approval.id.clone(), Arc::clone(&handle));
+        .insert(approval.state_key.clone(), Arc::clone(&handle));
     let picked = picked_action(&handle).await;
-    shown.lock().await.remove(&approval.id);
+    shown.lock().await.remove(&approval.state_key);
     if picked.is_some() {
         // Resident: the server keeps it up after an action until it is
         // closed, and nothing listens to it any more.

@@ -17,15 +17,22 @@ pub type Json = Box<RawValue>;
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Approval {
-    /// The run's id (its state key); windows and notifications decide by it.
+    /// The run's id, as every route that takes a run knows it (`GET
+    /// /runs/{id}`, `/approvals/{id}`); the same as `runId`.
     pub id: String,
-    /// The service run it belongs to (`GET /runs/{runId}`); for a run the
-    /// service did not start (a `lobster` process), its state key.
+    /// The run's id: the run it belongs to, whoever started it (the
+    /// service, or a `lobster` process, whose run is recorded when it
+    /// pauses). A gate recorded before runs had ids has its own.
     pub run_id: String,
+    /// The gate's key in the store: what a decision on exactly this gate
+    /// resumes (a run may pause again at a later gate).
+    #[serde(skip)]
+    pub state_key: String,
     /// What paused (its spelling is the token kind).
     #[serde(skip)]
     pub kind: RunKind,
-    /// The short approval id agents may quote (`lobster resume --id`).
+    /// The gate's short id: decides exactly this gate (`lobster resume
+    /// --id` takes those of approval gates, as in Lobster).
     pub approval_id: Option<String>,
     /// The gate: `approval` or `input`.
     pub gate: Gate,
@@ -100,9 +107,11 @@ impl Approval {
     pub fn from_run(run: &clawdis_store::Run) -> Approval {
         let request: Request = serde_json::from_str(&run.request_json).unwrap_or_default();
         let items = request.items.unwrap_or_default();
+        let run_id = run.run_id.clone().unwrap_or_else(|| run.state_key.clone());
         Approval {
-            id: run.state_key.clone(),
-            run_id: run.run_id.clone().unwrap_or_else(|| run.state_key.clone()),
+            id: run_id.clone(),
+            run_id,
+            state_key: run.state_key.clone(),
             kind: run.kind,
             approval_id: run.approval_id.clone(),
             gate: run.gate,

@@ -73,6 +73,14 @@ pub enum ApprovalsError {
     /// What the caller holds no longer works: a used or expired link.
     #[error("{0}")]
     Gone(String),
+    /// The run is executing in another process, which alone can stop it.
+    #[error("{0}")]
+    Elsewhere(String),
+}
+
+/// Whether `id` has the shape of a gate's short id: 8 lowercase hex digits.
+fn is_approval_id(id: &str) -> bool {
+    id.len() == 8 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// A new signing key in base64: 32 bytes from the OS's random source (two
@@ -233,11 +241,14 @@ impl Approvals {
         Ok(approval)
     }
 
-    /// One run by id: its state key, or the 8-hex approval id agents quote.
+    /// A gate by id: the run id (the run's latest gate, the one it waits
+    /// at if it waits) or a gate's 8-hex approval id. The store's own key
+    /// of a gate is taken too, for callers inside this crate.
     pub async fn get(&self, id: &str) -> Result<Approval, ApprovalsError> {
-        let run = match self.store.get_run(id).await? {
+        let run = match self.store.latest_gate(id).await? {
             Some(run) => Some(run),
-            None => self.store.get_run_by_approval_id(id).await?,
+            None if is_approval_id(id) => self.store.get_run_by_approval_id(id).await?,
+            None => self.store.get_run(id).await?,
         };
         let run = run.ok_or_else(|| ApprovalsError::NotFound(format!("no paused run {id}")))?;
         self.with_votes(&run).await
@@ -277,7 +288,7 @@ impl Approvals {
         if let Some(cwd) = run.cwd.as_deref().map(PathBuf::from).filter(|d| d.is_dir()) {
             ctx.cwd = cwd;
         }
-        let token = clawdis_engine::token::encode(run.kind.as_str(), &run.id);
+        let token = clawdis_engine::token::encode(run.kind.as_str(), &run.state_key);
         let envelope = resume(
             ResumeArgs {
                 token: Some(token),
@@ -301,7 +312,7 @@ impl Approvals {
                 }
                 _ => {}
             }
-            let now = self.get(id).await?;
+            let now = self.get(&run.state_key).await?;
             if now.status == RunStatus::Pending {
                 return Err(ApprovalsError::Invalid(e.message.clone()));
             }

@@ -536,7 +536,7 @@ impl Runs {
                     .await?;
                 self.get(run_id).await
             }
-            HistoryStatus::Running => Err(ApprovalsError::AlreadyDecided(format!(
+            HistoryStatus::Running => Err(ApprovalsError::Elsewhere(format!(
                 "run {run_id} is executing in another process; cancel it there"
             ))),
             ended => Err(ApprovalsError::AlreadyDecided(format!(
@@ -590,7 +590,8 @@ async fn follow_gates(
         };
         let (crate::Event::Paused { approval } | crate::Event::Changed { approval }) = event;
         let Some(runs) = runs.upgrade() else { return };
-        if approval.run_id != approval.id {
+        // A gate recorded before runs had ids has no run to announce.
+        if approval.run_id != approval.state_key {
             runs.announce(&approval.run_id, false).await;
         }
     }

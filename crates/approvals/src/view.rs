@@ -75,7 +75,8 @@ pub struct StepView {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DecisionView {
-    /// The gate's approval id (`null` for an input gate).
+    /// The gate's short id (`null` for an input gate recorded before
+    /// input gates had one).
     pub approval_id: Option<String>,
     /// `approve`, `deny`, `cancel`, `respond` or `expire`.
     pub decision: &'static str,

@@ -6,6 +6,7 @@
 //! menu-bar app when no subcommand is given. This is the binary's front end,
 //! so it reports errors with `anyhow`.
 
+mod backend;
 mod mcp;
 mod runs;
 mod secrets;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Subcommand;
 use clawdis_approvals::{ApprovalsError, Channel, Decider, HistoryStatus, RunQuery, Runs};
 
@@ -32,7 +32,8 @@ pub enum RunsAction {
         /// The run id.
         id: String,
     },
-    /// Cancel run ID: the gate it waits at is cancelled (recorded as `cli`).
+    /// Cancel run ID: the gate it waits at is cancelled (recorded as
+    /// `cli`); a run executing in the home's backend is stopped there.
     Cancel {
         /// The run id.
         id: String,
@@ -81,11 +82,61 @@ pub fn runs(home: &Path, action: RunsAction) -> Result<()> {
                     human: false,
                     comment: None,
                 };
-                serde_json::to_value(runs.cancel(&id, decider).await?)?
+                match runs.cancel(&id, decider).await {
+                    Ok(view) => serde_json::to_value(view)?,
+                    Err(ApprovalsError::Elsewhere(why)) => {
+                        let home = home.to_path_buf();
+                        tokio::task::spawn_blocking(move || cancel_in_backend(&home, &id, why))
+                            .await??
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
             RunsAction::Export { id } => runs.export(&id).await?,
         };
         print_line(&serde_json::to_string_pretty(&answer)?);
         Ok(())
     })
+}
+
+/// Asks the home's backend to stop run `id`, which executes there (`why`
+/// says so); the backend records the cancel as the home's owner over HTTP.
+fn cancel_in_backend(home: &Path, id: &str, why: String) -> Result<serde_json::Value> {
+    let path = format!("/runs/{}/cancel", path_segment(id));
+    let Some(answer) = crate::backend::post(home, &path)? else {
+        // No backend listens: the process running it is another one.
+        return Err(ApprovalsError::Elsewhere(why).into());
+    };
+    if answer.status == 200 {
+        return Ok(answer.body);
+    }
+    let error = answer.body["error"]
+        .as_str()
+        .map_or_else(|| answer.body.to_string(), str::to_string);
+    bail!(
+        "the backend refused to cancel run {id} ({}): {error}",
+        answer.status
+    )
+}
+
+/// `text` as one URL path segment: every byte outside the unreserved set
+/// percent-encoded.
+fn path_segment(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_path_segment_keeps_no_separator() {
+        assert_eq!(super::path_segment("a1-b_c.d~e"), "a1-b_c.d~e");
+        assert_eq!(super::path_segment("../x?y#z /"), "..%2Fx%3Fy%23z%20%2F");
+    }
 }

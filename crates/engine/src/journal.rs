@@ -1,12 +1,13 @@
-//! The step journal of a service run: what each step of a workflow did
-//! (start, end, duration, attempts, output, error) while the run loop
-//! executes it. The workflow service reads it live and stores it with the
-//! run's end; a `lobster` run has none and pays nothing for it.
+//! The step journal of a run: what each step of a workflow did (start,
+//! end, duration, attempts, output, error) while the run loop executes it.
+//! The workflow service reads it live and stores it with the run's end. A
+//! `lobster` run is recorded only if it pauses: its journal holds the
+//! run's history row until then ([`Journal::unrecorded`]).
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use clawdis_store::{StepRecord, StepStatus, now_iso};
+use clawdis_store::{HistoryKind, NewHistory, StepRecord, StepStatus, now_iso};
 
 use crate::value::Value;
 
@@ -17,20 +18,84 @@ struct Entry {
     started: Option<Instant>,
 }
 
-/// The journal of one service run, shared by the contexts that run it.
+/// Who started a run that a `lobster` process started: an agent's shell
+/// or OpenClaw, as far as the store can tell.
+pub const STARTED_BY_LOBSTER: &str = "lobster";
+
+/// A run's history row and its steps, not written yet.
+pub type Unrecorded = (NewHistory, Vec<StepRecord>);
+
+/// The journal of one run, shared by the contexts that run it.
 #[derive(Clone, Debug)]
 pub struct Journal {
     run_id: Arc<str>,
     entries: Arc<Mutex<Vec<Entry>>>,
+    unrecorded: Arc<Mutex<Option<Unrecorded>>>,
 }
 
 impl Journal {
-    /// An empty journal for service run `run_id`.
+    /// An empty journal for run `run_id`, whose history row is written.
     pub fn new(run_id: &str) -> Journal {
         Journal {
             run_id: Arc::from(run_id),
             entries: Arc::default(),
+            unrecorded: Arc::default(),
         }
+    }
+
+    /// A journal for a run of this process (`lobster run`) that the store
+    /// has not seen: `run` and its `steps` are written with its first
+    /// pause ([`Journal::take_unrecorded`]), and not at all if it never
+    /// pauses.
+    pub fn unrecorded(run: NewHistory, steps: Vec<StepRecord>) -> Journal {
+        Journal {
+            run_id: Arc::from(run.run_id.as_str()),
+            entries: Arc::default(),
+            unrecorded: Arc::new(Mutex::new(Some((run, steps)))),
+        }
+    }
+
+    /// [`Journal::unrecorded`] for pipeline `text`, run by `lobster` in
+    /// `cwd`.
+    pub fn for_lobster_pipeline(text: String, cwd: &std::path::Path) -> Journal {
+        Journal::for_lobster(
+            HistoryKind::Pipeline,
+            None,
+            text,
+            "{}".to_string(),
+            Vec::new(),
+            cwd,
+        )
+    }
+
+    /// [`Journal::unrecorded`] for a run that `lobster` starts in `cwd`,
+    /// under a new run id.
+    pub(crate) fn for_lobster(
+        kind: HistoryKind,
+        workflow: Option<String>,
+        definition: String,
+        args_json: String,
+        steps: Vec<StepRecord>,
+        cwd: &std::path::Path,
+    ) -> Journal {
+        let run = NewHistory {
+            run_id: uuid::Uuid::new_v4().to_string(),
+            kind,
+            workflow,
+            definition,
+            args_json,
+            cwd: cwd.to_str().map(str::to_string),
+            started_by: STARTED_BY_LOBSTER.to_string(),
+        };
+        Journal::unrecorded(run, steps)
+    }
+
+    /// The history row still to write, once: whoever takes it writes it.
+    pub fn take_unrecorded(&self) -> Option<Unrecorded> {
+        self.unrecorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     /// The service run it records.

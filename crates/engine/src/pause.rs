@@ -40,31 +40,31 @@ impl Pause {
     pub async fn prepare(self, ctx: &Ctx) -> Result<(NewRun, Envelope)> {
         let state_key = token::new_state_key(self.kind.as_str());
         let resume_token = token::encode(self.kind.as_str(), &state_key);
+        // Every gate has a short id to decide it by; Lobster's envelope
+        // shows it on approval gates only, as Lobster does.
+        let store = ctx.state.store().await?;
         let mut approval_id = None;
-        if self.gate == Gate::Approval {
-            let store = ctx.state.store().await?;
-            for _ in 0..16 {
-                let id = new_approval_id();
-                if !store.approval_id_exists(&id).await? {
-                    approval_id = Some(id);
-                    break;
-                }
-            }
-            if approval_id.is_none() {
-                return Err(Error::runtime("could not allocate an approval id"));
+        for _ in 0..16 {
+            let id = new_approval_id();
+            if !store.approval_id_exists(&id).await? {
+                approval_id = Some(id);
+                break;
             }
         }
+        let Some(approval_id) = approval_id else {
+            return Err(Error::runtime("could not allocate an approval id"));
+        };
         let mut request = self.request;
         request.insert("resumeToken", Value::from(resume_token));
-        if let Some(id) = &approval_id {
-            request.insert("approvalId", Value::from(id.as_str()));
+        if self.gate == Gate::Approval {
+            request.insert("approvalId", Value::from(approval_id.as_str()));
         }
         let request = Value::Object(request);
         let run = NewRun {
             state_key,
             kind: self.kind,
             gate: self.gate,
-            approval_id,
+            approval_id: Some(approval_id),
             workflow_name: self.workflow_name,
             request_json: request.to_json(),
             state_json: self.state.to_json(),
@@ -84,17 +84,24 @@ impl Pause {
         Ok((run, envelope))
     }
 
-    /// Records a new pause (not a continuation of a resumed run); a
-    /// service run's history records it in the same transaction.
+    /// Records a new pause (not a continuation of a resumed run); the
+    /// run's history records it in the same transaction (a `lobster` run's
+    /// history row is written then).
     pub async fn record(self, ctx: &Ctx) -> Result<Envelope> {
         let (run, envelope) = self.prepare(ctx).await?;
         let store = ctx.state.store().await?;
+        let end = history_end(&envelope, ctx);
         match &ctx.journal {
-            Some(journal) => {
-                store
-                    .end_history(journal.run_id(), &history_end(&envelope, ctx), Some(&run))
-                    .await?;
-            }
+            Some(journal) => match journal.take_unrecorded() {
+                Some((history, steps)) => {
+                    store.record_paused(&history, &steps, &end, &run).await?;
+                }
+                None => {
+                    store
+                        .end_history(journal.run_id(), &end, Some(&run))
+                        .await?
+                }
+            },
             None => store.insert_run(&run).await?,
         }
         Ok(envelope)

@@ -3,11 +3,12 @@
 use clawdis_engine::envelope::Envelope;
 use clawdis_engine::error::Error;
 use clawdis_engine::items::Items;
+use clawdis_engine::journal::Journal;
 use clawdis_engine::pipeline::parse::parse_pipeline;
 use clawdis_engine::pipeline::tool as pipeline_tool;
 use clawdis_engine::pipeline::{dry_run_plan, run_pipeline};
 use clawdis_engine::value::{Object, Value};
-use clawdis_engine::{Mode, resume as engine_resume, workflow};
+use clawdis_engine::{Ctx, Mode, resume as engine_resume, workflow};
 
 use crate::{err, out, process_ctx};
 
@@ -138,6 +139,13 @@ pub async fn run(argv: Vec<String>) -> i32 {
 
     match a.mode {
         Mode::Tool => {
+            // A pause records the run in the home's history, under a run id
+            // of its own (the envelope stays Lobster's).
+            let journal = Journal::for_lobster_pipeline(text, &ctx.cwd);
+            let ctx = Ctx {
+                journal: Some(journal),
+                ..ctx
+            };
             let envelope = pipeline_tool::run_tool(&stages, &ctx).await;
             out(&envelope.render());
             envelope.exit_code()

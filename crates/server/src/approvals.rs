@@ -19,7 +19,9 @@ impl From<ApprovalsError> for ApiError {
     fn from(e: ApprovalsError) -> Self {
         match e {
             ApprovalsError::NotFound(_) => ApiError::not_found(e.to_string()),
-            ApprovalsError::AlreadyDecided(_) => ApiError::conflict(e.to_string()),
+            ApprovalsError::AlreadyDecided(_) | ApprovalsError::Elsewhere(_) => {
+                ApiError::conflict(e.to_string())
+            }
             ApprovalsError::Invalid(_) => ApiError::bad_request(e.to_string()),
             ApprovalsError::Forbidden(_) => ApiError::forbidden(e.to_string()),
             ApprovalsError::Gone(_) => ApiError::new(StatusCode::GONE, e.to_string()),

@@ -271,10 +271,13 @@ pub struct RunsQuery {
 /// A gate waiting for a decision, or decided.
 #[derive(ToSchema)]
 pub struct Approval {
-    /// The run's state key.
+    /// The run's id (the same as `runId`): what `/runs/{id}` and
+    /// `/approvals/{id}` take.
     id: String,
+    /// The gate's short id (8 hex digits): decides exactly this gate.
     #[schema(rename = "approvalId")]
     approval_id: Option<String>,
+    /// The run's id.
     #[schema(rename = "runId")]
     run_id: String,
     /// `pending`, `decided` or `expired`.

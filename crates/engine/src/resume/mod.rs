@@ -60,7 +60,10 @@ async fn resume_inner(args: ResumeArgs, ctx: &Ctx) -> Result<Envelope> {
                     && r.status == clawdis_store::RunStatus::Done
                     && r.next_state_key.is_none()
                     && no_stage_after_gate(r);
+                // An input gate's short id is Clawdis's own: Lobster's
+                // index holds approval gates only.
                 !id.is_empty()
+                    && r.gate == clawdis_store::Gate::Approval
                     && (matches!(
                         r.status,
                         clawdis_store::RunStatus::Pending | clawdis_store::RunStatus::Running

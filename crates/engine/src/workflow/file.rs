@@ -299,7 +299,13 @@ pub fn resolve_path(candidate: &str, cwd: &Path) -> std::result::Result<PathBuf,
 
 /// Reads and validates a workflow file.
 pub fn load(path: &Path) -> Result<Workflow> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    parse(&read(path)?, path)
+}
+
+/// The text of workflow file `path`, with Lobster's message when it
+/// cannot be read.
+pub fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| {
         let message = match e.kind() {
             std::io::ErrorKind::NotFound => format!(
                 "ENOENT: no such file or directory, open '{}'",
@@ -308,8 +314,7 @@ pub fn load(path: &Path) -> Result<Workflow> {
             _ => format!("{e}, open '{}'", path.display()),
         };
         Error::io(message, e)
-    })?;
-    parse(&text, path)
+    })
 }
 
 /// Validates `text`, the contents of workflow file `path` (JSON for a

@@ -32,15 +32,42 @@ use std::path::Path;
 use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::Result;
+use crate::journal::Journal;
 use crate::pause::{Gate as PauseGate, Pause};
 use crate::value::{Object, Value};
-use clawdis_store::RunKind;
+use clawdis_store::{HistoryKind, RunKind, StepRecord};
 
 use self::file::Workflow;
 
 /// Runs a workflow file from the start; a pause is recorded in the store.
+/// A run without a journal (`lobster run`) gets one, so that a pause
+/// records the run, its file's text and its steps in the history.
 pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelope> {
-    run_workflow(&file::load(path)?, provided, ctx).await
+    let text = file::read(path)?;
+    let workflow = file::parse(&text, path)?;
+    if ctx.journal.is_some() {
+        return run_workflow(&workflow, provided, ctx).await;
+    }
+    let steps = workflow
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| StepRecord::pending(&s.id, u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    let name = workflow.name.clone().unwrap_or_else(|| library::stem(path));
+    let journal = Journal::for_lobster(
+        HistoryKind::Workflow,
+        Some(name),
+        text,
+        provided.to_json(),
+        steps,
+        &ctx.cwd,
+    );
+    let ctx = Ctx {
+        journal: Some(journal),
+        ..ctx.clone()
+    };
+    run_workflow(&workflow, provided, &ctx).await
 }
 
 /// Runs a loaded workflow from the start; a pause is recorded in the store.

@@ -102,6 +102,7 @@ pub(crate) fn all(evaluate: bool) -> Vec<Spec> {
                 json!({
                     "token": { "type": "string", "description": "The resume token from the envelope (requiresApproval.resumeToken)." },
                     "approvalId": { "type": "string", "description": "The gate's approvalId (8 hex characters, in requiresApproval)." },
+                    "runId": { "type": "string", "description": "The run's id (runId): decides the gate it waits at." },
                     "approve": { "type": "boolean", "description": "Approve (true) or deny (false) an approval gate." },
                     "response": { "description": "The answer to an input gate (checked against its schema)." },
                 }),

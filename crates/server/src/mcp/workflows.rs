@@ -227,15 +227,20 @@ pub(crate) async fn resume(
     principal: &Principal,
     args: Map<String, Value>,
 ) -> CallToolResult {
-    let id = match (text(&args, "token"), text(&args, "approvalId")) {
-        (Some(token), None) => match clawdis_engine::token::decode(token) {
+    let given = [
+        text(&args, "token"),
+        text(&args, "approvalId"),
+        text(&args, "runId"),
+    ];
+    let id = match given {
+        [Some(token), None, None] => match clawdis_engine::token::decode(token) {
             Ok(clawdis_engine::token::Token::State { state_key, .. }) => state_key,
             Ok(_) => return failure("this token carries its whole state; resume it with lobster"),
             Err(e) => return failure(format!("token: {}", e.message)),
         },
-        (None, Some(id)) => id.to_string(),
-        (Some(_), Some(_)) => return failure("give either token or approvalId, not both"),
-        (None, None) => return failure("token or approvalId is required"),
+        [None, Some(id), None] | [None, None, Some(id)] => id.to_string(),
+        [None, None, None] => return failure("token, approvalId or runId is required"),
+        _ => return failure("give one of token, approvalId and runId"),
     };
     let choice = match (args.get("response"), args.get("approve")) {
         (Some(response), _) if !response.is_null() => Choice::Respond(response.clone()),
@@ -540,8 +545,8 @@ mod spawned {
             };
             return envelope_answer(error_envelope(format!("lobster failed ({code}): {said}")));
         };
-        // A paused run's id is its state key, as the approvals list shows it.
-        let run_id = [
+        // A paused run is recorded with its run id, found by its gate.
+        let gate = [
             "/requiresApproval/resumeToken",
             "/requiresInput/resumeToken",
         ]
@@ -551,6 +556,10 @@ mod spawned {
             Ok(clawdis_engine::token::Token::State { state_key, .. }) => Some(state_key),
             _ => None,
         });
+        let run_id = match (gate, mcp.state.approvals().await) {
+            (Some(gate), Ok(approvals)) => approvals.get(&gate).await.ok().map(|a| a.run_id),
+            _ => None,
+        };
         envelope_answer(bounded(with_run_id(envelope, run_id.as_deref()), limit))
     }
 }

@@ -170,24 +170,28 @@ impl Store {
         {
             return Ok(false);
         }
-        sqlx::query(
-            "INSERT INTO history (run_id, kind, workflow, definition, args_json, cwd, status,
-             started_at, started_by, owner) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
-        )
-        .bind(&run.run_id)
-        .bind(run.kind.as_str())
-        .bind(&run.workflow)
-        .bind(&run.definition)
-        .bind(&run.args_json)
-        .bind(&run.cwd)
-        .bind(now_iso())
-        .bind(&run.started_by)
-        .bind(crate::current_owner().to_string())
-        .execute(&mut *tx)
-        .await?;
-        upsert_steps(&mut tx, &run.run_id, steps).await?;
+        insert_history(&mut tx, run, steps).await?;
         tx.commit().await?;
         Ok(true)
+    }
+
+    /// Records a run that the store first hears of as it pauses (a
+    /// `lobster` run): its history row and steps as `end` leaves them, and
+    /// its gate, in one transaction.
+    pub async fn record_paused(
+        &self,
+        run: &NewHistory,
+        steps: &[StepRecord],
+        end: &HistoryEnd,
+        gate: &NewRun,
+    ) -> Result<()> {
+        let mut conn = self.conns.write().await?;
+        let mut tx = conn.begin().await?;
+        insert_history(&mut tx, run, steps).await?;
+        insert_query(gate).execute(&mut *tx).await?;
+        write_end(&mut tx, &run.run_id, end).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Records where service run `run_id` got to, and the gate it paused
@@ -355,6 +359,30 @@ impl Store {
 
 /// Records `end` for `run_id` inside `tx`: the steps it touched, the
 /// steps a final status leaves unreached, and the run's status.
+/// Inserts `run` as running in this process, with `steps`.
+async fn insert_history(
+    tx: &mut sqlx::SqliteConnection,
+    run: &NewHistory,
+    steps: &[StepRecord],
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO history (run_id, kind, workflow, definition, args_json, cwd, status,
+         started_at, started_by, owner) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+    )
+    .bind(&run.run_id)
+    .bind(run.kind.as_str())
+    .bind(&run.workflow)
+    .bind(&run.definition)
+    .bind(&run.args_json)
+    .bind(&run.cwd)
+    .bind(now_iso())
+    .bind(&run.started_by)
+    .bind(crate::current_owner().to_string())
+    .execute(&mut *tx)
+    .await?;
+    upsert_steps(&mut *tx, &run.run_id, steps).await
+}
+
 pub(crate) async fn write_end(
     tx: &mut sqlx::SqliteConnection,
     run_id: &str,

@@ -204,6 +204,19 @@ impl Store {
         row.map(|r| run_from_row(&r)).transpose()
     }
 
+    /// The latest gate of run `run_id` (the one it waits at, if it waits).
+    pub async fn latest_gate(&self, run_id: &str) -> Result<Option<Run>> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE run_id = ? ORDER BY rowid DESC LIMIT 1"
+        ))
+        .bind(run_id)
+        .fetch_optional(&mut *self.conns.get().await?)
+        .await?;
+        row.map(|r| run_from_row(&r)).transpose()
+    }
+
     /// Runs in `status`, newest first.
     pub async fn list_runs(&self, status: Option<RunStatus>, limit: i64) -> Result<Vec<Run>> {
         let rows = match status {
