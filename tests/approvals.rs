@@ -200,7 +200,7 @@ async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
         .await
         .unwrap_err();
     assert!(
-        matches!(refused, clawdis_approvals::ApprovalsError::Invalid(_)),
+        matches!(refused, clawdis_approvals::ApprovalsError::Mismatch(_)),
         "{refused:?}"
     );
     assert!(

@@ -807,8 +807,20 @@ fn a_run_whose_caller_goes_away_is_stopped() {
         gone_within(pid, Duration::from_secs(15)),
         "the run's command {pid} outlived its caller"
     );
-    let runs = Client::new(&server).ok("GET", "/runs", None);
-    assert_eq!(runs["runs"][0]["status"], "cancelled", "{runs}");
+    // The kill lands before the cancel is recorded: wait for the record.
+    let client = Client::new(&server);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let runs = client.ok("GET", "/runs", None);
+        if runs["runs"][0]["status"] == "cancelled" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never recorded as cancelled: {runs}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]

@@ -285,3 +285,77 @@ fn the_workflow_service_answers_as_documented_in_use() {
     call("GET", "/webhooks/deliveries?limit=0", None);
     check(dir.path(), &document, &ex);
 }
+
+/// A workflow with both kinds of gate, args, a trigger and a webhook.
+const BOTH_GATES: &str = "name: both\nargs:\n  target: {type: string, default: prod}\nsteps:\n  - id: build\n    run: echo built\n  - id: ok\n    approval: Ship it?\n  - id: note\n    input:\n      prompt: Note?\n      responseSchema:\n        type: object\n        properties:\n          text: {type: string}\n        required: [text]\n  - id: done\n    run: echo done\n";
+
+/// Issue #33: schemathesis (PyPI) ran against the document found requests
+/// it allows and the server refused (a `limit` out of range, an empty
+/// `decision` or `pipeline`, a body that must be an object) and one it
+/// forbids and the server took. With every check it has, over every route
+/// that does not drive the browser (its coverage, fuzzing and stateful
+/// phases, the last following the document's links from each list to the
+/// routes that take its ids), it finds nothing now.
+#[test]
+fn schemathesis_finds_nothing_on_the_routes_that_do_not_drive_the_browser() {
+    let python = test_python(&["schemathesis"]);
+    let schemathesis = python.with_file_name("schemathesis");
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join("workflows")).unwrap();
+    std::fs::write(home.join("workflows/gated.lobster"), GATED).unwrap();
+    std::fs::write(home.join("workflows/both.lobster"), BOTH_GATES).unwrap();
+    let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    let c = Client::new(&server);
+    // Runs, gates and deliveries for the stateful phase to reach.
+    for workflow in ["gated", "both", "both"] {
+        let paused = c.ok("POST", "/runs", Some(json!({ "workflow": workflow })));
+        assert_eq!(paused["status"], "needs_approval", "{paused}");
+    }
+    c.ok(
+        "POST",
+        "/runs",
+        Some(json!({"pipeline": "exec --json --shell 'echo [1]'"})),
+    );
+    let out = std::process::Command::new(&schemathesis)
+        .args([
+            "run",
+            &format!("http://127.0.0.1:{}/openapi.json", server.port),
+            "--header",
+            &format!("Authorization: Bearer {}", server.token.trim()),
+            "--checks",
+            "all",
+            "--exclude-tag",
+            "browser",
+            "--exclude-tag",
+            "sessions",
+            "--phases",
+            "coverage,fuzzing,stateful",
+            "--max-examples",
+            "60",
+            "--seed",
+            "33",
+            "--workers",
+            "1",
+            "--request-timeout",
+            "10",
+        ])
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", schemathesis.display()));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "schemathesis found differences:\n{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // It ran what it says it ran: each phase, and no operation skipped.
+    for phase in ["Coverage", "Fuzzing", "Stateful"] {
+        assert!(
+            report.contains(&format!("✅ {phase}")),
+            "{phase} did not pass:\n{report}"
+        );
+    }
+    assert!(report.contains("Selected: 23/"), "{report}");
+}

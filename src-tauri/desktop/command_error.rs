@@ -27,6 +27,8 @@ impl From<ApprovalsError> for CommandError {
             ApprovalsError::Forbidden(_) => "forbidden",
             ApprovalsError::Gone(_) => "gone",
             ApprovalsError::Elsewhere(_) => "elsewhere",
+            ApprovalsError::Mismatch(_) => "mismatch",
+            ApprovalsError::Parse(_) => "parse",
             ApprovalsError::Store(_) => "store",
         };
         CommandError {

@@ -123,7 +123,7 @@ fn announce<R: Runtime>(
                 tracing::info!(id = %approval.state_key, status = %envelope["status"], "decided from a notification");
             }
             Err(e) => {
-                tracing::warn!(id = %approval.state_key, error = %e, "deciding from a notification")
+                tracing::warn!(id = %approval.state_key, error = %e, "deciding from a notification");
             }
         }
     });

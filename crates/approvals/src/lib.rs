@@ -76,6 +76,14 @@ pub enum ApprovalsError {
     /// The run is executing in another process, which alone can stop it.
     #[error("{0}")]
     Elsewhere(String),
+    /// A decision that the gate does not take (an answer for an approval
+    /// gate, an approval for an input gate).
+    #[error("{0}")]
+    Mismatch(String),
+    /// What a run was given does not parse, or does not fit the workflow
+    /// (its file, its args): Lobster's `parse_error`, and nothing runs.
+    #[error("{0}")]
+    Parse(String),
 }
 
 /// Whether `id` has the shape of a gate's short id: 8 lowercase hex digits.
@@ -212,7 +220,7 @@ impl Approvals {
     /// policy) or `expired`.
     pub async fn list_in(&self, status: Option<&str>) -> Result<Vec<Approval>, ApprovalsError> {
         let wanted: fn(ApprovalState) -> bool = match status {
-            None | Some("") => |_| true,
+            None => |_| true,
             Some("pending") => |s| s == ApprovalState::Pending,
             Some("decided") => |s| s != ApprovalState::Pending,
             Some("expired") => |s| s == ApprovalState::Expired,
@@ -278,7 +286,7 @@ impl Approvals {
             ),
             (Choice::Cancel, _) => Intent::Cancel,
             (choice, gate) => {
-                return Err(ApprovalsError::Invalid(format!(
+                return Err(ApprovalsError::Mismatch(format!(
                     "a {gate} gate does not take {choice:?}"
                 )));
             }
@@ -314,7 +322,9 @@ impl Approvals {
             }
             let now = self.get(&run.state_key).await?;
             if now.status == RunStatus::Pending {
-                return Err(ApprovalsError::Invalid(e.message.clone()));
+                // What this gate asks for is its own (its schema): the
+                // answer conflicts with it, and the gate waits on.
+                return Err(ApprovalsError::Mismatch(e.message.clone()));
             }
             let ours = now.decision == Some(decision)
                 && now.decided_via == Some(decider.via)

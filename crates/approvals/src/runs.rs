@@ -343,6 +343,12 @@ impl Runs {
         let run_id = run_id.as_str();
         let cwd = match &request.cwd {
             Some(dir) if dir.is_absolute() && dir.is_dir() => Some(dir.clone()),
+            Some(dir) if dir.is_absolute() => {
+                return Err(ApprovalsError::NotFound(format!(
+                    "cwd: no directory {}",
+                    dir.display()
+                )));
+            }
             Some(dir) => {
                 return Err(ApprovalsError::Invalid(format!(
                     "cwd: {} is not an absolute path to a directory",
@@ -368,8 +374,7 @@ impl Runs {
                         "args: a pipeline takes no args (they are for workflows)".into(),
                     ));
                 }
-                let stages = parse_pipeline(text)
-                    .map_err(|e| ApprovalsError::Invalid(format!("pipeline: {}", e.message)))?;
+                let stages = parse_pipeline(text).map_err(|e| ApprovalsError::Parse(e.message))?;
                 let cwd = cwd.unwrap_or_else(|| self.approvals.dir.clone());
                 let row = new(HistoryKind::Pipeline, None, text.clone(), &cwd);
                 Ok(Prepared {
@@ -382,16 +387,13 @@ impl Runs {
             What::Workflow(name) => {
                 let path = self.resolve(name)?;
                 let text = std::fs::read_to_string(&path).map_err(|e| {
-                    ApprovalsError::Invalid(format!(
-                        "workflow: cannot read {}: {e}",
-                        path.display()
-                    ))
+                    ApprovalsError::Parse(format!("workflow: cannot read {}: {e}", path.display()))
                 })?;
                 let workflow = file::parse(&text, &path)
-                    .map_err(|e| ApprovalsError::Invalid(format!("workflow: {}", e.message)))?;
+                    .map_err(|e| ApprovalsError::Parse(format!("workflow: {}", e.message)))?;
                 let args = Value::from_json(&args_json)
-                    .map_err(|e| ApprovalsError::Invalid(format!("args: {e}")))?;
-                check_args(&workflow, &args).map_err(ApprovalsError::Invalid)?;
+                    .map_err(|e| ApprovalsError::Parse(format!("args: {e}")))?;
+                check_args(&workflow, &args).map_err(ApprovalsError::Parse)?;
                 let name = workflow
                     .name
                     .clone()

@@ -99,7 +99,7 @@ impl Pause {
                 None => {
                     store
                         .end_history(journal.run_id(), &end, Some(&run))
-                        .await?
+                        .await?;
                 }
             },
             None => store.insert_run(&run).await?,

@@ -149,8 +149,8 @@ pub fn ok_with(fields: impl serde::Serialize) -> ApiResult {
     ok(Value::Object(body))
 }
 
-/// A JSON object body; an empty body is `{}` (OpenClaw's client sends
-/// `POST /start` with none).
+/// A JSON object body; an empty body, or JSON `null`, is `{}` (OpenClaw's
+/// client sends `POST /start` with none).
 #[derive(Debug, Default)]
 pub struct Body(pub Map<String, Value>);
 
@@ -166,6 +166,7 @@ impl<S: Send + Sync> FromRequest<S> for Body {
         }
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(map)) => Ok(Body(map)),
+            Ok(Value::Null) => Ok(Body::default()),
             Ok(_) => Err(ApiError::bad_request("request body must be a JSON object")),
             Err(e) => Err(ApiError::bad_request(format!(
                 "request body is not valid JSON: {e}"
@@ -184,14 +185,24 @@ impl Body {
     }
 
     /// An optional string field that, when given, must be a non-blank
-    /// string (anything else is a 400).
+    /// string (anything else is a 400; see [`NON_BLANK`]).
     pub fn text(&self, key: &str) -> Result<Option<String>, ApiError> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+            Some(Value::String(s)) if !blank(s) => Ok(Some(s.clone())),
             Some(_) => Err(ApiError::bad_request(format!(
                 "{key} must be a non-empty string"
             ))),
+        }
+    }
+
+    /// An optional free-text field (a comment, a reason): a string or
+    /// null; a blank one is none, anything else a 400.
+    pub fn note(&self, key: &str) -> Result<Option<String>, ApiError> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok((!blank(s)).then(|| s.clone())),
+            Some(_) => Err(ApiError::bad_request(format!("{key} must be a string"))),
         }
     }
 
@@ -213,6 +224,17 @@ impl Body {
     }
 }
 
+/// The document's pattern of a string that is not blank: one character
+/// besides ASCII white space, which is all [`blank`] strips (a pattern's
+/// `\s` differs between regular-expression engines).
+pub const NON_BLANK: &str = "[^ \\t\\n\\r\\f\\v]";
+
+/// Whether `text` is empty or only ASCII white space.
+pub fn blank(text: &str) -> bool {
+    text.bytes()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+}
+
 /// Query parameters.
 pub type Query = HashMap<String, String>;
 
@@ -231,6 +253,23 @@ pub fn number(q: &Query, key: &str) -> Result<Option<usize>, ApiError> {
             .map(Some)
             .map_err(|_| ApiError::bad_request(format!("{key} must be a non-negative integer"))),
     }
+}
+
+/// A query parameter that, when given, is a whole number from 1 to `max`
+/// in plain digits; anything else is a 400.
+pub fn count(q: &Query, key: &str, max: u32) -> Result<Option<u32>, ApiError> {
+    let Some(text) = q.get(key) else {
+        return Ok(None);
+    };
+    text.bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| text.parse::<u32>().ok())
+        .flatten()
+        .filter(|n| (1..=max).contains(n))
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!("{key} must be a whole number from 1 to {max}"))
+        })
 }
 
 /// Checks `?profile=` (query wins over the body's `profile`).

@@ -19,10 +19,12 @@ impl From<ApprovalsError> for ApiError {
     fn from(e: ApprovalsError) -> Self {
         match e {
             ApprovalsError::NotFound(_) => ApiError::not_found(e.to_string()),
-            ApprovalsError::AlreadyDecided(_) | ApprovalsError::Elsewhere(_) => {
-                ApiError::conflict(e.to_string())
+            ApprovalsError::AlreadyDecided(_)
+            | ApprovalsError::Elsewhere(_)
+            | ApprovalsError::Mismatch(_) => ApiError::conflict(e.to_string()),
+            ApprovalsError::Invalid(_) | ApprovalsError::Parse(_) => {
+                ApiError::bad_request(e.to_string())
             }
-            ApprovalsError::Invalid(_) => ApiError::bad_request(e.to_string()),
             ApprovalsError::Forbidden(_) => ApiError::forbidden(e.to_string()),
             ApprovalsError::Gone(_) => ApiError::new(StatusCode::GONE, e.to_string()),
             ApprovalsError::Store(_) => ApiError::internal(e.to_string()),
@@ -83,7 +85,14 @@ pub async fn decide(
         body.str("decision").unwrap_or_default(),
         body.0.get("response").cloned(),
     )?;
-    decide_as(&state, &principal, &id, choice, body.str("comment")).await
+    decide_as(
+        &state,
+        &principal,
+        &id,
+        choice,
+        body.note("comment")?.as_deref(),
+    )
+    .await
 }
 
 /// `POST /approvals/{id}/approve {comment?}`.
@@ -107,7 +116,7 @@ pub async fn approve(
         &principal,
         &id,
         Choice::Approve,
-        body.str("comment"),
+        body.note("comment")?.as_deref(),
     )
     .await
 }
@@ -129,7 +138,14 @@ pub async fn deny(
     Path(id): Path<String>,
     body: Body,
 ) -> ApiResult {
-    decide_as(&state, &principal, &id, Choice::Deny, body.str("reason")).await
+    decide_as(
+        &state,
+        &principal,
+        &id,
+        Choice::Deny,
+        body.note("reason")?.as_deref(),
+    )
+    .await
 }
 
 /// `POST /approvals/{id}/respond {response}`, checked against the input
@@ -150,7 +166,14 @@ pub async fn respond(
     body: Body,
 ) -> ApiResult {
     let choice = Choice::parse("respond", body.0.get("response").cloned())?;
-    decide_as(&state, &principal, &id, choice, body.str("comment")).await
+    decide_as(
+        &state,
+        &principal,
+        &id,
+        choice,
+        body.note("comment")?.as_deref(),
+    )
+    .await
 }
 
 /// `POST /approvals/{id}/cancel`.
@@ -160,6 +183,7 @@ pub async fn respond(
     operation_id = "post_approvals_id_cancel",
     tag = "approvals",
     params(("id" = String, Path, description = "The run id, or the gate's 8-hex approval id")),
+    request_body(content = Option<crate::openapi::CancelRequest>, content_type = "application/json"),
     responses(crate::openapi::DecisionAnswers)
 )]
 pub async fn cancel(
@@ -168,7 +192,14 @@ pub async fn cancel(
     Path(id): Path<String>,
     body: Body,
 ) -> ApiResult {
-    decide_as(&state, &principal, &id, Choice::Cancel, body.str("comment")).await
+    decide_as(
+        &state,
+        &principal,
+        &id,
+        Choice::Cancel,
+        body.note("comment")?.as_deref(),
+    )
+    .await
 }
 
 /// Resumes run `id` with `choice` in this process, exactly once, decided by

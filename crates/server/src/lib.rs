@@ -442,6 +442,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let (_, mut doc) = guarded.split_for_parts();
     let (_, links) = links.split_for_parts();
     doc.merge(links);
+    openapi::link_ids(&mut doc);
     doc
 }
 

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use axum::Form;
+use axum::extract::rejection::FormRejection;
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -93,11 +94,23 @@ pub async fn show(State(state): State<Arc<AppState>>, Path(token): Path<String>)
 }
 
 /// The form the page posts.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub struct DecisionForm {
-    decision: String,
+    /// What the person chose.
+    decision: LinkChoice,
+    /// What they said with it.
     #[serde(default)]
     comment: String,
+}
+
+/// The choices a link's page offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkChoice {
+    /// Approve the gate.
+    Approve,
+    /// Deny it.
+    Deny,
 }
 
 /// `POST /approve/{signed}` with `decision=approve|deny` and an optional
@@ -109,20 +122,26 @@ pub struct DecisionForm {
     tag = "links",
     security(()),
     params(("signed" = String, Path, description = "The signed link")),
-    request_body(content = String, description = "The page's form: decision=approve|deny", content_type = "application/x-www-form-urlencoded"),
+    request_body(content = DecisionForm, description = "The page's form", content_type = "application/x-www-form-urlencoded"),
     responses((status = 200, description = "Decided", content_type = "text/html", body = String), (status = 400, description = "No decision", content_type = "text/html", body = String), (status = 413, description = "Too large", content_type = "text/html", body = String), (status = 415, description = "Not the page's form", content_type = "text/plain", body = String), (status = 403, description = "A forged link, or a foreign Host or page", content_type = "text/html", body = String), (status = 410, description = "Used or expired", content_type = "text/html", body = String))
 )]
 pub async fn decide(
     State(state): State<Arc<AppState>>,
     Path(token): Path<String>,
-    Form(form): Form<DecisionForm>,
+    form: Result<Form<DecisionForm>, FormRejection>,
 ) -> Response {
-    let choice = match form.decision.as_str() {
-        "approve" => Choice::Approve,
-        "deny" => Choice::Deny,
-        _ => {
+    let form = match form {
+        Ok(Form(form)) => form,
+        Err(e @ (FormRejection::InvalidFormContentType(_) | FormRejection::BytesRejection(_))) => {
+            return e.into_response();
+        }
+        Err(_) => {
             return error_page(StatusCode::BAD_REQUEST, "decision must be approve or deny");
         }
+    };
+    let choice = match form.decision {
+        LinkChoice::Approve => Choice::Approve,
+        LinkChoice::Deny => Choice::Deny,
     };
     let approved = choice == Choice::Approve;
     let comment = Some(form.comment.trim().to_string()).filter(|c| !c.is_empty());

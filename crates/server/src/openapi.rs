@@ -12,11 +12,16 @@
     reason = "the structs here describe JSON for the document; nothing builds them"
 )]
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
+use utoipa::openapi::link::LinkBuilder;
+use utoipa::openapi::schema::{
+    AllOfBuilder, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
+};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{IntoParams, IntoResponses, Modify, OpenApi, ToSchema};
+use utoipa::openapi::{OpenApi as Document, RefOr};
+use utoipa::{IntoParams, IntoResponses, Modify, OpenApi, PartialSchema, ToSchema};
+
+use crate::api::NON_BLANK;
 
 /// The document's frame: title, security, tags. The paths come from the
 /// router.
@@ -165,20 +170,111 @@ pub struct Envelope {
     run_id: Option<String>,
 }
 
-/// `POST /runs`: a named workflow (or an absolute path) with args, or a
-/// pipeline.
+/// `POST /runs`: a pipeline, or a named workflow (or an absolute path)
+/// with args; exactly one of the two.
+pub struct RunRequest;
+
+impl PartialSchema for RunRequest {
+    fn schema() -> RefOr<Schema> {
+        let nullable = |ty: Type| [ty, Type::Null].into_iter().collect::<SchemaType>();
+        let absent = || ObjectBuilder::new().schema_type(Type::Null);
+        let common = |what: &str, other: &str, text: &str| {
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .property(
+                    what,
+                    AllOfBuilder::new()
+                        .item(
+                            ObjectBuilder::new()
+                                .schema_type(Type::String)
+                                .pattern(Some(NON_BLANK)),
+                        )
+                        .description(Some(text)),
+                )
+                .required(what)
+                .property(other, absent())
+                .property(
+                    "cwd",
+                    ObjectBuilder::new()
+                        .schema_type(nullable(Type::String))
+                        .pattern(Some("^/"))
+                        .description(Some(
+                            "Where its steps run: an absolute path to a directory (404 if there is none)",
+                        )),
+                )
+                .property(
+                    "wait",
+                    ObjectBuilder::new()
+                        .schema_type(nullable(Type::Boolean))
+                        .description(Some("false: answer at once (202) and let the run go on")),
+                )
+        };
+        let pipeline = common(
+            "pipeline",
+            "workflow",
+            "A pipeline, as `lobster run` takes it",
+        )
+        .property(
+            "args",
+            ObjectBuilder::new()
+                .schema_type(nullable(Type::Object))
+                .max_properties(Some(0))
+                .description(Some("A pipeline takes no args")),
+        );
+        let mut workflow = common(
+            "workflow",
+            "pipeline",
+            "A workflow's name from GET /workflows (no `/`), or an absolute path to a workflow file",
+        )
+        .property(
+            "args",
+            ObjectBuilder::new()
+                .schema_type(nullable(Type::Object))
+                .description(Some("The workflow's args (parse_error if it does not take them)")),
+        )
+        .build();
+        // A name, or an absolute path: a relative path is refused.
+        if let Some(RefOr::T(Schema::AllOf(name))) = workflow.properties.get_mut("workflow") {
+            name.items.push(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .pattern(Some("^(?:/|[^/]*$)"))
+                    .into(),
+            );
+        }
+        OneOfBuilder::new()
+            .item(pipeline)
+            .item(workflow)
+            .description(Some(
+                "A pipeline, or a workflow with args. A pipeline that does not parse, or args \
+                 the workflow does not take, answer Lobster's parse_error envelope (200) and \
+                 run nothing.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for RunRequest {}
+
+/// A run's status, as `GET /runs?status=` names it.
 #[derive(ToSchema)]
-pub struct RunRequest {
-    /// A workflow's name from `GET /workflows`, or an absolute path.
-    workflow: Option<String>,
-    /// A pipeline, as `lobster run` takes it.
-    pipeline: Option<String>,
-    /// The workflow's args.
-    args: Option<BTreeMap<String, Value>>,
-    /// Where its steps run: an absolute directory.
-    cwd: Option<String>,
-    /// `false`: answer at once (202) and let the run go on.
-    wait: Option<bool>,
+#[serde(rename_all = "snake_case")]
+pub enum RunStatusWord {
+    Running,
+    Ok,
+    NeedsApproval,
+    NeedsInput,
+    Cancelled,
+    Failed,
+}
+
+/// A gate's state, as `GET /approvals?status=` names it.
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GateStateWord {
+    Pending,
+    Decided,
+    Expired,
 }
 
 /// A step of a run.
@@ -259,12 +355,15 @@ pub struct RunExport {
 #[into_params(parameter_in = Query)]
 pub struct RunsQuery {
     /// Only runs in this status.
+    #[param(inline, value_type = Option<RunStatusWord>)]
     status: Option<String>,
     /// Only runs of this workflow.
     workflow: Option<String>,
-    /// How many (50 unless given, at most 500).
+    /// How many (50 unless given).
+    #[param(minimum = 1, maximum = 500)]
     limit: Option<u32>,
     /// The `next` of the previous page.
+    #[param(pattern = "^[0-9]{1,18}$")]
     cursor: Option<String>,
 }
 
@@ -305,20 +404,52 @@ pub struct ApprovalAnswer {
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ApprovalsQuery {
-    /// `pending`, `decided` or `expired`.
+    /// Only gates in this state.
+    #[param(inline, value_type = Option<GateStateWord>)]
     status: Option<String>,
 }
 
 /// `POST /approvals/{id}`: the one-route form of the decisions.
-#[derive(ToSchema)]
-pub struct DecideRequest {
-    /// `approve`, `deny`, `cancel` or `respond`.
-    decision: String,
-    /// An input gate's answer.
-    response: Option<Value>,
-    /// Kept with the decision.
-    comment: Option<String>,
+pub struct DecideRequest;
+
+impl PartialSchema for DecideRequest {
+    fn schema() -> RefOr<Schema> {
+        let comment = || {
+            ObjectBuilder::new()
+                .schema_type(
+                    [Type::String, Type::Null]
+                        .into_iter()
+                        .collect::<SchemaType>(),
+                )
+                .description(Some("Kept with the decision"))
+        };
+        let decision = |words: &[&str]| {
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(words.iter().copied()))
+        };
+        let decide = ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property("decision", decision(&["approve", "deny", "cancel"]))
+            .required("decision")
+            .property("comment", comment());
+        let respond = ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property("decision", decision(&["respond"]))
+            .required("decision")
+            .property(
+                "response",
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::AnyValue)
+                    .description(Some("The input gate's answer, checked against its schema")),
+            )
+            .required("response")
+            .property("comment", comment());
+        OneOfBuilder::new().item(decide).item(respond).into()
+    }
 }
+
+impl ToSchema for DecideRequest {}
 
 /// `POST /approvals/{id}/approve`.
 #[derive(ToSchema)]
@@ -337,6 +468,15 @@ pub struct DenyRequest {
 pub struct RespondRequest {
     /// Checked against the gate's schema.
     response: Value,
+    /// Kept with the decision.
+    comment: Option<String>,
+}
+
+/// `POST /approvals/{id}/cancel`.
+#[derive(ToSchema)]
+pub struct CancelRequest {
+    /// Kept with the decision.
+    comment: Option<String>,
 }
 
 /// A decision taken: the resumed run's envelope.
@@ -656,7 +796,8 @@ pub struct DeliveryAnswer {
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct DeliveriesQuery {
-    /// 1 to 1000 (100 unless given).
+    /// How many (100 unless given).
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
 }
 
@@ -714,4 +855,92 @@ pub enum ServiceErrors {
     /// The store failed.
     #[response(status = 500)]
     Failed(ErrorBody),
+}
+
+/// Where the ids a route answers lead: (operation, status, the JSON pointer
+/// of the id in its answer, the operations that take it as `{id}`).
+const LINKS: &[(&str, &str, &str, &[&str])] = &[
+    (
+        "get_runs",
+        "200",
+        "/runs/0/runId",
+        &[
+            "get_runs_id",
+            "post_runs_id_cancel",
+            "get_runs_id_export",
+            "get_approvals_id",
+        ],
+    ),
+    (
+        "post_runs",
+        "200",
+        "/runId",
+        &[
+            "get_runs_id",
+            "get_approvals_id",
+            "post_approvals_id_approve",
+            "post_approvals_id_respond",
+        ],
+    ),
+    (
+        "post_runs",
+        "202",
+        "/runId",
+        &["get_runs_id", "post_runs_id_cancel", "get_runs_id_export"],
+    ),
+    (
+        "get_approvals",
+        "200",
+        "/approvals/0/id",
+        &[
+            "get_approvals_id",
+            "post_approvals_id",
+            "post_approvals_id_approve",
+            "post_approvals_id_deny",
+            "post_approvals_id_respond",
+            "post_approvals_id_cancel",
+            "get_runs_id",
+        ],
+    ),
+    (
+        "get_triggers",
+        "200",
+        "/triggers/0/id",
+        &["post_triggers_id_pause", "post_triggers_id_resume"],
+    ),
+    (
+        "get_webhooks_deliveries",
+        "200",
+        "/deliveries/0/id",
+        &[
+            "get_webhooks_deliveries_id",
+            "post_webhooks_deliveries_id_redeliver",
+        ],
+    ),
+];
+
+/// Adds [`LINKS`] to `doc`: each list answer names the routes that take
+/// the ids it lists (a client, or a stateful test, follows them).
+pub fn link_ids(doc: &mut Document) {
+    for path in doc.paths.paths.values_mut() {
+        for operation in [&mut path.get, &mut path.post].into_iter().flatten() {
+            let Some(id) = operation.operation_id.clone() else {
+                continue;
+            };
+            for (from, status, pointer, targets) in LINKS.iter().filter(|l| l.0 == id) {
+                let Some(RefOr::T(response)) = operation.responses.responses.get_mut(*status)
+                else {
+                    continue;
+                };
+                for target in *targets {
+                    let link = LinkBuilder::new()
+                        .operation_id(*target)
+                        .parameter("id", format!("$response.body#{pointer}"))
+                        .description(format!("The id {from} answers, for {target}"))
+                        .build();
+                    response.links.insert((*target).to_string(), RefOr::T(link));
+                }
+            }
+        }
+    }
 }

@@ -10,7 +10,9 @@ use axum::Json;
 use axum::extract::{Path, Query as Q, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use clawdis_approvals::{Channel, Decider, HistoryStatus, RunQuery, RunRequest, What};
+use clawdis_approvals::{
+    ApprovalsError, Channel, Decider, HistoryStatus, MAX_PAGE, RunQuery, RunRequest, What,
+};
 use serde_json::json;
 
 use crate::api::{ApiError, ApiResult, Body, Query, ok};
@@ -39,7 +41,13 @@ pub async fn start(
         Some(_) => return Err(ApiError::bad_request("wait must be true or false")),
     };
     let runs = state.runs().await?;
-    let started = runs.start(request).await?;
+    let started = match runs.start(request).await {
+        Ok(started) => started,
+        // Nothing runs: answered as `lobster run` prints it, and not
+        // recorded.
+        Err(ApprovalsError::Parse(message)) => return ok(parse_error(&message)),
+        Err(e) => return Err(e.into()),
+    };
     let run_id = started.run_id.clone();
     if !wait {
         let answer = json!({
@@ -58,6 +66,12 @@ pub async fn start(
         fields.insert("runId".into(), json!(run_id));
     }
     ok(envelope)
+}
+
+/// Lobster's envelope for a run that does not parse: `parse_error`.
+fn parse_error(message: &str) -> serde_json::Value {
+    let envelope = clawdis_engine::Envelope::from(clawdis_engine::Error::parse(message));
+    serde_json::from_str(&envelope.to_value().to_json()).unwrap_or_default()
 }
 
 /// The run a `POST /runs` body asks for, started by `principal`.
@@ -101,18 +115,22 @@ pub(crate) fn run_request(body: &Body, principal: &Principal) -> Result<RunReque
 )]
 pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
     let status = match q.get("status").map(String::as_str) {
-        None | Some("") => None,
+        None => None,
         Some(word) => Some(HistoryStatus::parse(word).ok_or_else(|| {
             ApiError::bad_request(format!(
                 "status must be one of running, ok, needs_approval, needs_input, cancelled, failed (got {word:?})"
             ))
         })?),
     };
-    let limit = match crate::api::number(&q, "limit")? {
-        None => 0,
-        Some(0) => return Err(ApiError::bad_request("limit must be at least 1")),
-        Some(n) => u32::try_from(n).unwrap_or(u32::MAX),
-    };
+    let limit = crate::api::count(&q, "limit", MAX_PAGE)?.unwrap_or(0);
+    let cursor = q.get("cursor").cloned();
+    if let Some(cursor) = &cursor
+        && !is_cursor(cursor)
+    {
+        return Err(ApiError::bad_request(format!(
+            "cursor: {cursor:?} is not a cursor this server gave (pass back `next`)"
+        )));
+    }
     let page = state
         .runs()
         .await?
@@ -120,10 +138,16 @@ pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResu
             status,
             workflow: q.get("workflow").filter(|w| !w.is_empty()).cloned(),
             limit,
-            cursor: q.get("cursor").cloned(),
+            cursor,
         })
         .await?;
     ok(json!(page))
+}
+
+/// Whether `text` has the shape of the `next` a page answers: a run's
+/// place in the history (the document's `CURSOR` pattern).
+fn is_cursor(text: &str) -> bool {
+    (1..=18).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `GET /runs/{runId}`: the run with its steps and decisions.

@@ -8,7 +8,7 @@ use axum::extract::{Path, Query as Q, State};
 use serde_json::json;
 
 use crate::AppState;
-use crate::api::{ApiError, ApiResult, Query, ok};
+use crate::api::{ApiResult, Query, ok};
 
 /// How many deliveries a list answers unless `limit` says otherwise.
 const DEFAULT_LIMIT: u32 = 100;
@@ -27,18 +27,7 @@ const MAX_LIMIT: u32 = 1_000;
     responses((status = 200, description = "OK", body = crate::openapi::DeliveryList), crate::openapi::ServiceErrors)
 )]
 pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResult {
-    let limit = match q.get("limit") {
-        None => DEFAULT_LIMIT,
-        Some(text) => text
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=MAX_LIMIT).contains(n))
-            .ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "limit must be a whole number from 1 to {MAX_LIMIT}"
-                ))
-            })?,
-    };
+    let limit = crate::api::count(&q, "limit", MAX_LIMIT)?.unwrap_or(DEFAULT_LIMIT);
     let deliveries = state.webhooks().await?.deliveries(limit).await?;
     ok(json!({ "deliveries": deliveries }))
 }
