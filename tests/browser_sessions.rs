@@ -1392,3 +1392,86 @@ fn a_busy_session_is_described_without_waiting_for_its_action() {
     let after = c.ok("GET", &path, None);
     assert!(after.get("busy").is_none(), "{after}");
 }
+
+/// Issue 33: input types without a selection API (email, number) and the
+/// picked ones (date, time, month, colour, range) fill, read back and
+/// verify like text fields, through the sessions and through `/act`.
+#[test]
+fn email_number_and_picked_inputs_fill_and_read_back() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/built/fields.html"));
+    let r = s.ok(
+        "fill",
+        json!({ "fields": [
+            { "selector": { "type": "label", "text": "Email" }, "value": "ada@example.org" },
+            { "selector": "#guests", "value": 4 },
+            { "selector": "#arrival", "value": "2026-12-24" },
+            { "selector": "#time", "value": "09:30" },
+            { "selector": "#colour", "value": "#FF8800" },
+            { "selector": "#volume", "value": "7" },
+            { "selector": "#month", "value": "2026-12" },
+            { "selector": "#site", "value": "https://example.org/" }
+        ] }),
+    );
+    let values = json!([
+        "ada@example.org",
+        "4",
+        "2026-12-24",
+        "09:30",
+        "#ff8800",
+        "7",
+        "2026-12",
+        "https://example.org/"
+    ]);
+    let read = "['email', 'guests', 'arrival', 'time', 'colour', 'volume', 'month', 'site']";
+    assert_eq!(
+        s.eval(&format!(
+            "{read}.map((id) => document.getElementById(id).value)"
+        )),
+        values,
+        "{r}"
+    );
+    // The page saw each value arrive as input.
+    assert_eq!(
+        s.eval(&format!("{read}.map((id) => window.seen[id])")),
+        values,
+        "{r}"
+    );
+    // Typing replaces by default, appends with clear: false, and goes key
+    // by key when asked.
+    let r = s.ok(
+        "type",
+        json!({ "selector": "#email", "text": "grace@example.org" }),
+    );
+    assert_eq!(r["data"]["value"], "grace@example.org", "{r}");
+    let r = s.ok(
+        "type",
+        json!({ "selector": "#backup", "text": "example.org", "clear": false }),
+    );
+    assert_eq!(r["data"]["value"], "ada@example.org", "{r}");
+    let r = s.ok(
+        "type",
+        json!({ "selector": "#rooms", "text": "2", "clear": false }),
+    );
+    assert_eq!(r["data"]["value"], "12", "{r}");
+    let r = s.ok(
+        "type",
+        json!({ "selector": "#guests", "text": "12", "slowly": true }),
+    );
+    assert_eq!(r["data"]["value"], "12", "{r}");
+    // A number field takes no letters: verified, not assumed.
+    s.failed(
+        "type",
+        json!({ "selector": "#guests", "text": "many" }),
+        "verify_failed",
+    );
+    // OpenClaw's /act types through the same engine.
+    let (status, r) = c.call(
+        "POST",
+        "/act",
+        Some(json!({ "kind": "type", "sessionId": s.id, "selector": "#email", "text": "ada@lovelace.org" })),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(s.eval("email.value"), "ada@lovelace.org");
+}
