@@ -13,27 +13,26 @@ fn act(c: &Client, id: &str, action: &str, body: Value) -> Value {
 }
 
 /// Opens `page` in a new session, clicks Buy (which a banner covers until
-/// it is answered), and returns the session id and every `handled` entry.
+/// it is answered), and returns the session id and the click's `handled`
+/// entries: what was handled on the way is in the action's own result.
 fn buy_on(c: &Client, url: &str) -> (String, Vec<Value>) {
     let (status, s) = c.call("POST", "/sessions", Some(json!({ "url": url })));
     assert_eq!(status, 201, "{s}");
     let id = s["sessionId"].as_str().unwrap().to_string();
-    let mut handled = Vec::new();
     let r = act(
         c,
         &id,
         "click",
         json!({ "selector": "#buy", "timeout": "medium" }),
     );
-    handled.extend(r["handled"].as_array().cloned().unwrap_or_default());
-    let r = act(
+    let handled = r["handled"].as_array().cloned().unwrap_or_default();
+    let bought = act(
         c,
         &id,
         "evaluate",
         json!({ "script": "window.bought === true" }),
     );
-    assert_eq!(r["data"]["result"], true, "the click reached Buy");
-    handled.extend(r["handled"].as_array().cloned().unwrap_or_default());
+    assert_eq!(bought["data"]["result"], true, "the click reached Buy");
     (id, handled)
 }
 
@@ -41,16 +40,27 @@ fn eval(c: &Client, id: &str, script: &str) -> Value {
     act(c, id, "evaluate", json!({ "script": script }))["data"]["result"].clone()
 }
 
-fn declined(handled: &[Value], cmp: &str) {
+/// The entry that reports the banner of `cmp` declined by `by` (`rules`
+/// or `fallback`): named, with what was pressed and the choice made.
+fn declined(handled: &[Value], cmp: &str, by: &str) -> Value {
+    let entry = handled
+        .iter()
+        .find(|h| {
+            h["kind"] == "consent"
+                && h["cmp"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_lowercase()
+                    .contains(&cmp.to_lowercase())
+        })
+        .unwrap_or_else(|| panic!("the {cmp} banner is reported as declined: {handled:?}"))
+        .clone();
+    assert_eq!(entry["by"], by, "{entry}");
     assert!(
-        handled.iter().any(|h| h["kind"] == "consent"
-            && h["detail"]
-                .as_str()
-                .unwrap_or_default()
-                .to_lowercase()
-                .contains(&cmp.to_lowercase())),
-        "the banner is reported as declined: {handled:?}"
+        ["reject", "necessary", "save"].contains(&entry["choice"].as_str().unwrap_or_default()),
+        "{entry}"
     );
+    entry
 }
 
 #[test]
@@ -68,7 +78,7 @@ fn banners_of_three_consent_libraries_are_declined() {
         &c,
         &format!("http://127.0.0.1:{pages}/consent/vanilla.html"),
     );
-    declined(&handled, "cookieconsent");
+    declined(&handled, "cookieconsent", "rules");
     let prefs = eval(&c, &id, "CookieConsent.getUserPreferences()");
     assert_eq!(prefs["acceptType"], "necessary", "{prefs}");
     assert_eq!(prefs["acceptedCategories"], json!(["necessary"]), "{prefs}");
@@ -76,7 +86,7 @@ fn banners_of_three_consent_libraries_are_declined() {
 
     // klaro: "Decline".
     let (id, handled) = buy_on(&c, &format!("http://127.0.0.1:{pages}/consent/klaro.html"));
-    declined(&handled, "klaro");
+    declined(&handled, "klaro", "rules");
     let consents = eval(&c, &id, "klaro.getManager().consents");
     assert_eq!(consents, json!({ "analytics": false, "ads": false }));
     assert_eq!(eval(&c, &id, "klaro.getManager().confirmed"), true);
@@ -87,7 +97,7 @@ fn banners_of_three_consent_libraries_are_declined() {
         &c,
         &format!("http://127.0.0.1:{pages}/consent/tarteaucitron.html"),
     );
-    declined(&handled, "tarteaucitron");
+    declined(&handled, "tarteaucitron", "rules");
     let cookie = eval(&c, &id, "document.cookie");
     assert!(
         cookie.as_str().unwrap().contains("youtube=false"),

@@ -744,6 +744,15 @@ fn newsletter_modals_are_closed_and_chat_widgets_moved_aside() {
             .contains("No thanks"),
         "{r}"
     );
+    // The result names the modal and what was pressed.
+    assert_eq!(r["handled"][0]["clicked"], "No thanks", "{r}");
+    assert!(
+        r["handled"][0]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("newsletter"),
+        "{r}"
+    );
     assert_eq!(
         s.eval("[window.declined === true, window.subscribed === true]"),
         json!([true, false])
@@ -751,6 +760,13 @@ fn newsletter_modals_are_closed_and_chat_widgets_moved_aside() {
     // 20: the chat widget covers Help: moved out of the way, reported.
     let r = s.ok("click", json!({ "selector": "#help" }));
     assert_eq!(r["handled"][0]["kind"], "chat", "{r}");
+    assert!(
+        r["handled"][0]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("chat-widget"),
+        "{r}"
+    );
     assert!(
         r["handled"][0]["detail"]
             .as_str()

@@ -105,11 +105,14 @@ pub(crate) async fn clear(tab: &Tab<'_>, at: (f64, f64), attempt: &mut Attempt) 
             attempt.handled.push(Handled {
                 kind: "chat",
                 detail: format!("hid the chat widget {what}, which covered the target"),
+                name: Some(what.to_string()),
+                ..Handled::default()
             });
             tracing::info!(%what, "hid a chat widget");
             Ok(true)
         }
         Some("modal") => {
+            let clicked;
             let how = match &close {
                 Some(close) => {
                     let label = call(tab, close, "function () { return (this.getAttribute('aria-label') || this.textContent || '').trim(); }").await?;
@@ -145,10 +148,14 @@ pub(crate) async fn clear(tab: &Tab<'_>, at: (f64, f64), attempt: &mut Attempt) 
                         Duration::ZERO,
                     )
                     .await?;
-                    format!("with its \"{}\" button", label.as_str().unwrap_or("close"))
+                    let label = label.as_str().unwrap_or("close").to_string();
+                    let how = format!("with its \"{label}\" button");
+                    clicked = Some(label);
+                    how
                 }
                 None if info.get("dialog") == Some(&json!(true)) => {
                     input::press(tab.page, "Escape", Duration::ZERO).await?;
+                    clicked = Some("Escape".to_string());
                     "with Escape".to_string()
                 }
                 None => return Ok(false),
@@ -159,6 +166,9 @@ pub(crate) async fn clear(tab: &Tab<'_>, at: (f64, f64), attempt: &mut Attempt) 
                     attempt.handled.push(Handled {
                         kind: "modal",
                         detail: format!("closed {what} {how}: it covered the target"),
+                        name: Some(what.to_string()),
+                        clicked: clicked.clone(),
+                        ..Handled::default()
                     });
                     tracing::info!(%what, %how, "closed a modal");
                     return Ok(true);
