@@ -1491,3 +1491,33 @@ fn email_number_and_picked_inputs_fill_and_read_back() {
     assert_eq!(status, 200, "{r}");
     assert_eq!(s.eval("email.value"), "ada@lovelace.org");
 }
+
+/// Issue 33: a checkbox or radio button hidden from sight and drawn by its
+/// label (the `sr-only` pattern, or `display: none`) is checked through
+/// its label, and the input's state is what is verified.
+#[test]
+fn hidden_checkboxes_and_radios_are_checked_through_their_labels() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/built/toggles.html"));
+    let r = s.ok("check", json!({ "selector": "#news" }));
+    assert_eq!(
+        r["data"],
+        json!({ "checked": true, "changed": true }),
+        "{r}"
+    );
+    s.ok(
+        "check",
+        json!({ "selector": { "type": "aria", "role": "radio", "name": "Pro" } }),
+    );
+    s.ok("check", json!({ "selector": "#dark" }));
+    s.ok("uncheck", json!({ "selector": "#news" }));
+    // The page's own change handlers ran, from trusted input.
+    assert_eq!(
+        s.eval("[news.checked, pro.checked, basic.checked, dark.checked, window.changes]"),
+        json!([false, true, false, true, ["news", "pro", "dark", "news"]])
+    );
+    // A plain click on the hidden input goes through its label as well.
+    s.ok("click", json!({ "selector": "#dark" }));
+    assert_eq!(s.eval("dark.checked"), false);
+}
