@@ -104,3 +104,101 @@ fn banners_of_three_consent_libraries_are_declined() {
         "{cookie}"
     );
 }
+
+/// Consent libraries autoconsent's rules leave up, unmodified from npm:
+/// the fallback finds the control that declines inside the covering banner
+/// (open shadow roots included), presses it with trusted input, and
+/// reports it; a banner that offers nothing but agreeing stays `covered`.
+#[test]
+fn banners_the_rules_leave_up_are_declined_by_the_fallback() {
+    for package in [
+        "orejime",
+        "@porscheofficial/cookie-consent-banner",
+        "@beyonk/gdpr-cookie-consent-banner",
+    ] {
+        require_npm(package);
+    }
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+
+    // orejime's forced modal: its "Decline all apps" only turns the
+    // purposes off (the rules press it and stop there); saving with every
+    // purpose off answers it.
+    let (id, handled) = buy_on(
+        &c,
+        &format!("http://127.0.0.1:{pages}/consent/orejime.html"),
+    );
+    let entry = declined(&handled, "orejime", "fallback");
+    assert_eq!(entry["choice"], "save", "{entry}");
+    assert_eq!(
+        eval(
+            &c,
+            &id,
+            "[orejime.manager.getConsent('analytics'), orejime.manager.getConsent('ads')]"
+        ),
+        json!([false, false])
+    );
+    c.ok("DELETE", &format!("/sessions/{id}"), None);
+
+    // Porsche's web component, in its open shadow root: only the required
+    // cookies.
+    let (id, handled) = buy_on(
+        &c,
+        &format!("http://127.0.0.1:{pages}/consent/porsche.html"),
+    );
+    let entry = declined(&handled, "cookie-consent-banner", "fallback");
+    assert_eq!(entry["choice"], "necessary", "{entry}");
+    assert_eq!(
+        entry["clicked"],
+        "Continue with technically required cookies only"
+    );
+    assert_eq!(
+        eval(&c, &id, "window.consent.acceptedCategories"),
+        json!(["technically_required"])
+    );
+    c.ok("DELETE", &format!("/sessions/{id}"), None);
+
+    // Beyonk's Svelte web component: "Reject all".
+    let (id, handled) = buy_on(&c, &format!("http://127.0.0.1:{pages}/consent/beyonk.html"));
+    let entry = declined(&handled, "cookie-consent-banner", "fallback");
+    assert_eq!(
+        (entry["choice"].as_str(), entry["clicked"].as_str()),
+        (Some("reject"), Some("Reject all"))
+    );
+    assert_eq!(
+        eval(&c, &id, "window.agreed"),
+        json!({ "necessary": true, "tracking": false, "analytics": false, "marketing": false })
+    );
+    c.ok("DELETE", &format!("/sessions/{id}"), None);
+
+    // The same component offering only "Agree and continue": nothing is
+    // pressed, and the click is a typed `covered` naming the banner.
+    let (status, s) = c.call(
+        "POST",
+        "/sessions",
+        Some(json!({ "url": format!("http://127.0.0.1:{pages}/consent/porsche-agree-only.html") })),
+    );
+    assert_eq!(status, 201, "{s}");
+    let id = s["sessionId"].as_str().unwrap().to_string();
+    let (status, r) = c.call(
+        "POST",
+        &format!("/sessions/{id}/click"),
+        Some(json!({ "selector": "#buy", "timeout": 3000 })),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["error"]["code"], "covered", "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Agree and continue"),
+        "{r}"
+    );
+    assert!(r.get("handled").is_none(), "{r}");
+    assert_eq!(
+        eval(&c, &id, "[window.bought === true, document.cookie]"),
+        json!([false, ""])
+    );
+}

@@ -202,6 +202,7 @@ impl Consent {
                 tracing::info!(%cmp, ?clicked, "cookie banner declined");
                 let choice = choice_of(clicked.last().map(String::as_str));
                 let pressed = (!clicked.is_empty()).then(|| clicked.join("\", then \""));
+                let last = clicked.last().cloned();
                 s.handled.push(Handled {
                     kind: "consent",
                     detail: format!(
@@ -214,7 +215,7 @@ impl Consent {
                     ),
                     cmp: Some(cmp),
                     choice: Some(choice),
-                    clicked: pressed,
+                    clicked: last,
                     by: Some("rules"),
                     ..Handled::default()
                 });
@@ -232,6 +233,15 @@ impl Consent {
     /// What was done since the last call.
     pub fn take_handled(&self) -> Vec<Handled> {
         std::mem::take(&mut self.state.lock().unwrap_or_else(|e| e.into_inner()).handled)
+    }
+
+    /// Whether no banner the rules found is being answered.
+    pub fn idle(&self) -> bool {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .open
+            .is_empty()
     }
 
     /// Waits (at most `limit`) until no banner found is still being

@@ -118,7 +118,8 @@ pub struct Handled {
     /// choice).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub choice: Option<&'static str>,
-    /// What was pressed: a control's label, or a key.
+    /// What was pressed (the last control, when there were several): a
+    /// control's label, or a key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clicked: Option<String>,
     /// Who answered a consent banner: `rules` (autoconsent) or `fallback`.
@@ -337,6 +338,11 @@ pub(crate) struct Attempt {
     pub handled: Vec<Handled>,
     /// Popups the watchdog dealt with.
     pub popups: u32,
+    /// When a cookie banner left to the fallback was first seen covering
+    /// the target.
+    pub banner_since: Option<Instant>,
+    /// The labels of the banner controls the fallback pressed.
+    pub pressed: Vec<String>,
 }
 
 async fn run_verb(tab: &Tab<'_>, request: &Request, attempt: &mut Attempt) -> Step<Option<Value>> {
