@@ -1521,3 +1521,48 @@ fn hidden_checkboxes_and_radios_are_checked_through_their_labels() {
     s.ok("click", json!({ "selector": "#dark" }));
     assert_eq!(s.eval("dark.checked"), false);
 }
+
+/// Issue 33: elements inside a frame from another site (out of process)
+/// appear in the snapshot with refs that actions accept, as those of a
+/// same-site frame do, and keep them across snapshots.
+#[test]
+fn refs_reach_into_a_frame_from_another_site() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(
+        &c,
+        &format!("http://127.0.0.1:{pages}/hard/cross-site.html?port={pages}"),
+    );
+    s.ok(
+        "wait",
+        json!({ "js": "document.body.dataset.loaded === 'yes'" }),
+    );
+    let snap = c.ok("GET", &format!("/snapshot?sessionId={}", s.id), None);
+    let text = snap["snapshot"].as_str().unwrap();
+    let button = clawdis_e2e::control::ref_named(&snap["refs"], "button", "Frame button");
+    let field = clawdis_e2e::control::ref_named(&snap["refs"], "textbox", "Frame field");
+    // Drawn under the iframe that holds them.
+    let iframe = text.find("Other site").expect(text);
+    assert!(
+        text[iframe..].contains(&format!("[ref={button}]")),
+        "{text}"
+    );
+    s.ok("click", json!({ "ref": button }));
+    s.ok(
+        "wait",
+        json!({ "js": "window.framePosted && window.framePosted.said === 'clicked in other'" }),
+    );
+    let r = s.ok("type", json!({ "ref": field, "text": "typed by ref" }));
+    assert_eq!(r["data"]["value"], "typed by ref", "{r}");
+    s.ok(
+        "wait",
+        json!({ "js": "window.framePosted && window.framePosted.field === 'typed by ref'" }),
+    );
+    // The same elements keep their refs in the next snapshot.
+    assert_eq!(snapshot_ref(&c, &s.id, "textbox", "Frame field"), field);
+    // The page itself never reached into the frame.
+    assert_eq!(
+        s.eval("document.querySelector('iframe').contentDocument === null"),
+        json!(true)
+    );
+}
