@@ -1566,3 +1566,20 @@ fn refs_reach_into_a_frame_from_another_site() {
         json!(true)
     );
 }
+
+/// A control drawn by its own pseudo-element (TodoMVC's `.toggle::after`,
+/// an icon button's `::before`) is the control the pointer reaches: the
+/// hit test must not call the pseudo-element something else covering it.
+#[test]
+fn controls_drawn_by_their_pseudo_elements_are_reached() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/built/pseudo.html"));
+    let r = s.ok("check", json!({ "selector": "#done", "timeout": 2000 }));
+    assert_eq!(r["data"]["changed"], true, "{r}");
+    s.ok("click", json!({ "selector": "#remove", "timeout": 2000 }));
+    assert_eq!(
+        s.eval("[document.getElementById('done').checked, window.removed === true]"),
+        json!([true, true])
+    );
+}
