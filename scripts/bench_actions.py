@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The action engine's bench: the hard-page fixture suite (tests/fixtures/
-pages/hard, consent/) run ROUNDS times in a row, through `clawdis serve`'s
-session routes and, side by side, through @playwright/mcp (npm, stdio,
-pointed at the same Chromium).
+pages/hard, built/, consent/: pages we wrote, some with real consent
+libraries) and pages we did not write, as their npm packages ship them
+(TodoMVC's demo apps, GOV.UK Frontend's component examples), run ROUNDS
+times in a row, through `clawdis serve`'s session routes and, side by
+side, through @playwright/mcp (npm, stdio, pointed at the same Chromium).
+Success rates are reported for the two kinds of page apart.
 
 Every step says whether it can succeed and carries an oracle: a JavaScript
 expression read from the page after the step that is true only if the
@@ -25,6 +28,10 @@ is a click on the label and then `browser_file_upload`, and a dialog an
 action raises is answered by `browser_handle_dialog` with clawdis's default
 policy (accept alerts, dismiss confirms), its time counted in the action's.
 
+A target may be {"ref": [role, name]}: the ref the session's snapshot gives
+that element, looked up before the step is timed. An "act" step goes
+through OpenClaw's `/act` route with the session (type with submit, press).
+
 Usage: bench_actions.py CLAWDIS_BIN HOME ROUNDS [--no-pw]
 """
 import http.client
@@ -42,21 +49,50 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ROOT / "tests/fixtures/pages"
 NPM = ROOT / "target/test-npm/node_modules"
+# The pages we did not write, as their npm packages ship them, installed by
+# the bench itself (pinned).
+PAGES_DIR = ROOT / "target/bench-pages"
+PAGE_PACKAGES = ["todomvc@0.1.1", "govuk-frontend@6.6.0"]
 PW_DIR = Path(os.environ.get("PWMCP_REF_DIR", ROOT / "target/pwmcp-ref"))
 PW_VERSION = "0.0.79"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 
+# GOV.UK Frontend's component examples (the HTML its package ships for each
+# component) in one page, with its own CSS and JavaScript.
+GOVUK = PAGES_DIR / "node_modules/govuk-frontend/dist/govuk"
+GOVUK_SHELL = """<!doctype html>
+<html lang="en" class="govuk-template"><head><title>GOV.UK components</title>
+<link rel="stylesheet" href="/npm/govuk-frontend/dist/govuk/govuk-frontend.min.css"></head>
+<body class="govuk-template__body"><script>document.body.className += ' js-enabled govuk-frontend-supported'</script>
+<main class="govuk-main-wrapper govuk-width-container">{examples}</main>
+<script src="/npm/govuk-frontend/dist/govuk/all.bundle.js"></script>
+<script>GOVUKFrontend.initAll()</script></body></html>"""
+
+
 class Pages(SimpleHTTPRequestHandler):
-    """tests/fixtures/pages, plus /slow?ms=N and /npm/<package>/..."""
+    """tests/fixtures/pages, plus /slow?ms=N, /npm/<package>/... and
+    /govuk?c=<component>,... (GOV.UK Frontend's default examples)."""
 
     def translate_path(self, path):
         path = path.split("?", 1)[0]
         if path.startswith("/npm/"):
-            return str(NPM / path[len("/npm/"):])
+            rest = path[len("/npm/"):]
+            ours = NPM / rest
+            return str(ours if ours.exists() else PAGES_DIR / "node_modules" / rest)
         return str(PAGES / path.lstrip("/"))
 
     def do_GET(self):
+        if self.path.startswith("/govuk?c="):
+            names = self.path.split("=", 1)[1].split(",")
+            examples = "".join((GOVUK / "components" / n / "template-default.html").read_text() for n in names)
+            body = GOVUK_SHELL.replace("{examples}", examples).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if self.path.startswith("/slow"):
             ms = int(self.path.split("ms=", 1)[1]) if "ms=" in self.path else 1000
             time.sleep(ms / 1000)
@@ -71,6 +107,17 @@ class Pages(SimpleHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+def install_pages():
+    """The npm packages whose pages the bench drives, once."""
+    if all((PAGES_DIR / "node_modules" / spec.rsplit("@", 1)[0] / "package.json").exists()
+           for spec in PAGE_PACKAGES):
+        return
+    PAGES_DIR.mkdir(parents=True, exist_ok=True)
+    (PAGES_DIR / "package.json").write_text('{ "name": "clawdis-bench-pages", "private": true }')
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-save", *PAGE_PACKAGES],
+                   cwd=PAGES_DIR, check=True, stdout=subprocess.DEVNULL)
 
 
 def serve_pages():
@@ -106,8 +153,41 @@ def from_frame(key, value):
     return (f"new Promise((r) => setTimeout(() => r((window.framePosted || {{}})[{key!r}] === {value!r}), 100))")
 
 
+def todomvc(p, app):
+    """One of TodoMVC's apps as the todomvc package ships it: add two
+    todos, complete one, filter, delete one on hover, clear the rest."""
+    url = f"{p}/npm/todomvc/examples/{app}/index.html"
+    items = "document.querySelectorAll('#todo-list li')"
+    return [
+        # Some apps add "#/" to the URL as they start.
+        step("navigate", {"url": url}, check=f"location.href.startsWith('{url}')"),
+        step("act", {"kind": "type", "selector": "#new-todo", "text": "Buy milk", "submit": True},
+             check=f"{items}.length === 1",
+             pw=[("browser_type", {"target": "#new-todo", "text": "Buy milk", "submit": True})]),
+        step("act", {"kind": "type", "selector": "#new-todo", "text": "Walk the dog", "submit": True},
+             check=f"{items}.length === 2",
+             pw=[("browser_type", {"target": "#new-todo", "text": "Walk the dog", "submit": True})]),
+        step("check", {"selector": "#todo-list li .toggle", "nth": 0},
+             check=f"{items}[0].classList.contains('completed')",
+             pw=[("browser_fill_form", {"fields": [{"name": "done", "type": "checkbox",
+                                                    "target": "locator('#todo-list li .toggle').first()",
+                                                    "value": "true"}]})]),
+        step("click", {"selector": {"type": "text", "text": "Active", "exact": True}},
+             check="location.hash === '#/active'"),
+        step("click", {"selector": {"type": "text", "text": "All", "exact": True}},
+             check=f"[...{items}].filter((li) => li.offsetParent !== null).length === 2"),
+        step("hover", {"selector": {"type": "text", "text": "Walk the dog", "exact": True}},
+             check=f"{items}[1].matches(':hover')"),
+        step("click", {"selector": "#todo-list li .destroy", "nth": 1},
+             check=f"{items}.length === 1",
+             pw=[("browser_click", {"target": "locator('#todo-list li .destroy').nth(1)"})]),
+        step("click", {"selector": "#clear-completed"}, check=f"{items}.length === 0"),
+    ]
+
+
 def scenarios(pages, other, uploads):
-    """(name, steps)"""
+    """(name, origin, steps): origin is "ours" (pages we wrote) or "npm"
+    (pages as their packages ship them)."""
     p = f"http://127.0.0.1:{pages}"
 
     def at(path):
@@ -115,7 +195,7 @@ def scenarios(pages, other, uploads):
 
     in_same = f"{by_id('same')}.contentDocument"
     return [
-        ("overlays", [
+        ("overlays", "ours", [
             at("/hard/overlay.html"),
             step("click", {"selector": "#save"}, check=hit("save")),
             step("click", {"selector": {"type": "aria", "role": "button", "name": "Send"}}, check=hit("send")),
@@ -125,7 +205,7 @@ def scenarios(pages, other, uploads):
             step("click", {"selector": "#nothing", "timeout": 500}, "not_found", "false"),
             step("click", {"selector": "button"}, "ambiguous", "window.hits.length > 0"),
         ]),
-        ("inputs", [
+        ("inputs", "ours", [
             at("/hard/inputs.html"),
             step("type", {"selector": {"type": "label", "text": "Phone"}, "text": "5551234567"},
                  check=f"{by_id('phone')}.value === '(555) 123-4567'"),
@@ -143,7 +223,7 @@ def scenarios(pages, other, uploads):
             step("click", {"selector": "#inner"}, check=f"{by_id('log')}.textContent === 'shadow clicked'"),
             step("type", {"selector": "#log", "text": "x"}, "not_editable", f"{by_id('log')}.textContent === 'x'"),
         ]),
-        ("dynamic", [
+        ("dynamic", "ours", [
             at("/hard/dynamic.html"),
             step("click", {"selector": {"type": "aria", "role": "button", "name": "Buy"}}, check=hit("buy")),
             step("hover", {"selector": "#products"}, check=f"{by_id('products')}.matches(':hover')"),
@@ -161,14 +241,14 @@ def scenarios(pages, other, uploads):
             step("click", {"selector": "#alert"}, check=f"{by_id('answer')}.textContent === 'alerted'"),
             step("click", {"selector": "#under"}, check=hit("under")),
         ]),
-        ("popups", [
+        ("popups", "ours", [
             at("/hard/popups.html"),
             step("wait", {"selector": "#newsletter", "state": "visible"}, check=f"!!{by_id('newsletter')}",
                  pw=[("browser_wait_for", {"text": "Subscribe!"})]),
             step("click", {"selector": "#checkout"}, check=hit("checkout")),
             step("click", {"selector": "#help"}, check=hit("help")),
         ]),
-        ("frames", [
+        ("frames", "ours", [
             at(f"/hard/frames.html?port={other}"),
             step("click", {"frame": f"{pages}/hard/framed.html", "selector": {"type": "text", "text": "Frame button"}},
                  check=f"{in_same}.getElementById('said').textContent === 'clicked in same'",
@@ -189,7 +269,7 @@ def scenarios(pages, other, uploads):
                  pw=[("browser_type", {"target": "locator('iframe').contentFrame().getByLabel('Frame field')",
                                        "text": "hello"})]),
         ]),
-        ("upload-drag", [
+        ("upload-drag", "ours", [
             at("/hard/upload.html"),
             step("upload", {"selector": {"type": "text", "text": "Choose documents"}, "paths": ["a.txt"]},
                  check=f"{by_id('chosen')}.textContent === 'a.txt'",
@@ -199,7 +279,7 @@ def scenarios(pages, other, uploads):
             step("drag", {"selector": "#card", "to": {"selector": "#wall"}}, "verify_failed",
                  f"{by_id('wall')}.textContent !== 'Wall'"),
         ]),
-        ("consent", [
+        ("consent", "ours", [
             at("/consent/vanilla.html"),
             step("click", {"selector": "#buy", "timeout": "medium"}, check="window.bought === true"),
             at("/consent/klaro.html"),
@@ -207,7 +287,100 @@ def scenarios(pages, other, uploads):
             at("/consent/tarteaucitron.html"),
             step("click", {"selector": "#buy", "timeout": "medium"}, check="window.bought === true"),
         ]),
+        # Issue 33: pages as people build them.
+        ("fields", "ours", [
+            at("/built/fields.html"),
+            step("fill", {"fields": [{"selector": "#email", "value": "ada@example.org"},
+                                     {"selector": "#guests", "value": "4"},
+                                     {"selector": "#arrival", "value": "2026-12-24"},
+                                     {"selector": "#colour", "value": "#ff8800"}]},
+                 check=f"{by_id('email')}.value === 'ada@example.org' && {by_id('guests')}.value === '4'"
+                       f" && {by_id('arrival')}.value === '2026-12-24' && {by_id('colour')}.value === '#ff8800'",
+                 pw=[("browser_fill_form", {"fields": [
+                     {"name": "email", "type": "textbox", "target": "#email", "value": "ada@example.org"},
+                     {"name": "guests", "type": "textbox", "target": "#guests", "value": "4"},
+                     {"name": "arrival", "type": "textbox", "target": "#arrival", "value": "2026-12-24"},
+                     {"name": "colour", "type": "textbox", "target": "#colour", "value": "#ff8800"}]})]),
+            step("type", {"selector": "#backup", "text": "example.org", "clear": False},
+                 check=f"{by_id('backup')}.value === 'ada@example.org'",
+                 pw=[("browser_run_code_unsafe", {"code": "async (page) => { await page.locator('#backup')"
+                                                          ".pressSequentially('example.org'); }"})]),
+            step("type", {"selector": "#guests", "text": "many"}, "verify_failed",
+                 f"{by_id('guests')}.value === 'many'"),
+        ]),
+        ("toggles", "ours", [
+            at("/built/toggles.html"),
+            step("check", {"selector": "#news"}, check=f"{by_id('news')}.checked"),
+            step("check", {"selector": {"type": "aria", "role": "radio", "name": "Pro"}},
+                 check=f"{by_id('pro')}.checked",
+                 pw=[("browser_fill_form", {"fields": [{"name": "plan", "type": "radio",
+                                                        "target": "getByRole('radio', { name: 'Pro' })",
+                                                        "value": "true"}]})]),
+            step("check", {"selector": "#dark"}, check=f"{by_id('dark')}.checked"),
+        ]),
+        ("frame-refs", "ours", [
+            at(f"/hard/cross-site.html?port={other}"),
+            step("wait", {"js": "document.body.dataset.loaded === 'yes'"},
+                 check="document.body.dataset.loaded === 'yes'",
+                 pw=[("browser_wait_for", {"time": 0.5})]),
+            step("click", {"ref": ["button", "Frame button"]}, check=from_frame("said", "clicked in other"),
+                 pw=[("browser_click", {"target": "locator('iframe').contentFrame()"
+                                                   ".getByRole('button', { name: 'Frame button', exact: true })"})]),
+            step("type", {"ref": ["textbox", "Frame field"], "text": "by ref"},
+                 check=from_frame("field", "by ref"),
+                 pw=[("browser_type", {"target": "locator('iframe').contentFrame().getByLabel('Frame field')",
+                                       "text": "by ref"})]),
+        ]),
+        ("consent-fallback", "ours", [
+            at("/consent/orejime.html"),
+            step("click", {"selector": "#buy", "timeout": "medium"},
+                 check="window.bought === true && orejime.manager.getConsent('ads') === false"),
+            at("/consent/porsche.html"),
+            step("click", {"selector": "#buy", "timeout": "medium"},
+                 check="window.bought === true && document.cookie.includes('technically_required')"),
+            at("/consent/beyonk.html"),
+            step("click", {"selector": "#buy", "timeout": "medium"},
+                 check="window.bought === true && window.agreed.analytics === false"),
+        ]),
+        # A session of its own: porsche.html's answer would hold for it.
+        ("consent-agree-only", "ours", [
+            at("/consent/porsche-agree-only.html"),
+            step("click", {"selector": "#buy", "timeout": 3000}, "covered", "window.bought === true"),
+        ]),
+        # Pages we did not write: TodoMVC's demo apps, each on its framework.
+        *[(f"todomvc-{app}", "npm", todomvc(p, app))
+          for app in ("vanillajs", "backbone", "angularjs", "vue", "react", "knockoutjs", "mithril")],
+        # GOV.UK Frontend, a design system: its components' own examples.
+        ("govuk", "npm", [
+            step("navigate", {"url": f"{p}/govuk?c={GOVUK_COMPONENTS}"},
+                 check="document.body.classList.contains('govuk-frontend-supported')"),
+            step("check", {"selector": {"type": "label", "text": "Irish"}}, check=f"{by_id('nationality-2')}.checked"),
+            step("check", {"selector": {"type": "label", "text": "No", "exact": True}},
+                 check=f"{by_id('example-default-2')}.checked",
+                 pw=[("browser_fill_form", {"fields": [{"name": "changed", "type": "radio",
+                                                        "target": "getByLabel('No', { exact: true })",
+                                                        "value": "true"}]})]),
+            step("fill", {"fields": [{"selector": {"type": "label", "text": "Day", "exact": True}, "value": "24"},
+                                     {"selector": {"type": "label", "text": "Month", "exact": True}, "value": "12"},
+                                     {"selector": {"type": "label", "text": "Year", "exact": True}, "value": "1990"}]},
+                 check=f"[{by_id('dob-day')}.value, {by_id('dob-month')}.value, {by_id('dob-year')}.value]"
+                       ".join('/') === '24/12/1990'"),
+            step("click", {"selector": {"type": "aria", "role": "button", "name": "Show all sections"}},
+                 check="document.querySelectorAll('.govuk-accordion__section--expanded').length"
+                       " === document.querySelectorAll('.govuk-accordion__section').length"),
+            step("click", {"selector": {"type": "aria", "role": "tab", "name": "Past week"}},
+                 check=f"!{by_id('past-week')}.classList.contains('govuk-tabs__panel--hidden')"),
+            step("type", {"selector": {"type": "label", "text": "Password", "exact": True}, "text": "correct horse"},
+                 check=f"{by_id('password')}.value === 'correct horse'"),
+            step("click", {"selector": {"type": "aria", "role": "button", "name": "Show password"}},
+                 check=f"{by_id('password')}.type === 'text'"),
+            step("type", {"selector": "#more-detail", "text": "Twelve words"},
+                 check=f"{by_id('more-detail')}.value === 'Twelve words'"),
+        ]),
     ]
+
+
+GOVUK_COMPONENTS = "checkboxes,radios,date-input,accordion,tabs,password-input,character-count"
 
 
 def quoted(text):
@@ -316,8 +489,23 @@ class Clawdis:
     def end(self):
         self.call("DELETE", f"/sessions/{self.sid}")
 
+    def prepare(self, s):
+        """The step with a {"ref": [role, name]} target replaced by the
+        ref the session's snapshot gives that element."""
+        wanted = s["body"].get("ref")
+        if not isinstance(wanted, list):
+            return s
+        _, snap = self.call("GET", f"/snapshot?sessionId={self.sid}")
+        role, name = wanted
+        found = next((k for k, v in (snap.get("refs") or {}).items()
+                      if v.get("role") == role and v.get("name") == name), None)
+        return dict(s, body=dict(s["body"], ref=found or f"missing {role} {name}"))
+
     def act(self, s):
         """(reported ok, error code, answer)"""
+        if s["action"] == "act":
+            status, r = self.call("POST", "/act", dict(s["body"], sessionId=self.sid))
+            return status == 200 and r.get("ok") is True, r.get("code"), r
         status, r = self.call("POST", f"/sessions/{self.sid}/{s['action']}", s["body"])
         ok = status == 200 and r.get("ok") is True
         return ok, (r.get("error") or {}).get("code"), r
@@ -386,6 +574,9 @@ class PlaywrightMcp:
     def end(self):
         pass
 
+    def prepare(self, s):
+        return s
+
     def act(self, s):
         ok, text = True, ""
         for name, args in pw_calls(s):
@@ -416,9 +607,10 @@ class PlaywrightMcp:
         self.proc.wait()
 
 
-def run_scenario(driver, steps, tally):
+def run_scenario(driver, origin, steps, tally):
     driver.begin()
     for s in steps:
+        s = driver.prepare(s)
         started = time.perf_counter()
         ok, code, answer = driver.act(s)
         ms = (time.perf_counter() - started) * 1000
@@ -431,8 +623,11 @@ def run_scenario(driver, steps, tally):
             tally["silent_steps"][what] = tally["silent_steps"].get(what, 0) + 1
         if s["expect"] == "ok":
             tally["possible"] += 1
+            by = tally["origins"].setdefault(origin, {"possible": 0, "succeeded": 0})
+            by["possible"] += 1
             if ok and effect:
                 tally["succeeded"] += 1
+                by["succeeded"] += 1
             else:
                 tally["misses"].append([s["action"], s["body"], code, str(answer)[:300]])
         else:
@@ -474,6 +669,9 @@ def summary(tally, rounds):
         "possible": tally["possible"],
         "succeeded": tally["succeeded"],
         "successRate": tally["succeeded"] / max(tally["possible"], 1),
+        # Pages we wrote apart from pages as their npm packages ship them.
+        "byOrigin": {o: dict(t, successRate=t["succeeded"] / max(t["possible"], 1))
+                     for o, t in sorted(tally["origins"].items())},
         "impossible": tally["impossible"],
         "typed": tally["typed"],
         "silentSuccesses": tally["silent"],
@@ -481,7 +679,7 @@ def summary(tally, rounds):
         "p95Ms": round(all_ms[int(len(all_ms) * 0.95) - 1], 1),
         "medianMsByAction": {a: round(statistics.median(v), 1) for a, v in sorted(tally["ms"].items())},
         "silentSteps": tally["silent_steps"],
-        "misses": tally["misses"][:12],
+        "misses": tally["misses"][:20],
     }
 
 
@@ -492,17 +690,19 @@ def main():
     uploads = home / "browser/uploads"
     uploads.mkdir(parents=True, exist_ok=True)
     (uploads / "a.txt").write_text("a")
+    install_pages()
     pages, other = serve_pages(), serve_pages()
     drivers = [Clawdis(clawdis, home)]
     if with_pw:
         drivers.append(PlaywrightMcp())
     tallies = {d.name: {"possible": 0, "succeeded": 0, "impossible": 0, "typed": 0, "silent": 0,
-                        "silent_steps": {}, "misses": [], "ms": {}, "all_ms": []} for d in drivers}
+                        "silent_steps": {}, "misses": [], "ms": {}, "all_ms": [], "origins": {}}
+               for d in drivers}
     try:
         for _ in range(rounds):
-            for _, steps in scenarios(pages, other, uploads):
+            for _, origin, steps in scenarios(pages, other, uploads):
                 for d in drivers:
-                    run_scenario(d, steps, tallies[d.name])
+                    run_scenario(d, origin, steps, tallies[d.name])
         recoveries = crash_recovery(drivers[0], pages, 5)
     finally:
         for d in drivers:

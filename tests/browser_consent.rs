@@ -13,27 +13,26 @@ fn act(c: &Client, id: &str, action: &str, body: Value) -> Value {
 }
 
 /// Opens `page` in a new session, clicks Buy (which a banner covers until
-/// it is answered), and returns the session id and every `handled` entry.
+/// it is answered), and returns the session id and the click's `handled`
+/// entries: what was handled on the way is in the action's own result.
 fn buy_on(c: &Client, url: &str) -> (String, Vec<Value>) {
     let (status, s) = c.call("POST", "/sessions", Some(json!({ "url": url })));
     assert_eq!(status, 201, "{s}");
     let id = s["sessionId"].as_str().unwrap().to_string();
-    let mut handled = Vec::new();
     let r = act(
         c,
         &id,
         "click",
         json!({ "selector": "#buy", "timeout": "medium" }),
     );
-    handled.extend(r["handled"].as_array().cloned().unwrap_or_default());
-    let r = act(
+    let handled = r["handled"].as_array().cloned().unwrap_or_default();
+    let bought = act(
         c,
         &id,
         "evaluate",
         json!({ "script": "window.bought === true" }),
     );
-    assert_eq!(r["data"]["result"], true, "the click reached Buy");
-    handled.extend(r["handled"].as_array().cloned().unwrap_or_default());
+    assert_eq!(bought["data"]["result"], true, "the click reached Buy");
     (id, handled)
 }
 
@@ -41,16 +40,27 @@ fn eval(c: &Client, id: &str, script: &str) -> Value {
     act(c, id, "evaluate", json!({ "script": script }))["data"]["result"].clone()
 }
 
-fn declined(handled: &[Value], cmp: &str) {
+/// The entry that reports the banner of `cmp` declined by `by` (`rules`
+/// or `fallback`): named, with what was pressed and the choice made.
+fn declined(handled: &[Value], cmp: &str, by: &str) -> Value {
+    let entry = handled
+        .iter()
+        .find(|h| {
+            h["kind"] == "consent"
+                && h["cmp"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_lowercase()
+                    .contains(&cmp.to_lowercase())
+        })
+        .unwrap_or_else(|| panic!("the {cmp} banner is reported as declined: {handled:?}"))
+        .clone();
+    assert_eq!(entry["by"], by, "{entry}");
     assert!(
-        handled.iter().any(|h| h["kind"] == "consent"
-            && h["detail"]
-                .as_str()
-                .unwrap_or_default()
-                .to_lowercase()
-                .contains(&cmp.to_lowercase())),
-        "the banner is reported as declined: {handled:?}"
+        ["reject", "necessary", "save"].contains(&entry["choice"].as_str().unwrap_or_default()),
+        "{entry}"
     );
+    entry
 }
 
 #[test]
@@ -68,7 +78,7 @@ fn banners_of_three_consent_libraries_are_declined() {
         &c,
         &format!("http://127.0.0.1:{pages}/consent/vanilla.html"),
     );
-    declined(&handled, "cookieconsent");
+    declined(&handled, "cookieconsent", "rules");
     let prefs = eval(&c, &id, "CookieConsent.getUserPreferences()");
     assert_eq!(prefs["acceptType"], "necessary", "{prefs}");
     assert_eq!(prefs["acceptedCategories"], json!(["necessary"]), "{prefs}");
@@ -76,7 +86,7 @@ fn banners_of_three_consent_libraries_are_declined() {
 
     // klaro: "Decline".
     let (id, handled) = buy_on(&c, &format!("http://127.0.0.1:{pages}/consent/klaro.html"));
-    declined(&handled, "klaro");
+    declined(&handled, "klaro", "rules");
     let consents = eval(&c, &id, "klaro.getManager().consents");
     assert_eq!(consents, json!({ "analytics": false, "ads": false }));
     assert_eq!(eval(&c, &id, "klaro.getManager().confirmed"), true);
@@ -87,10 +97,108 @@ fn banners_of_three_consent_libraries_are_declined() {
         &c,
         &format!("http://127.0.0.1:{pages}/consent/tarteaucitron.html"),
     );
-    declined(&handled, "tarteaucitron");
+    declined(&handled, "tarteaucitron", "rules");
     let cookie = eval(&c, &id, "document.cookie");
     assert!(
         cookie.as_str().unwrap().contains("youtube=false"),
         "{cookie}"
+    );
+}
+
+/// Consent libraries autoconsent's rules leave up, unmodified from npm:
+/// the fallback finds the control that declines inside the covering banner
+/// (open shadow roots included), presses it with trusted input, and
+/// reports it; a banner that offers nothing but agreeing stays `covered`.
+#[test]
+fn banners_the_rules_leave_up_are_declined_by_the_fallback() {
+    for package in [
+        "orejime",
+        "@porscheofficial/cookie-consent-banner",
+        "@beyonk/gdpr-cookie-consent-banner",
+    ] {
+        require_npm(package);
+    }
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+
+    // orejime's forced modal: its "Decline all apps" only turns the
+    // purposes off (the rules press it and stop there); saving with every
+    // purpose off answers it.
+    let (id, handled) = buy_on(
+        &c,
+        &format!("http://127.0.0.1:{pages}/consent/orejime.html"),
+    );
+    let entry = declined(&handled, "orejime", "fallback");
+    assert_eq!(entry["choice"], "save", "{entry}");
+    assert_eq!(
+        eval(
+            &c,
+            &id,
+            "[orejime.manager.getConsent('analytics'), orejime.manager.getConsent('ads')]"
+        ),
+        json!([false, false])
+    );
+    c.ok("DELETE", &format!("/sessions/{id}"), None);
+
+    // Porsche's web component, in its open shadow root: only the required
+    // cookies.
+    let (id, handled) = buy_on(
+        &c,
+        &format!("http://127.0.0.1:{pages}/consent/porsche.html"),
+    );
+    let entry = declined(&handled, "cookie-consent-banner", "fallback");
+    assert_eq!(entry["choice"], "necessary", "{entry}");
+    assert_eq!(
+        entry["clicked"],
+        "Continue with technically required cookies only"
+    );
+    assert_eq!(
+        eval(&c, &id, "window.consent.acceptedCategories"),
+        json!(["technically_required"])
+    );
+    c.ok("DELETE", &format!("/sessions/{id}"), None);
+
+    // Beyonk's Svelte web component: "Reject all".
+    let (id, handled) = buy_on(&c, &format!("http://127.0.0.1:{pages}/consent/beyonk.html"));
+    let entry = declined(&handled, "cookie-consent-banner", "fallback");
+    assert_eq!(
+        (entry["choice"].as_str(), entry["clicked"].as_str()),
+        (Some("reject"), Some("Reject all"))
+    );
+    assert_eq!(
+        eval(&c, &id, "window.agreed"),
+        json!({ "necessary": true, "tracking": false, "analytics": false, "marketing": false })
+    );
+    c.ok("DELETE", &format!("/sessions/{id}"), None);
+
+    // The same component offering only "Agree and continue": nothing is
+    // pressed, and the click is a typed `covered` naming the banner.
+    let (status, s) = c.call(
+        "POST",
+        "/sessions",
+        Some(json!({ "url": format!("http://127.0.0.1:{pages}/consent/porsche-agree-only.html") })),
+    );
+    assert_eq!(status, 201, "{s}");
+    let id = s["sessionId"].as_str().unwrap().to_string();
+    let (status, r) = c.call(
+        "POST",
+        &format!("/sessions/{id}/click"),
+        Some(json!({ "selector": "#buy", "timeout": 3000 })),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["error"]["code"], "covered", "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Agree and continue"),
+        "{r}"
+    );
+    assert!(r.get("handled").is_none(), "{r}");
+    assert_eq!(
+        eval(&c, &id, "[window.bought === true, document.cookie]"),
+        json!([false, ""])
     );
 }

@@ -744,6 +744,15 @@ fn newsletter_modals_are_closed_and_chat_widgets_moved_aside() {
             .contains("No thanks"),
         "{r}"
     );
+    // The result names the modal and what was pressed.
+    assert_eq!(r["handled"][0]["clicked"], "No thanks", "{r}");
+    assert!(
+        r["handled"][0]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("newsletter"),
+        "{r}"
+    );
     assert_eq!(
         s.eval("[window.declined === true, window.subscribed === true]"),
         json!([true, false])
@@ -751,6 +760,13 @@ fn newsletter_modals_are_closed_and_chat_widgets_moved_aside() {
     // 20: the chat widget covers Help: moved out of the way, reported.
     let r = s.ok("click", json!({ "selector": "#help" }));
     assert_eq!(r["handled"][0]["kind"], "chat", "{r}");
+    assert!(
+        r["handled"][0]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("chat-widget"),
+        "{r}"
+    );
     assert!(
         r["handled"][0]["detail"]
             .as_str()
@@ -1391,4 +1407,179 @@ fn a_busy_session_is_described_without_waiting_for_its_action() {
     });
     let after = c.ok("GET", &path, None);
     assert!(after.get("busy").is_none(), "{after}");
+}
+
+/// Issue 33: input types without a selection API (email, number) and the
+/// picked ones (date, time, month, colour, range) fill, read back and
+/// verify like text fields, through the sessions and through `/act`.
+#[test]
+fn email_number_and_picked_inputs_fill_and_read_back() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/built/fields.html"));
+    let r = s.ok(
+        "fill",
+        json!({ "fields": [
+            { "selector": { "type": "label", "text": "Email" }, "value": "ada@example.org" },
+            { "selector": "#guests", "value": 4 },
+            { "selector": "#arrival", "value": "2026-12-24" },
+            { "selector": "#time", "value": "09:30" },
+            { "selector": "#colour", "value": "#FF8800" },
+            { "selector": "#volume", "value": "7" },
+            { "selector": "#month", "value": "2026-12" },
+            { "selector": "#site", "value": "https://example.org/" }
+        ] }),
+    );
+    let values = json!([
+        "ada@example.org",
+        "4",
+        "2026-12-24",
+        "09:30",
+        "#ff8800",
+        "7",
+        "2026-12",
+        "https://example.org/"
+    ]);
+    let read = "['email', 'guests', 'arrival', 'time', 'colour', 'volume', 'month', 'site']";
+    assert_eq!(
+        s.eval(&format!(
+            "{read}.map((id) => document.getElementById(id).value)"
+        )),
+        values,
+        "{r}"
+    );
+    // The page saw each value arrive as input.
+    assert_eq!(
+        s.eval(&format!("{read}.map((id) => window.seen[id])")),
+        values,
+        "{r}"
+    );
+    // Typing replaces by default, appends with clear: false, and goes key
+    // by key when asked.
+    let r = s.ok(
+        "type",
+        json!({ "selector": "#email", "text": "grace@example.org" }),
+    );
+    assert_eq!(r["data"]["value"], "grace@example.org", "{r}");
+    let r = s.ok(
+        "type",
+        json!({ "selector": "#backup", "text": "example.org", "clear": false }),
+    );
+    assert_eq!(r["data"]["value"], "ada@example.org", "{r}");
+    let r = s.ok(
+        "type",
+        json!({ "selector": "#rooms", "text": "2", "clear": false }),
+    );
+    assert_eq!(r["data"]["value"], "12", "{r}");
+    let r = s.ok(
+        "type",
+        json!({ "selector": "#guests", "text": "12", "slowly": true }),
+    );
+    assert_eq!(r["data"]["value"], "12", "{r}");
+    // A number field takes no letters: verified, not assumed.
+    s.failed(
+        "type",
+        json!({ "selector": "#guests", "text": "many" }),
+        "verify_failed",
+    );
+    // OpenClaw's /act types through the same engine.
+    let (status, r) = c.call(
+        "POST",
+        "/act",
+        Some(json!({ "kind": "type", "sessionId": s.id, "selector": "#email", "text": "ada@lovelace.org" })),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(s.eval("email.value"), "ada@lovelace.org");
+}
+
+/// Issue 33: a checkbox or radio button hidden from sight and drawn by its
+/// label (the `sr-only` pattern, or `display: none`) is checked through
+/// its label, and the input's state is what is verified.
+#[test]
+fn hidden_checkboxes_and_radios_are_checked_through_their_labels() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/built/toggles.html"));
+    let r = s.ok("check", json!({ "selector": "#news" }));
+    assert_eq!(
+        r["data"],
+        json!({ "checked": true, "changed": true }),
+        "{r}"
+    );
+    s.ok(
+        "check",
+        json!({ "selector": { "type": "aria", "role": "radio", "name": "Pro" } }),
+    );
+    s.ok("check", json!({ "selector": "#dark" }));
+    s.ok("uncheck", json!({ "selector": "#news" }));
+    // The page's own change handlers ran, from trusted input.
+    assert_eq!(
+        s.eval("[news.checked, pro.checked, basic.checked, dark.checked, window.changes]"),
+        json!([false, true, false, true, ["news", "pro", "dark", "news"]])
+    );
+    // A plain click on the hidden input goes through its label as well.
+    s.ok("click", json!({ "selector": "#dark" }));
+    assert_eq!(s.eval("dark.checked"), false);
+}
+
+/// Issue 33: elements inside a frame from another site (out of process)
+/// appear in the snapshot with refs that actions accept, as those of a
+/// same-site frame do, and keep them across snapshots.
+#[test]
+fn refs_reach_into_a_frame_from_another_site() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(
+        &c,
+        &format!("http://127.0.0.1:{pages}/hard/cross-site.html?port={pages}"),
+    );
+    s.ok(
+        "wait",
+        json!({ "js": "document.body.dataset.loaded === 'yes'" }),
+    );
+    let snap = c.ok("GET", &format!("/snapshot?sessionId={}", s.id), None);
+    let text = snap["snapshot"].as_str().unwrap();
+    let button = clawdis_e2e::control::ref_named(&snap["refs"], "button", "Frame button");
+    let field = clawdis_e2e::control::ref_named(&snap["refs"], "textbox", "Frame field");
+    // Drawn under the iframe that holds them.
+    let iframe = text.find("Other site").expect(text);
+    assert!(
+        text[iframe..].contains(&format!("[ref={button}]")),
+        "{text}"
+    );
+    s.ok("click", json!({ "ref": button }));
+    s.ok(
+        "wait",
+        json!({ "js": "window.framePosted && window.framePosted.said === 'clicked in other'" }),
+    );
+    let r = s.ok("type", json!({ "ref": field, "text": "typed by ref" }));
+    assert_eq!(r["data"]["value"], "typed by ref", "{r}");
+    s.ok(
+        "wait",
+        json!({ "js": "window.framePosted && window.framePosted.field === 'typed by ref'" }),
+    );
+    // The same elements keep their refs in the next snapshot.
+    assert_eq!(snapshot_ref(&c, &s.id, "textbox", "Frame field"), field);
+    // The page itself never reached into the frame.
+    assert_eq!(
+        s.eval("document.querySelector('iframe').contentDocument === null"),
+        json!(true)
+    );
+}
+
+/// A control drawn by its own pseudo-element (TodoMVC's `.toggle::after`,
+/// an icon button's `::before`) is the control the pointer reaches: the
+/// hit test must not call the pseudo-element something else covering it.
+#[test]
+fn controls_drawn_by_their_pseudo_elements_are_reached() {
+    let (_home, server, pages) = setup();
+    let c = Client::new(&server);
+    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/built/pseudo.html"));
+    let r = s.ok("check", json!({ "selector": "#done", "timeout": 2000 }));
+    assert_eq!(r["data"]["changed"], true, "{r}");
+    s.ok("click", json!({ "selector": "#remove", "timeout": 2000 }));
+    assert_eq!(
+        s.eval("[document.getElementById('done').checked, window.removed === true]"),
+        json!([true, true])
+    );
 }

@@ -7,7 +7,9 @@
 //!
 //! The script talks to us through a CDP binding: it asks for its
 //! configuration and rules (`init`) and reports what it found and did,
-//! which the next action's result lists under `handled`.
+//! which the action's result lists under `handled`. What its rules press
+//! is recorded in the page (their clicks are untrusted events) and named
+//! there too.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::Result;
+use crate::action::Handled;
 use crate::cdp::{page_call, page_events};
 
 /// autoconsent's content script (`dist/autoconsent.playwright.js`).
@@ -27,6 +30,28 @@ const SCRIPT: &str = include_str!("../assets/autoconsent/autoconsent.playwright.
 const RULES: &str = include_str!("../assets/autoconsent/compact-rules.json");
 /// The binding the script sends its messages through.
 const BINDING: &str = "__clawdConsent";
+/// Set up before the script in every document: its messages go to the
+/// binding, and the labels of the last untrusted clicks (what the rules
+/// press) are kept for [`TAKE_CLICKS`].
+const SHIM: &str = r#"(() => {
+  const send = globalThis[BINDING];
+  if (typeof send !== 'function' || window.autoconsentReceiveMessage) return;
+  window.autoconsentSendMessage = (m) => { send(JSON.stringify(m)); return Promise.resolve(); };
+  const clicks = [];
+  window[Symbol.for('clawd.consentClicks')] = () => clicks.splice(0);
+  window.addEventListener('click', (e) => {
+    if (e.isTrusted) return;
+    const el = e.composedPath()[0];
+    if (!el || el.nodeType !== 1) return;
+    const label = (el.getAttribute('aria-label') || el.innerText || el.textContent || el.value || el.getAttribute('title') || el.id || el.localName).replace(/\s+/g, ' ').trim().slice(0, 80);
+    clicks.push(label);
+    if (clicks.length > 5) clicks.shift();
+  }, true);
+})();
+"#;
+/// The labels of the untrusted clicks since the last call.
+const TAKE_CLICKS: &str =
+    "(() => { const f = window[Symbol.for('clawd.consentClicks')]; return f ? f() : []; })()";
 
 /// What autoconsent is told: opt out, in the page's own world (its rules'
 /// snippets read the page's CMP objects), no hiding.
@@ -64,7 +89,7 @@ struct State {
     /// Banners found and not yet answered, by CMP name.
     open: Vec<String>,
     /// What was done since the last `take_handled`.
-    handled: Vec<String>,
+    handled: Vec<Handled>,
 }
 
 /// The consent watcher of one page.
@@ -86,9 +111,8 @@ impl Consent {
         let mut calls = page_events::<EventBindingCalled>(page).await?;
         page_call(page, "Runtime.addBinding", json!({ "name": BINDING })).await?;
         let source = format!(
-            "(() => {{ const send = globalThis[{binding}]; if (typeof send !== 'function' || window.autoconsentReceiveMessage) return; \
-             window.autoconsentSendMessage = (m) => {{ send(JSON.stringify(m)); return Promise.resolve(); }}; }})();\n{SCRIPT}",
-            binding = json!(BINDING),
+            "{}\n{SCRIPT}",
+            SHIM.replace("BINDING", &json!(BINDING).to_string())
         );
         page_call(
             page,
@@ -124,13 +148,30 @@ impl Consent {
                     }
                     continue;
                 }
-                consent.on_message(&message);
+                // What the rules pressed, read where they ran.
+                let clicked = if message.get("type").and_then(Value::as_str)
+                    == Some("autoconsentDone")
+                {
+                    page_call(
+                        &page,
+                        "Runtime.evaluate",
+                        json!({ "expression": TAKE_CLICKS, "contextId": call.execution_context_id.inner(), "returnByValue": true }),
+                    )
+                    .await
+                    .ok()
+                    .and_then(|r| r.pointer("/result/value").cloned())
+                    .and_then(|v| serde_json::from_value::<Vec<String>>(v).ok())
+                    .unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                consent.on_message(&message, clicked);
             }
         });
         Ok(consent)
     }
 
-    fn on_message(&self, m: &Value) {
+    fn on_message(&self, m: &Value, clicked: Vec<String>) {
         let text = |k: &str| {
             m.get(k)
                 .and_then(Value::as_str)
@@ -146,17 +187,38 @@ impl Consent {
             }
             "optOutResult" if m.get("result") == Some(&json!(false)) => {
                 s.open.retain(|c| *c != cmp);
-                s.handled.push(format!(
-                    "{cmp} cookie banner: declining failed; it may still cover the page"
-                ));
+                s.handled.push(Handled {
+                    kind: "consent",
+                    detail: format!(
+                        "{cmp} cookie banner: declining failed; it may still cover the page"
+                    ),
+                    cmp: Some(cmp),
+                    by: Some("rules"),
+                    ..Handled::default()
+                });
             }
             "autoconsentDone" => {
                 s.open.retain(|c| *c != cmp);
-                tracing::info!(%cmp, "cookie banner declined");
-                s.handled.push(format!(
-                    "declined the {cmp} cookie banner ({})",
-                    text("url")
-                ));
+                tracing::info!(%cmp, ?clicked, "cookie banner declined");
+                let choice = choice_of(clicked.last().map(String::as_str));
+                let pressed = (!clicked.is_empty()).then(|| clicked.join("\", then \""));
+                let last = clicked.last().cloned();
+                s.handled.push(Handled {
+                    kind: "consent",
+                    detail: format!(
+                        "answered the {cmp} cookie banner ({choice}){} ({})",
+                        pressed
+                            .as_ref()
+                            .map(|p| format!(" with \"{p}\""))
+                            .unwrap_or_default(),
+                        text("url")
+                    ),
+                    cmp: Some(cmp),
+                    choice: Some(choice),
+                    clicked: last,
+                    by: Some("rules"),
+                    ..Handled::default()
+                });
             }
             "autoconsentError" => {
                 s.open.clear();
@@ -169,8 +231,17 @@ impl Consent {
     }
 
     /// What was done since the last call.
-    pub fn take_handled(&self) -> Vec<String> {
+    pub fn take_handled(&self) -> Vec<Handled> {
         std::mem::take(&mut self.state.lock().unwrap_or_else(|e| e.into_inner()).handled)
+    }
+
+    /// Whether no banner the rules found is being answered.
+    pub fn idle(&self) -> bool {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .open
+            .is_empty()
     }
 
     /// Waits (at most `limit`) until no banner found is still being
@@ -191,5 +262,53 @@ impl Consent {
             }
         };
         let _ = tokio::time::timeout(limit, wait).await;
+    }
+}
+
+/// What the rules' opt-out chose, by the label of the last control they
+/// pressed: `reject`, `necessary`, `save`, or `dismiss` for a notice that
+/// offered no choice (an "OK"); `reject` when they pressed nothing (the
+/// consent manager's own API declined every optional purpose).
+fn choice_of(label: Option<&str>) -> &'static str {
+    let Some(label) = label else {
+        return "reject";
+    };
+    let label = label.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| label.contains(w));
+    if has(&[
+        "reject", "decline", "deny", "refuse", "disagree", "opt out", "opt-out", "ablehnen",
+        "refuser", "rechazar", "rifiuta",
+    ]) {
+        "reject"
+    } else if has(&[
+        "necessary",
+        "essential",
+        "required",
+        "notwendig",
+        "nécessaire",
+    ]) {
+        "necessary"
+    } else if has(&["save", "confirm", "speichern", "enregistrer"]) {
+        "save"
+    } else {
+        "dismiss"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::choice_of;
+
+    #[test]
+    fn the_rules_choice_is_read_from_what_they_pressed() {
+        assert_eq!(choice_of(Some("Reject all")), "reject");
+        assert_eq!(choice_of(Some("deny cookies")), "reject");
+        assert_eq!(
+            choice_of(Some("Accept necessary cookies only")),
+            "necessary"
+        );
+        assert_eq!(choice_of(Some("Save settings")), "save");
+        assert_eq!(choice_of(Some("OK")), "dismiss");
+        assert_eq!(choice_of(None), "reject");
     }
 }

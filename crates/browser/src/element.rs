@@ -236,7 +236,12 @@ async fn hit_in(dom: Dom<'_>, backend: i64, at: (f64, f64)) -> Result<Option<Str
     if hit == backend {
         return Ok(None);
     }
-    let (target, hit_object) = (object_id(dom, backend).await?, object_id(dom, hit).await?);
+    let target = object_id(dom, backend).await?;
+    // A hit on a pseudo-element (an `::after` drawn as the control) is no
+    // DOM node to compare: what the page finds at the point decides.
+    let Ok(hit_object) = object_id(dom, hit).await else {
+        return at_point(dom, &target, at).await;
+    };
     let call = |function: &str, args: Value| {
         dom.call(
             "Runtime.callFunctionOn",
@@ -252,18 +257,42 @@ async fn hit_in(dom: Dom<'_>, backend: i64, at: (f64, f64)) -> Result<Option<Str
     let covering = match checked {
         Some(r) => match r.pointer("/result/value") {
             Some(Value::String(what)) => what.clone(),
+            Some(Value::Bool(false)) => return at_point(dom, &target, at).await,
             _ => return Ok(None),
         },
-        None => call(DESCRIBE, json!([]))
+        None => match call(DESCRIBE, json!([]))
             .await?
             .pointer("/result/value")
             .and_then(Value::as_str)
-            .unwrap_or("another element")
-            .to_string(),
+        {
+            Some(what) => what.to_string(),
+            None => return at_point(dom, &target, at).await,
+        },
     };
     Ok(Some(format!(
         "{covering} intercepts pointer events at ({x}, {y}): the click would not reach the element"
     )))
+}
+
+/// [`hit_target`] by the page's own `elementFromPoint` at viewport point
+/// `at` (which never answers a pseudo-element, but its element).
+async fn at_point(dom: Dom<'_>, target: &str, at: (f64, f64)) -> Result<Option<String>> {
+    let found = dom
+        .call(
+            "Runtime.callFunctionOn",
+            json!({ "functionDeclaration": AT_POINT, "objectId": target, "arguments": [{ "value": at.0 }, { "value": at.1 }], "returnByValue": true }),
+        )
+        .await?;
+    Ok(found
+        .pointer("/result/value")
+        .and_then(Value::as_str)
+        .map(|covering| {
+            format!(
+                "{covering} intercepts pointer events at ({}, {}): the click would not reach the element",
+                at.0.floor(),
+                at.1.floor()
+            )
+        }))
 }
 
 /// A page-side `describe(node)`: the element as a short tag with its id,
@@ -276,12 +305,27 @@ macro_rules! describe_js {
 
 /// With `this` the hit node: `null` when it is `target` or inside it, or
 /// inside the button or link `target` is part of (through slots and shadow
-/// hosts), else a description of what was hit.
+/// hosts), `false` when it is no DOM node (a pseudo-element), else a
+/// description of what was hit.
 const INSIDE: &str = concat!(
     "function (target) {\n",
     describe_js!(),
+    "\nif (!this || !this.nodeType) return false;",
     "\nconst whole = (target.closest && target.closest('button, [role=button], a, [role=link]')) || target;",
     "\nfor (let n = this; n; n = n.assignedSlot || n.parentNode || n.host) { if (n === target || n === whole) return null; }\nreturn describe(this);\n}"
+);
+
+/// With `this` the target: `null` when what the page finds at viewport
+/// point (x, y) is the target or inside it (as [`INSIDE`] says), else a
+/// description of it.
+const AT_POINT: &str = concat!(
+    "function (x, y) {\n",
+    describe_js!(),
+    "\nlet hit = this.ownerDocument.elementFromPoint(x, y);",
+    "\nwhile (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(x, y); if (!inner || inner === hit) break; hit = inner; }",
+    "\nif (!hit) return 'nothing';",
+    "\nconst whole = (this.closest && this.closest('button, [role=button], a, [role=link]')) || this;",
+    "\nfor (let n = hit; n; n = n.assignedSlot || n.parentNode || n.host) { if (n === this || n === whole) return null; }\nreturn describe(hit);\n}"
 );
 
 /// Describes `this`.

@@ -760,6 +760,19 @@ impl Manager {
 
     /// The DOM node a snapshot ref names on this page's current document.
     pub async fn element(&self, target_id: &str, page: &Page, reference: &str) -> Result<i64> {
+        self.element_in(target_id, page, page.into(), reference)
+            .await
+    }
+
+    /// [`Manager::element`] for an element of the out-of-process frame
+    /// `dom` is the session of (or of the page, for `Dom::Page`).
+    pub async fn element_in(
+        &self,
+        target_id: &str,
+        page: &Page,
+        dom: crate::cdp::Dom<'_>,
+        reference: &str,
+    ) -> Result<i64> {
         let document = crate::snapshot::document_id(page).await?;
         let entry = self.with_refs(target_id, |t| t.lookup(reference, &document))?;
         if let Some(id) = entry.backend_node_id {
@@ -772,7 +785,7 @@ impl Manager {
             ));
         };
         let events = self.events(target_id, page).await?;
-        crate::snapshot::resolve(page, &events, page_ref)
+        crate::snapshot::resolve(dom, &events, page_ref)
             .await?
             .and_then(|node| node.get("backendNodeId").and_then(Value::as_i64))
             .ok_or_else(|| {

@@ -119,8 +119,9 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
         }
         _ => {
             let events = m.events(&target_id, &page).await?;
+            let cdp = m.connected()?;
             let capture =
-                snapshot::capture_rendered(&page, &events, opts.selector.as_deref()).await?;
+                snapshot::capture_rendered(&page, &events, &cdp, opts.selector.as_deref()).await?;
             let snap = m.with_refs(&target_id, |t| capture.ai(t, &opts));
             let mut v =
                 json!({ "ok": true, "format": "ai", "targetId": target_id, "url": capture.url });

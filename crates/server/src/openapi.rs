@@ -665,6 +665,16 @@ pub struct HandledItem {
     /// consent, modal, chat, dialog or popup.
     kind: String,
     detail: String,
+    /// The banner, modal or widget, as the page names it.
+    name: Option<String>,
+    /// A consent banner's consent manager.
+    cmp: Option<String>,
+    /// How a consent banner was answered: reject, necessary or save.
+    choice: Option<String>,
+    /// What was pressed: a control's label, or a key.
+    clicked: Option<String>,
+    /// Who answered a consent banner: rules (autoconsent) or fallback.
+    by: Option<String>,
 }
 
 /// An action's result.

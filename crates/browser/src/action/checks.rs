@@ -26,6 +26,15 @@ const READ_INTERCEPT: &str = "function () { const w = this.ownerDocument.default
 /// What the stability check says of a page that draws no frames (one
 /// behind another tab).
 const NO_FRAMES: &str = "the page draws no animation frames";
+/// What the visibility check says of a hidden element.
+const NOT_VISIBLE: &str = "the element is not visible";
+
+/// The label that stands for a checkbox or radio button the pointer cannot
+/// reach (visually hidden, drawn by its label): its first label with a box.
+const LABEL_OF: &str = r#"function() {
+  if (this.localName !== 'input' || !['checkbox', 'radio'].includes(this.type)) return null;
+  return Array.from(this.labels || []).find((l) => { const r = l.getBoundingClientRect(); return r.width > 1 && r.height > 1; }) || null;
+}"#;
 
 /// How long a ref's element may stay gone (and unmatched by role and
 /// name) before the ref counts as detached.
@@ -139,7 +148,10 @@ pub(crate) async fn prepare(
             }
             Err(e) => return Err(e),
         };
-        let backend = found.backend;
+        let mut backend = found.backend;
+        // A checkbox or radio button the pointer cannot reach is clicked
+        // through its label, once per resolution.
+        let mut label = needs == Needs::Click;
         let mut inner = 0;
         loop {
             if inner > 0 {
@@ -157,6 +169,17 @@ pub(crate) async fn prepare(
                     break;
                 }
                 Checked::Final(f) => return Err(Stop::Fail(f)),
+                Checked::Failed(f) if f.message == NOT_VISIBLE && label => {
+                    label = false;
+                    if let Some(by) = element_from(tab, backend, LABEL_OF).await? {
+                        tracing::info!("the input is hidden: acting through its label");
+                        backend = by;
+                        continue;
+                    }
+                    last = Some(f);
+                    inner += 1;
+                    continue;
+                }
                 Checked::Failed(f) => {
                     if f.message == NO_FRAMES {
                         // A page behind another tab draws nothing: to the front.
@@ -192,6 +215,14 @@ pub(crate) async fn prepare(
                 Ok(Some(covering)) => {
                     if super::obstacle::clear(tab, point, attempt).await? {
                         continue;
+                    }
+                    if label {
+                        label = false;
+                        if let Some(by) = element_from(tab, backend, LABEL_OF).await? {
+                            tracing::info!(%covering, "the input cannot be hit: acting through its label");
+                            backend = by;
+                            continue;
+                        }
                     }
                     last = Some(Failure {
                         code: Code::Covered,

@@ -27,16 +27,22 @@ const READ: &str = r#"function() {
 }"#;
 
 /// Selects the field's whole text, so typing replaces it; or puts the caret
-/// at its end (`end`), so typing adds to it.
+/// at its end (`end`), so typing adds to it. Inputs without a selection
+/// API (email, number) are selected whole; it answers `"end"` when the
+/// caret must then be moved to the end with the End key.
 const PLACE_CARET: &str = r#"function(end) {
   const el = this;
   el.focus();
-  if (typeof el.setSelectionRange === 'function' && ['text', 'search', 'url', 'tel', 'password', 'email', ''].includes(el.type || '')) {
+  if (el.localName === 'input' || el.localName === 'textarea') {
+    if (el.selectionStart === null) {
+      el.select();
+      return end ? 'end' : null;
+    }
     const n = el.value.length;
     el.setSelectionRange(end ? n : 0, n);
-    return;
+    return null;
   }
-  if (typeof el.select === 'function' && !end) { el.select(); return; }
+  if (typeof el.select === 'function' && !end) { el.select(); return null; }
   if (el.isContentEditable) {
     const range = el.ownerDocument.createRange();
     range.selectNodeContents(el);
@@ -45,6 +51,7 @@ const PLACE_CARET: &str = r#"function(end) {
     sel.removeAllRanges();
     sel.addRange(range);
   }
+  return null;
 }"#;
 
 /// Inputs whose value is picked, not typed (date, colour, range): set with
@@ -101,7 +108,7 @@ pub(crate) async fn type_text(
     let wanted = format!("{before}{text}");
     if call_on(tab.dom, backend, SET_PICKED, &[json!(text)]).await? == json!(true) {
         let shown = read(tab, backend).await?;
-        if shown != text {
+        if !same(&shown, text) {
             return Err(fail(
                 Code::VerifyFailed,
                 format!("{aim}: the field does not take \"{text}\" (it shows \"{shown}\")"),
@@ -155,7 +162,9 @@ async fn replace(tab: &Tab<'_>, backend: i64, text: &str, clear: bool, keys: boo
                 format!("the element cannot take focus: {e}"),
             )
         })?;
-    call_on(tab.dom, backend, PLACE_CARET, &[json!(!clear)]).await?;
+    if call_on(tab.dom, backend, PLACE_CARET, &[json!(!clear)]).await? == json!("end") {
+        input::press(tab.page, "End", Duration::ZERO).await?;
+    }
     if clear && (keys || text.is_empty()) {
         input::press(tab.page, "Delete", Duration::ZERO).await?;
     }

@@ -97,13 +97,34 @@ pub struct Failure {
 }
 
 /// Something the engine dealt with on the way (a dialog answered, a
-/// consent banner declined, a new tab opened).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// consent banner declined, a modal closed, a new tab opened).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Handled {
     /// `consent`, `modal`, `chat`, `dialog` or `popup`.
     pub kind: &'static str,
     /// What it was and what was done.
     pub detail: String,
+    /// The banner, modal or widget, as the page names it
+    /// (`<div id="newsletter">`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A consent banner's consent manager: autoconsent's name for it, or
+    /// what the banner calls itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmp: Option<String>,
+    /// What a consent banner was answered with: `reject`, `necessary`
+    /// (only the necessary purposes), `save` (every optional purpose off),
+    /// or `dismiss` (the rules acknowledged a notice that offered no
+    /// choice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choice: Option<&'static str>,
+    /// What was pressed (the last control, when there were several): a
+    /// control's label, or a key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clicked: Option<String>,
+    /// Who answered a consent banner: `rules` (autoconsent) or `fallback`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<&'static str>,
 }
 
 /// What an action did.
@@ -253,6 +274,9 @@ pub async fn run(tab: &Tab<'_>, request: &Request) -> crate::Result<Outcome> {
     let done = run_verb(tab, request, &mut attempt)
         .instrument(span.clone())
         .await;
+    // A banner the rules were answering as the action ended (its button
+    // pressed, the rule still checking) belongs in this action's result.
+    tab.clear_banners(Instant::now() + CONSENT_WAIT).await;
     let handled = tab
         .events
         .take_handled()
@@ -265,17 +289,9 @@ pub async fn run(tab: &Tab<'_>, request: &Request) -> crate::Result<Outcome> {
                 d.message,
                 d.outcome.unwrap_or("answered")
             ),
+            ..Handled::default()
         })
-        .chain(
-            tab.consent
-                .map(|c| c.take_handled())
-                .unwrap_or_default()
-                .into_iter()
-                .map(|detail| Handled {
-                    kind: "consent",
-                    detail,
-                }),
-        )
+        .chain(tab.consent.map(|c| c.take_handled()).unwrap_or_default())
         .chain(attempt.handled)
         .collect();
     let (data, error) = match done {
@@ -322,6 +338,11 @@ pub(crate) struct Attempt {
     pub handled: Vec<Handled>,
     /// Popups the watchdog dealt with.
     pub popups: u32,
+    /// When a cookie banner left to the fallback was first seen covering
+    /// the target.
+    pub banner_since: Option<Instant>,
+    /// The labels of the banner controls the fallback pressed.
+    pub pressed: Vec<String>,
 }
 
 async fn run_verb(tab: &Tab<'_>, request: &Request, attempt: &mut Attempt) -> Step<Option<Value>> {

@@ -71,6 +71,7 @@ pub(crate) async fn click(
                 "the click opened a new tab: {}",
                 opened["url"].as_str().unwrap_or_default()
             ),
+            ..super::Handled::default()
         });
         data.insert("newTab".into(), opened);
     }

@@ -258,7 +258,7 @@ pub(crate) async fn all(tab: &Tab<'_>, aim: &Aim, limit: usize) -> Step<Vec<i64>
 async fn resolve_ref(tab: &Tab<'_>, reference: &str) -> Step<Found> {
     match tab
         .manager
-        .element(tab.target_id, tab.page, reference)
+        .element_in(tab.target_id, tab.page, tab.dom, reference)
         .await
     {
         Ok(backend) if alive(tab, backend).await => Ok(Found { backend }),
@@ -457,6 +457,26 @@ pub(crate) async fn enter(
         Verb::Fill(fields) => aims.extend(fields.iter().map(|f| &f.aim)),
         _ => {}
     }
+    // A ref from a frame of another site names its frame itself.
+    let mut of_refs = Vec::new();
+    for aim in &aims {
+        of_refs.push(match &aim.target {
+            Target::Ref(r) => ref_frame(tab, r).await?,
+            Target::Selector(_) => None,
+        });
+    }
+    if let Some(remote) = of_refs.iter().flatten().next().cloned() {
+        if of_refs
+            .iter()
+            .any(|f| f.as_ref().map(|f| &f.target_id) != Some(&remote.target_id))
+        {
+            return Err(Stop::Request(bad(
+                "a ref is in a frame from another site: every target of the action must be a ref of that frame",
+            )));
+        }
+        let cdp = tab.manager.connected()?;
+        return Ok(Some(frames::enter(&cdp, tab.page, &remote).await?));
+    }
     let Some(part) = aims.iter().find_map(|a| a.frame.as_deref()) else {
         return Ok(None);
     };
@@ -470,6 +490,30 @@ pub(crate) async fn enter(
     }
     let cdp = tab.manager.connected()?;
     Ok(Some(frames::enter(&cdp, tab.page, &remote).await?))
+}
+
+/// The out-of-process frame the element of snapshot ref `reference` is
+/// in, if it is in one. A ref that is not known is left to the action to
+/// report.
+async fn ref_frame(tab: &Tab<'_>, reference: &str) -> Step<Option<RemoteFrame>> {
+    let document = crate::snapshot::document_id(tab.page).await?;
+    let Ok(entry) = tab
+        .manager
+        .with_refs(tab.target_id, |t| t.lookup(reference, &document))
+    else {
+        return Ok(None);
+    };
+    let Some(page_ref) = entry.page_ref else {
+        return Ok(None);
+    };
+    if page_ref.frame == *tab.page.target_id().inner() {
+        return Ok(None);
+    }
+    let cdp = tab.manager.connected()?;
+    Ok(frames::remote_frames(&cdp, tab.target_id)
+        .await?
+        .into_iter()
+        .find(|f| f.target_id == page_ref.frame))
 }
 
 /// The out-of-process frame `part` (an iframe's ref, or part of a URL)

@@ -7,16 +7,20 @@
 //! The walker numbers the elements that get refs in a registry inside that
 //! world; an action looks the number up there and reads the element's
 //! backend node id then ([`resolve`]), so a snapshot pays for no node ids.
+//! A frame from another site (out of process) is walked through its own
+//! session, so its elements get refs too.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use chromiumoxide::Page;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{AxNode, Capture, Forest, INTERACTIVE_ROLES, REF_ROLES};
-use crate::cdp::page_call;
+use crate::cdp::{Cdp, Dom, page_call};
 use crate::events::TabEvents;
+use crate::frames;
 use crate::inspect::exception_message;
 use crate::refs::PageRef;
 use crate::{BrowserError, Result};
@@ -56,13 +60,13 @@ struct FrameWalk {
 
 /// Creates `frame`'s isolated world (or finds the one it has) and returns
 /// its execution context.
-async fn create_world(page: &Page, frame: &str) -> Result<i64> {
-    let world = page_call(
-        page,
-        "Page.createIsolatedWorld",
-        json!({ "frameId": frame, "worldName": WORLD }),
-    )
-    .await?;
+async fn create_world(dom: Dom<'_>, frame: &str) -> Result<i64> {
+    let world = dom
+        .call(
+            "Page.createIsolatedWorld",
+            json!({ "frameId": frame, "worldName": WORLD }),
+        )
+        .await?;
     world
         .get("executionContextId")
         .and_then(Value::as_i64)
@@ -71,28 +75,28 @@ async fn create_world(page: &Page, frame: &str) -> Result<i64> {
 
 /// `Runtime.evaluate` in `frame`'s isolated world: the one the page
 /// reported when there is one, else (or when it has gone with a
-/// navigation) one made now.
+/// navigation, or the frame is out of process) the one asked for now.
 async fn evaluate_in_world(
-    page: &Page,
+    dom: Dom<'_>,
     events: &TabEvents,
     frame: &str,
     mut params: Value,
 ) -> Result<Value> {
-    if let Some(context) = events.world(frame) {
+    if let (Dom::Page(page), Some(context)) = (dom, events.world(frame)) {
         params["contextId"] = json!(context);
         match page_call(page, "Runtime.evaluate", params.clone()).await {
             Ok(result) => return Ok(result),
             Err(e) => tracing::debug!(error = %e, frame, "walker world gone; making it again"),
         }
     }
-    params["contextId"] = json!(create_world(page, frame).await?);
-    page_call(page, "Runtime.evaluate", params).await
+    params["contextId"] = json!(create_world(dom, frame).await?);
+    dom.call("Runtime.evaluate", params).await
 }
 
 /// Runs the walker in `frame`'s isolated world. `None` when `selector`
 /// matches nothing.
 async fn walk_frame(
-    page: &Page,
+    dom: Dom<'_>,
     events: &TabEvents,
     frame: &str,
     selector: Option<&str>,
@@ -103,7 +107,7 @@ async fn walk_frame(
         "refRoles": INTERACTIVE_ROLES.iter().chain(REF_ROLES).collect::<Vec<_>>(),
     });
     let result = evaluate_in_world(
-        page,
+        dom,
         events,
         frame,
         json!({ "expression": format!("({WALKER})({opts})"), "returnByValue": true }),
@@ -156,40 +160,50 @@ async fn walk_frame(
 }
 
 /// The DOM node a walker ref names, `None` when the element is gone (or
-/// the frame's world is, after a navigation).
-pub async fn resolve(page: &Page, events: &TabEvents, r: &PageRef) -> Result<Option<Value>> {
+/// the frame's world is, after a navigation). `dom` is the session of the
+/// ref's frame: the page's, or an out-of-process frame's own.
+pub async fn resolve(
+    dom: impl Into<Dom<'_>>,
+    events: &TabEvents,
+    r: &PageRef,
+) -> Result<Option<Value>> {
+    let dom = dom.into();
     let expression = format!(
         "(() => {{ const r = globalThis.__clawdRefs && globalThis.__clawdRefs.elements.get({}); const el = r && r.deref(); return el && el.isConnected ? el : null; }})()",
         r.id
     );
     let Ok(found) =
-        evaluate_in_world(page, events, &r.frame, json!({ "expression": expression })).await
+        evaluate_in_world(dom, events, &r.frame, json!({ "expression": expression })).await
     else {
         return Ok(None);
     };
     let Some(object_id) = found.pointer("/result/objectId").and_then(Value::as_str) else {
         return Ok(None);
     };
-    let described = page_call(page, "DOM.describeNode", json!({ "objectId": object_id })).await;
-    let release = page_call(
-        page,
-        "Runtime.releaseObject",
-        json!({ "objectId": object_id }),
-    );
-    let _ = release.await;
+    let described = dom
+        .call("DOM.describeNode", json!({ "objectId": object_id }))
+        .await;
+    let _ = dom
+        .call("Runtime.releaseObject", json!({ "objectId": object_id }))
+        .await;
     Ok(described?.get("node").cloned())
 }
 
 /// Reads the rendered page (scoped to the first match of `selector`) for
 /// the `ai` format. Iframes the walk could not enter (other origins in the
-/// same process) are walked in their own frame and grafted under their
-/// `<iframe>` node.
-pub async fn capture(page: &Page, events: &TabEvents, selector: Option<&str>) -> Result<Capture> {
+/// same process, and frames from other sites through their own session)
+/// are walked in their own frame and grafted under their `<iframe>` node.
+pub async fn capture(
+    page: &Page,
+    events: &TabEvents,
+    cdp: &Arc<Cdp>,
+    selector: Option<&str>,
+) -> Result<Capture> {
     let main = page.target_id().inner().clone();
     let selector = selector.filter(|s| !s.trim().is_empty());
     let (tree, walk) = tokio::try_join!(
         page_call(page, "Page.getFrameTree", json!({})),
-        walk_frame(page, events, &main, selector, ""),
+        walk_frame(page.into(), events, &main, selector, ""),
     )?;
     let Some(walk) = walk else {
         return Err(BrowserError::Missing(format!(
@@ -214,7 +228,11 @@ pub async fn capture(page: &Page, events: &TabEvents, selector: Option<&str>) ->
                 continue;
             };
             let prefix = format!("f{round}.{k}:");
-            let Ok(Some(sub)) = walk_frame(page, events, frame, None, &prefix).await else {
+            let walked = match walk_frame(page.into(), events, frame, None, &prefix).await {
+                Err(_) => walk_remote(page, events, cdp, frame, &prefix).await,
+                walked => walked,
+            };
+            let Ok(Some(sub)) = walked else {
                 continue;
             };
             grafts.entry(node).or_default().push(format!("{prefix}0"));
@@ -228,4 +246,22 @@ pub async fn capture(page: &Page, events: &TabEvents, selector: Option<&str>) ->
         grafts,
     };
     Ok(Capture::new(&tree, forest, None))
+}
+
+/// Walks `frame` when it runs out of process: through a session of its
+/// own, attached for the walk. Frames inside it that are out of process
+/// too are not followed.
+async fn walk_remote(
+    page: &Page,
+    events: &TabEvents,
+    cdp: &Arc<Cdp>,
+    frame: &str,
+    prefix: &str,
+) -> Result<Option<FrameWalk>> {
+    let remote = frames::remote_frames(cdp, page.target_id().inner()).await?;
+    let Some(remote) = remote.into_iter().find(|f| f.target_id == frame) else {
+        return Ok(None);
+    };
+    let session = frames::enter(cdp, page, &remote).await?;
+    walk_frame(Dom::Frame(&session), events, frame, None, prefix).await
 }
