@@ -470,6 +470,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             ));
     let links = links
         .layer(middleware::from_fn_with_state(state.clone(), links::guard))
+        .layer(links::body_limit())
         .with_state(state);
     links
         .merge(guarded)
