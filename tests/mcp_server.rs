@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use clawdis_e2e::control::{
     Client, Server, fixture_server, free_port, read_until, start_server_with, subscribe,
 };
-use clawdis_e2e::{alive, bin, create_token, test_python, workspace_root};
+use clawdis_e2e::{alive, bin, create_token, gone_within, test_python, workspace_root};
 use serde_json::{Value, json};
 
 /// One MCP client: the Python SDK in a driver process.
@@ -370,17 +370,6 @@ fn pid_in(file: &Path) -> i32 {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn gone_within(pid: i32, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if !alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
 
 #[test]

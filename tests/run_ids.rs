@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clawdis_e2e::control::{Client, read_until, start_server_full, subscribe};
-use clawdis_e2e::{clawdis_cli, envelope, lobster};
+use clawdis_e2e::{clawdis_cli, envelope, lobster, stdout_json};
 use serde_json::{Value, json};
 
 /// A workflow with an approval gate, then an input gate.
@@ -33,15 +33,6 @@ fn home_with(dir: &Path, flows: &[(&str, &str)]) -> PathBuf {
         std::fs::write(home.join("workflows").join(format!("{name}.lobster")), text).unwrap();
     }
     home
-}
-
-fn stdout_json(out: &std::process::Output) -> Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }
 
 fn is_approval_id(id: &Value) -> bool {
@@ -353,14 +344,10 @@ fn the_cli_cancels_a_run_executing_in_the_backend() {
         .trim()
         .parse()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while clawdis_e2e::alive(pid) {
-        assert!(
-            Instant::now() < deadline,
-            "the step's shell {pid} outlived the cancel"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        clawdis_e2e::gone_within(pid, Duration::from_secs(5)),
+        "the step's shell {pid} outlived the cancel"
+    );
     assert_eq!(
         c.ok("GET", &format!("/runs/{id}"), None)["status"],
         "cancelled"

@@ -484,14 +484,10 @@ run: echo $$ > nap.pid; sleep 30; echo woke > woke.txt\n  - id: never\n    run: 
         .trim()
         .parse()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while clawdis_e2e::alive(pid) {
-        assert!(
-            Instant::now() < deadline,
-            "the step's shell {pid} outlived the cancel"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        clawdis_e2e::gone_within(pid, Duration::from_secs(5)),
+        "the step's shell {pid} outlived the cancel"
+    );
     assert!(!work.join("woke.txt").exists());
     assert_eq!(c.call("POST", &format!("/runs/{id}/cancel"), None).0, 409);
 }

@@ -1,18 +1,9 @@
 //! `clawdis runs list|show|cancel|export` read and change the same history
 //! the backend's runs API writes.
 
-use clawdis_e2e::clawdis_cli;
 use clawdis_e2e::control::{Client, start_server_full};
-use serde_json::{Value, json};
-
-fn stdout_json(out: &std::process::Output) -> Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
-}
+use clawdis_e2e::{clawdis_cli, stdout_json};
+use serde_json::json;
 
 #[test]
 fn the_cli_lists_shows_cancels_and_exports_service_runs() {

@@ -247,6 +247,29 @@ pub fn alive(pid: i32) -> bool {
         && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
 }
 
+/// Waits up to `limit` for process `pid` to be gone; whether it went.
+pub fn gone_within(pid: i32, limit: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while alive(pid) {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    true
+}
+
+/// The JSON a successful command printed on stdout; fails the test with
+/// its stderr otherwise.
+pub fn stdout_json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
 /// `clawdis --home <home> <args…>` with the home's file secrets and the
 /// state directory the home's backend reads.
 pub fn clawdis_cli(home: &Path, args: &[&str]) -> Output {

@@ -394,20 +394,12 @@ impl Runs {
                 let args = Value::from_json(&args_json)
                     .map_err(|e| ApprovalsError::Parse(format!("args: {e}")))?;
                 check_args(&workflow, &args).map_err(ApprovalsError::Parse)?;
-                let name = workflow
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| library::stem(&path));
+                let name = workflow.library_name();
                 let cwd = cwd
                     .or_else(|| path.parent().map(Path::to_path_buf))
                     .unwrap_or_else(|| self.approvals.dir.clone());
                 let row = new(HistoryKind::Workflow, Some(name), text, &cwd);
-                let steps = workflow
-                    .steps
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| StepRecord::pending(&s.id, u32::try_from(i).unwrap_or(u32::MAX)))
-                    .collect();
+                let steps = workflow.pending_steps();
                 Ok(Prepared {
                     plan: Plan::Workflow(Box::new(workflow), args),
                     row,

@@ -270,6 +270,26 @@ pub struct Workflow {
     pub pipeline: Option<super::gobby::Pipeline>,
 }
 
+impl Workflow {
+    /// Its `name`, else its file's stem: what the library lists it as.
+    pub fn library_name(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| super::library::stem(&self.path))
+    }
+
+    /// Its steps as a run's history starts them: each pending, in order.
+    pub fn pending_steps(&self) -> Vec<clawdis_store::StepRecord> {
+        self.steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                clawdis_store::StepRecord::pending(&s.id, u32::try_from(i).unwrap_or(u32::MAX))
+            })
+            .collect()
+    }
+}
+
 /// Extensions a workflow file may have.
 pub(crate) const WORKFLOW_EXTENSIONS: [&str; 4] = ["lobster", "yaml", "yml", "json"];
 

@@ -65,7 +65,7 @@ pub fn discover(dirs: &[PathBuf]) -> Library {
         for path in paths {
             match file::load(&path) {
                 Ok(workflow) => {
-                    let name = workflow.name.clone().unwrap_or_else(|| stem(&path));
+                    let name = workflow.library_name();
                     if library.workflows.iter().any(|w| w.name == name) {
                         tracing::warn!(%name, path = %path.display(), "a workflow of this name came first");
                         continue;

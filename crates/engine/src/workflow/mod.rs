@@ -35,7 +35,7 @@ use crate::error::Result;
 use crate::journal::Journal;
 use crate::pause::{Gate as PauseGate, Pause};
 use crate::value::{Object, Value};
-use clawdis_store::{HistoryKind, RunKind, StepRecord};
+use clawdis_store::{HistoryKind, RunKind};
 
 use self::file::Workflow;
 
@@ -48,19 +48,12 @@ pub async fn run_file(path: &Path, provided: &Value, ctx: &Ctx) -> Result<Envelo
     if ctx.journal.is_some() {
         return run_workflow(&workflow, provided, ctx).await;
     }
-    let steps = workflow
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| StepRecord::pending(&s.id, u32::try_from(i).unwrap_or(u32::MAX)))
-        .collect();
-    let name = workflow.name.clone().unwrap_or_else(|| library::stem(path));
     let journal = Journal::for_lobster(
         HistoryKind::Workflow,
-        Some(name),
+        Some(workflow.library_name()),
         text,
         provided.to_json(),
-        steps,
+        workflow.pending_steps(),
         &ctx.cwd,
     );
     let ctx = Ctx {
