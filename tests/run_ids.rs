@@ -7,11 +7,10 @@
 //! the run id; an input gate started with `POST /runs` could not be
 //! answered at all.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clawdis_e2e::control::{Client, read_until, start_server_full, subscribe};
-use clawdis_e2e::{clawdis_cli, envelope, lobster, stdout_json};
+use clawdis_e2e::{clawdis_cli, envelope, home_with, lobster, stdout_json};
 use serde_json::{Value, json};
 
 /// A workflow with an approval gate, then an input gate.
@@ -24,16 +23,6 @@ const TWO_GATES: &str = concat!(
     "        type: object\n        properties:\n          text: {type: string}\n        required: [text]\n",
     "  - id: ship\n    run: echo shipped $note.response.text\n",
 );
-
-/// A home whose library holds `flows` (name → text).
-fn home_with(dir: &Path, flows: &[(&str, &str)]) -> PathBuf {
-    let home = dir.join("home");
-    std::fs::create_dir_all(home.join("workflows")).unwrap();
-    for (name, text) in flows {
-        std::fs::write(home.join("workflows").join(format!("{name}.lobster")), text).unwrap();
-    }
-    home
-}
 
 fn is_approval_id(id: &Value) -> bool {
     id.as_str()

@@ -3,22 +3,11 @@
 //! cancel and export, against the real binary on loopback with a real
 //! SQLite file, real subprocesses and `kill -9` of the backend.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use clawdis_e2e::control::{Client, read_until, start_server_full, subscribe};
-use clawdis_e2e::{create_token, envelope, lobster, signal};
+use clawdis_e2e::{create_token, envelope, home_with, lobster, signal};
 use serde_json::{Value, json};
-
-/// A home whose library holds `flows` (name → text).
-fn home_with(dir: &Path, flows: &[(&str, &str)]) -> std::path::PathBuf {
-    let home = dir.join("home");
-    std::fs::create_dir_all(home.join("workflows")).unwrap();
-    for (name, text) in flows {
-        std::fs::write(home.join("workflows").join(format!("{name}.lobster")), text).unwrap();
-    }
-    home
-}
 
 /// Waits until `GET /runs/{id}` satisfies `done`, and returns it.
 fn run_until(c: &Client, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {

@@ -247,6 +247,17 @@ pub fn alive(pid: i32) -> bool {
         && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
 }
 
+/// `dir/home` with a workflow library holding `flows` (name → the text of
+/// `workflows/<name>.lobster`).
+pub fn home_with(dir: &Path, flows: &[(&str, &str)]) -> PathBuf {
+    let home = dir.join("home");
+    std::fs::create_dir_all(home.join("workflows")).unwrap();
+    for (name, text) in flows {
+        std::fs::write(home.join("workflows").join(format!("{name}.lobster")), text).unwrap();
+    }
+    home
+}
+
 /// Waits up to `limit` for process `pid` to be gone; whether it went.
 pub fn gone_within(pid: i32, limit: std::time::Duration) -> bool {
     let deadline = std::time::Instant::now() + limit;
