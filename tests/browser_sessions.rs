@@ -1178,13 +1178,19 @@ fn uploads_through_a_hidden_input_and_html5_drag_and_drop() {
         json!({ "selector": "#one", "paths": ["a.txt", "b.txt"] }),
         "not_editable",
     );
-    for bad in ["../settings.json", "/etc/passwd", "missing.txt"] {
+    // A path out of the uploads folder is refused; a file that is not
+    // there is missing (404, as the document says of files; issue #33).
+    for (bad, expected) in [
+        ("../settings.json", 400),
+        ("/etc/passwd", 400),
+        ("missing.txt", 404),
+    ] {
         let (status, _) = c.call(
             "POST",
             &format!("/sessions/{}/upload", s.id),
             Some(json!({ "selector": "#one", "paths": [bad] })),
         );
-        assert_eq!(status, 400, "{bad}");
+        assert_eq!(status, expected, "{bad}");
     }
     // 30: HTML5 drag and drop reaches the drop handler; a target that
     // refuses the drop is reported, not passed off as done.

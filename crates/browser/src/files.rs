@@ -67,7 +67,7 @@ pub fn file_under(root: &Path, requested: &str) -> Result<PathBuf> {
     let full = inside(&root, requested)?;
     let real = full
         .canonicalize()
-        .map_err(|_| BrowserError::invalid(format!("no such file to upload: {requested}")))?;
+        .map_err(|_| BrowserError::Missing(format!("no such file to upload: {requested}")))?;
     if !real.starts_with(canonical_root(&root)?) {
         return Err(escape(requested, &root));
     }

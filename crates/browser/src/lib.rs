@@ -93,6 +93,10 @@ pub enum BrowserError {
     /// The browser did not answer in time.
     #[error("{0}")]
     Timeout(String),
+    /// The page's site could not be reached (no name, no connection, a
+    /// TLS failure): the browser worked, the site did not answer.
+    #[error("{0}")]
+    Unreachable(String),
 }
 
 impl BrowserError {
@@ -128,6 +132,7 @@ impl BrowserError {
             BrowserError::Cdp(_) => "cdp",
             BrowserError::DialogOpen(_) => "dialog_open",
             BrowserError::Timeout(_) => "timeout",
+            BrowserError::Unreachable(_) => "unreachable",
         }
     }
 

@@ -724,7 +724,7 @@ async fn navigate_page(
         .and_then(Value::as_str)
         .filter(|e| !e.is_empty())
     {
-        return Err(BrowserError::Cdp(format!(
+        return Err(BrowserError::Unreachable(format!(
             "navigation to {url} failed: {error}"
         )));
     }

@@ -48,8 +48,10 @@ pub async fn set_cookie(page: &Page, cookie: &Map<String, Value>) -> Result<()> 
     if !params.contains_key("url") && !params.contains_key("domain") {
         let url = page_url(page).await?;
         if !url.starts_with("http") {
-            return Err(BrowserError::invalid(
-                "cookie needs a url or domain (the tab shows no http page)",
+            // Right on a web page, wrong on this one: a conflict, not a
+            // bad request.
+            return Err(BrowserError::Conflict(
+                "cookie needs a url or domain (the tab shows no http page)".into(),
             ));
         }
         params.insert("url".into(), json!(url));
@@ -108,7 +110,22 @@ pub async fn read(page: &Page, kind: Kind, key: Option<&str>) -> Result<Value> {
         kind.object(),
         json!(key)
     );
-    eval(page, &js, false).await
+    in_storage(page, kind, &js).await
+}
+
+/// Runs `js` on the page's `kind` storage. A page without an origin of
+/// its own (`about:blank`, `data:`) has none: that is the page's state,
+/// a conflict, not a bad request.
+async fn in_storage(page: &Page, kind: Kind, js: &str) -> Result<Value> {
+    eval(page, js, false).await.map_err(|e| match e {
+        BrowserError::Invalid { message, .. } if message.starts_with("SecurityError") => {
+            BrowserError::Conflict(format!(
+                "this page has no {} (it has no origin of its own): open a web page first",
+                kind.object()
+            ))
+        }
+        other => other,
+    })
 }
 
 /// Sets one entry.
@@ -119,12 +136,12 @@ pub async fn write(page: &Page, kind: Kind, key: &str, value: &str) -> Result<()
         json!(key),
         json!(value)
     );
-    eval(page, &js, false).await.map(drop)
+    in_storage(page, kind, &js).await.map(drop)
 }
 
 /// Removes every entry.
 pub async fn clear(page: &Page, kind: Kind) -> Result<()> {
-    eval(page, &format!("{}.clear()", kind.object()), false)
+    in_storage(page, kind, &format!("{}.clear()", kind.object()))
         .await
         .map(drop)
 }

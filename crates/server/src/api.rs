@@ -80,6 +80,11 @@ impl ApiError {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// The stable code, where there is one.
+    pub fn code(&self) -> Option<&'static str> {
+        self.code
+    }
 }
 
 impl From<BrowserError> for ApiError {
@@ -94,6 +99,7 @@ impl From<BrowserError> for ApiError {
             | BrowserError::DialogOpen(_) => StatusCode::CONFLICT,
             BrowserError::Unsupported(_) => StatusCode::NOT_IMPLEMENTED,
             BrowserError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            BrowserError::Unreachable(_) => StatusCode::BAD_GATEWAY,
             BrowserError::NotFound(_) | BrowserError::Io(_) | BrowserError::Cdp(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
@@ -304,6 +310,7 @@ mod tests {
             (BrowserError::DialogOpen("d".into()), 409),
             (BrowserError::Unsupported("u".into()), 501),
             (BrowserError::Timeout("t".into()), 504),
+            (BrowserError::Unreachable("u".into()), 502),
             (BrowserError::NotFound("n".into()), 500),
             (BrowserError::Io("io".into()), 500),
             (BrowserError::Cdp("cdp".into()), 500),

@@ -457,7 +457,9 @@ pub(crate) async fn upload(
     let files: Vec<std::path::PathBuf> = paths
         .iter()
         .map(|p| crate::files::file_under(&root, p))
-        .collect::<crate::Result<_>>()?;
+        .collect::<crate::Result<_>>()
+        // A file that is not there is the request's fault, not the page's.
+        .map_err(Stop::Request)?;
     let ready = prepare(tab, aim, Needs::Attached, deadline, attempt).await?;
     let input = editable_of(tab, ready.backend).await?;
     if call_on(tab.dom, input, FILE_NAMES, &[]).await?.is_null() {

@@ -324,6 +324,15 @@ fn strings(body: &Map<String, Value>, key: &str) -> Result<Option<Vec<String>>> 
     }
 }
 
+/// A whole number from 0, however JSON writes it (`1200` or `1200.0`).
+pub(crate) fn whole(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+            .map(|f| f as u64)
+    })
+}
+
 /// `short`, `medium`, `long` or milliseconds.
 pub fn parse_timeout(value: Option<&Value>, default: Duration) -> Result<Duration> {
     let timeout = match value {
@@ -338,7 +347,7 @@ pub fn parse_timeout(value: Option<&Value>, default: Duration) -> Result<Duratio
                 )));
             }
         },
-        Some(v) => match v.as_u64() {
+        Some(v) => match whole(v) {
             Some(ms) if ms > 0 => Duration::from_millis(ms),
             _ => {
                 return Err(bad(

@@ -164,7 +164,7 @@ pub fn parse_aim(body: &Map<String, Value>) -> Result<Aim> {
     let nth = match body.get("nth") {
         None | Some(Value::Null) => None,
         Some(v) => Some(
-            v.as_u64()
+            super::request::whole(v)
                 .map(|n| n as usize)
                 .ok_or_else(|| bad("nth must be a number from 0"))?,
         ),
