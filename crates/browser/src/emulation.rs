@@ -195,6 +195,45 @@ pub async fn apply(page: &Page, setting: &str, body: &Map<String, Value>) -> Res
         .map_err(|e| bad_value(setting, e))
 }
 
+/// The permissions [`grant`] takes: CDP's `Browser.PermissionType`s that
+/// Chromium grants to a page's origin (a few others, such as `smartCard`,
+/// it refuses outside an isolated context).
+pub const PERMISSIONS: &[&str] = &[
+    "ar",
+    "audioCapture",
+    "automaticFullscreen",
+    "backgroundFetch",
+    "backgroundSync",
+    "cameraPanTiltZoom",
+    "capturedSurfaceControl",
+    "clipboardReadWrite",
+    "clipboardSanitizedWrite",
+    "displayCapture",
+    "durableStorage",
+    "geolocation",
+    "idleDetection",
+    "keyboardLock",
+    "localFonts",
+    "localNetworkAccess",
+    "midi",
+    "midiSysex",
+    "nfc",
+    "notifications",
+    "paymentHandler",
+    "periodicBackgroundSync",
+    "pointerLock",
+    "sensors",
+    "speakerSelection",
+    "storageAccess",
+    "topLevelStorageAccess",
+    "videoCapture",
+    "vr",
+    "wakeLockScreen",
+    "wakeLockSystem",
+    "webAppInstallation",
+    "windowManagement",
+];
+
 /// Grants browser permissions (`geolocation`, `notifications`, ...), for
 /// one origin or all.
 pub async fn grant(cdp: &Cdp, permissions: &[String], origin: Option<&str>) -> Result<()> {

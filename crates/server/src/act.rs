@@ -27,7 +27,6 @@ fn timeout(body: &Body) -> Option<Duration> {
     operation_id = "post_act",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn act(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
@@ -131,7 +130,6 @@ pub async fn requests(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
     operation_id = "post_response_body",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn response_body(
@@ -157,7 +155,6 @@ pub async fn response_body(
     operation_id = "post_hooks_dialog",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn dialog(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
@@ -192,7 +189,6 @@ pub async fn dialog(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bo
     operation_id = "post_hooks_file_chooser",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn file_chooser(
@@ -247,7 +243,6 @@ pub async fn file_chooser(
     operation_id = "post_download",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn download(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
@@ -273,7 +268,6 @@ pub async fn download(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: 
     operation_id = "post_wait_download",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn wait_download(
@@ -300,7 +294,6 @@ pub async fn wait_download(
     operation_id = "post_highlight",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn highlight(
@@ -329,7 +322,6 @@ pub async fn highlight(
     operation_id = "post_permissions_grant",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn grant(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {

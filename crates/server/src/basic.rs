@@ -53,7 +53,6 @@ pub async fn doctor(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiRe
     operation_id = "post_start",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn start(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
@@ -72,7 +71,6 @@ pub async fn start(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
     operation_id = "post_stop",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn stop(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
@@ -120,7 +118,6 @@ pub async fn profiles(State(state): State<Arc<AppState>>) -> ApiResult {
     operation_id = "post_reset_profile",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn reset_profile(

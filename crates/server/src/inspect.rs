@@ -27,7 +27,6 @@ async fn url_of(page: &Page) -> String {
     operation_id = "post_navigate",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn navigate(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
@@ -143,7 +142,6 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
     operation_id = "post_screenshot",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn screenshot(
@@ -194,7 +192,6 @@ pub async fn screenshot(
     operation_id = "post_pdf",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn pdf(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
@@ -213,7 +210,6 @@ pub async fn pdf(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
     operation_id = "post_eval",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
@@ -237,7 +233,6 @@ pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body
     operation_id = "post_query",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn query(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
@@ -257,7 +252,6 @@ pub async fn query(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Bod
     operation_id = "post_dom",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn dom(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {

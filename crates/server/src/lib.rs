@@ -6,6 +6,7 @@ mod act;
 mod api;
 mod approvals;
 mod basic;
+mod bodies;
 mod events;
 mod inspect;
 mod links;
@@ -19,6 +20,7 @@ mod state;
 mod tabs;
 mod token;
 mod triggers;
+mod validate;
 mod webhooks;
 mod workflows;
 
@@ -345,13 +347,13 @@ async fn unknown_route(method: Method, uri: Uri) -> Response {
     responses((status = 200, description = "This document (OpenAPI 3.1)", body = Object), (status = 401, description = "No or a wrong bearer token", content_type = "text/plain", body = String))
 )]
 async fn openapi_json() -> Response {
+    Json(document_json()).into_response()
+}
+
+/// [`document`], made once.
+fn document_json() -> &'static serde_json::Value {
     static DOCUMENT: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
-    Json(
-        DOCUMENT
-            .get_or_init(|| serde_json::to_value(document()).unwrap_or_default())
-            .clone(),
-    )
-    .into_response()
+    DOCUMENT.get_or_init(document)
 }
 
 /// The routes behind the token guard, and the signed-link routes, each
@@ -437,12 +439,14 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
 }
 
 /// The OpenAPI 3.1 document of every route [`router`] serves.
-pub fn document() -> utoipa::openapi::OpenApi {
+pub fn document() -> serde_json::Value {
     let (guarded, links) = documented();
     let (_, mut doc) = guarded.split_for_parts();
     let (_, links) = links.split_for_parts();
     doc.merge(links);
     openapi::link_ids(&mut doc);
+    let mut doc = serde_json::to_value(doc).unwrap_or_default();
+    bodies::apply(&mut doc);
     doc
 }
 
@@ -453,7 +457,11 @@ pub fn router(state: Arc<AppState>) -> Router {
     let (guarded, links) = documented();
     let (guarded, _) = guarded.split_for_parts();
     let (links, _) = links.split_for_parts();
-    let api = guarded.fallback(unknown_route);
+    // The browser and session routes' bodies are checked against the
+    // document before their handlers run.
+    let api = guarded
+        .route_layer(middleware::from_fn(validate::body))
+        .fallback(unknown_route);
     // MCP's tools dispatch to the same routes, past the guard: the MCP
     // request itself went through it.
     let mcp = mcp::Mcp::new(state.clone(), api.clone().with_state(state.clone()));

@@ -36,7 +36,7 @@ use crate::api::NON_BLANK;
     ),
     modifiers(&BearerAuth),
     components(schemas(
-        ErrorBody, BrowserAnswer, BrowserRequest, Envelope, Decided, AlreadyDecided, Approval,
+        ErrorBody, BrowserAnswer, Envelope, Decided, AlreadyDecided, Approval,
         Run, Step, Decision,
     )),
     security(("bearer" = [])),
@@ -81,15 +81,6 @@ pub struct BrowserAnswer {
     /// Whether the action succeeded (most routes).
     ok: Option<bool>,
     /// The tab acted on.
-    #[schema(rename = "targetId")]
-    target_id: Option<String>,
-}
-
-/// A browser route's request body: the route's own fields, plus
-/// `targetId` to name a tab (else the current one).
-#[derive(ToSchema)]
-pub struct BrowserRequest {
-    /// The tab to act on.
     #[schema(rename = "targetId")]
     target_id: Option<String>,
 }
@@ -139,7 +130,11 @@ pub enum BrowserAnswers {
     /// Not supported here.
     #[response(status = 501)]
     Unsupported(ErrorBody),
-    /// The page did not answer in time.
+    /// The page's site could not be reached.
+    #[response(status = 502)]
+    Unreachable(ErrorBody),
+    /// The page did not answer in time, or what a wait asked for did not
+    /// come.
     #[response(status = 504)]
     Timeout(ErrorBody),
 }
@@ -582,18 +577,6 @@ pub struct TriggerAnswer {
     trigger: Trigger,
 }
 
-/// `POST /sessions`.
-#[derive(ToSchema)]
-pub struct NewSessionBody {
-    /// A named persistent profile (`<home>/browser/profiles/<name>/`).
-    profile: Option<String>,
-    /// A page to open.
-    url: Option<String>,
-    /// `default` (accept alerts and beforeunload, dismiss confirm and
-    /// prompt), `accept`, `dismiss` or `ask`.
-    dialogs: Option<String>,
-}
-
 /// A browser session.
 #[derive(ToSchema)]
 pub struct Session {
@@ -631,23 +614,6 @@ pub struct SessionList {
 #[derive(ToSchema)]
 pub struct Done {
     ok: bool,
-}
-
-/// An action's body: a target (`ref` or `selector`, with `nth`, `frame`),
-/// `timeout`, and the action's own fields.
-#[derive(ToSchema)]
-pub struct ActionBody {
-    /// A ref from `/snapshot`.
-    #[schema(rename = "ref")]
-    reference: Option<String>,
-    /// A CSS string, a `{type, ...}` strategy, or a list of them.
-    selector: Option<Value>,
-    /// Which of several matches (0-based).
-    nth: Option<u32>,
-    /// An iframe's ref or part of its URL.
-    frame: Option<String>,
-    /// `short`, `medium`, `long` or milliseconds.
-    timeout: Option<Value>,
 }
 
 /// Why an action failed.
@@ -691,15 +657,6 @@ pub struct ActionResult {
     notices: Option<Vec<String>>,
 }
 
-/// `POST /sessions/{id}/approval`.
-#[derive(ToSchema)]
-pub struct ApprovalRequest {
-    /// What the person is asked.
-    message: String,
-    /// Seconds to wait for a decision (1 to 3600, default 300).
-    timeout: Option<u32>,
-}
-
 /// A person's decision on a session's request.
 #[derive(ToSchema)]
 pub struct SessionApproval {
@@ -712,13 +669,6 @@ pub struct SessionApproval {
     #[schema(rename = "decidedBy")]
     decided_by: Option<Value>,
     comment: Option<Value>,
-}
-
-/// `POST /sessions/profiles`.
-#[derive(ToSchema)]
-pub struct NewProfile {
-    /// 1-64 letters, digits, `-` or `_`.
-    name: String,
 }
 
 /// A named persistent profile.

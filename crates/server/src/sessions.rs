@@ -24,7 +24,6 @@ use crate::api::{self, ApiError, ApiResult, Body, ok};
     path = "/sessions",
     operation_id = "post_sessions",
     tag = "sessions",
-    request_body(content = crate::openapi::NewSessionBody, content_type = "application/json"),
     responses((status = 201, description = "The session", body = crate::openapi::Session), crate::openapi::SessionErrors)
 )]
 pub async fn create(State(state): State<Arc<AppState>>, body: Body) -> ApiResult {
@@ -120,8 +119,9 @@ pub async fn trace(
     Query(query): Query<api::Query>,
 ) -> ApiResult {
     let after = api::number(&query, "after")?.unwrap_or(0);
-    let after = i64::try_from(after).unwrap_or(i64::MAX);
-    let limit = api::number(&query, "limit")?.unwrap_or(100).clamp(1, 1000) as u32;
+    let after = i64::try_from(after)
+        .map_err(|_| ApiError::bad_request(format!("after is at most {}", i64::MAX)))?;
+    let limit = api::count(&query, "limit", crate::bodies::MAX_TRACE)?.unwrap_or(100);
     let actions = state.sessions().await?.trace(&id, after, limit).await?;
     let actions: Vec<Value> = actions
         .into_iter()
@@ -160,7 +160,6 @@ pub async fn trace(
         ("id" = String, Path, description = "The session id"),
         ("action" = String, Path, description = "navigate, reload, back, forward, click, type, fill, select, check, uncheck, hover, drag, upload, scroll, wait, extract_text, extract_all, content, screenshot, pdf or evaluate")
     ),
-    request_body(content = crate::openapi::ActionBody, content_type = "application/json"),
     responses((status = 200, description = "The action's result", body = crate::openapi::ActionResult), crate::openapi::SessionErrors)
 )]
 pub async fn act(
@@ -225,7 +224,7 @@ steps:
 "#;
 
 /// Longest wait `POST /sessions/{id}/approval` may ask for.
-const MAX_APPROVAL_WAIT: u64 = 3600;
+pub(crate) const MAX_APPROVAL_WAIT: u64 = 3600;
 
 /// `POST /sessions/{id}/approval {message, timeout?}` → `{approved,
 /// runId, timedOut?, reason?, decidedBy?, comment?}` once a person decides
@@ -237,7 +236,6 @@ const MAX_APPROVAL_WAIT: u64 = 3600;
     operation_id = "post_sessions_id_approval",
     tag = "sessions",
     params(("id" = String, Path, description = "The session id")),
-    request_body(content = crate::openapi::ApprovalRequest, content_type = "application/json"),
     responses((status = 200, description = "The decision", body = crate::openapi::SessionApproval), crate::openapi::SessionErrors)
 )]
 pub async fn approval(
@@ -378,7 +376,6 @@ pub async fn profiles(State(state): State<Arc<AppState>>) -> ApiResult {
     path = "/sessions/profiles",
     operation_id = "post_sessions_profiles",
     tag = "sessions",
-    request_body(content = crate::openapi::NewProfile, content_type = "application/json"),
     responses((status = 201, description = "The profile", body = crate::openapi::SessionProfile), crate::openapi::SessionErrors)
 )]
 pub async fn create_profile(State(state): State<Arc<AppState>>, body: Body) -> ApiResult {

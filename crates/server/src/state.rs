@@ -36,7 +36,6 @@ pub async fn cookies(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiR
     operation_id = "post_cookies_set",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn set_cookie(
@@ -62,7 +61,6 @@ pub async fn set_cookie(
     operation_id = "post_cookies_clear",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn clear_cookies(
@@ -107,7 +105,6 @@ pub async fn read(
     operation_id = "post_storage_kind_set",
     tag = "browser",
     params(crate::openapi::BrowserQuery, ("kind" = String, Path, description = "local or session")),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn write(
@@ -138,7 +135,6 @@ pub async fn write(
     operation_id = "post_storage_kind_clear",
     tag = "browser",
     params(crate::openapi::BrowserQuery, ("kind" = String, Path, description = "local or session")),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn clear(
@@ -161,7 +157,6 @@ pub async fn clear(
     operation_id = "post_set_setting",
     tag = "browser",
     params(crate::openapi::BrowserQuery, ("setting" = String, Path, description = "offline, headers, geolocation, media, timezone or locale")),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn set(

@@ -32,7 +32,6 @@ pub async fn list(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> ApiResu
     operation_id = "post_tabs_open",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn open(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
@@ -54,7 +53,6 @@ pub async fn open(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body
     operation_id = "post_tabs_focus",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn focus(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {
@@ -93,7 +91,6 @@ pub async fn close(
     operation_id = "post_tabs_action",
     tag = "browser",
     params(crate::openapi::BrowserQuery),
-    request_body(content = Option<crate::openapi::BrowserRequest>, content_type = "application/json"),
     responses(crate::openapi::BrowserAnswers)
 )]
 pub async fn action(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body) -> ApiResult {

@@ -30,7 +30,7 @@ use crate::events::TabEvents;
 use crate::frames::FrameSession;
 use crate::manager::Manager;
 
-pub use request::{Click, Field, Request, Verb, parse};
+pub use request::{ACTIONS, Click, Field, Request, Verb, parse};
 pub use target::{Aim, Strategy, Target};
 
 /// Default wait of actions on elements.
