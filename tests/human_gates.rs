@@ -185,3 +185,143 @@ fn an_inline_token_cannot_skip_a_human_gate() {
         "shipped\n"
     );
 }
+
+/// Issue #34, break 2: an agent edited the step after a `human` gate while
+/// the person read the prompt; the person approved and the edited step
+/// ran. The run now resumes with the definition it paused with, and the
+/// approval says the file changed.
+#[test]
+fn what_runs_after_a_gate_is_what_paused_not_the_file_edited_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let file = work.join("ship.lobster");
+    std::fs::write(&file, SHIP).unwrap();
+    let paused = run_tool(&home, &work, "ship.lobster");
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+
+    // The agent's edit: the step after the gate now does something else.
+    std::fs::write(
+        &file,
+        SHIP.replace("echo shipped >> shipped.txt", "echo pwned >> pwned.txt"),
+    )
+    .unwrap();
+    let person = create_token(&home, "ann", "approver");
+    let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    let ann = Client::with_token(server.port, &person);
+    let approval = &ann.ok("GET", "/approvals", None)["approvals"][0];
+    assert_eq!(approval["fileChanged"], true, "{approval}");
+    let id = approval["id"].as_str().unwrap();
+    let decided = ann.ok(
+        "POST",
+        &format!("/approvals/{id}"),
+        Some(json!({"decision": "approve"})),
+    );
+    assert_eq!(decided["result"]["status"], "ok", "{decided}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("shipped.txt")).unwrap(),
+        "shipped\n",
+        "the step the person was shown ran"
+    );
+    assert!(!work.join("pwned.txt").exists(), "the edited step ran");
+
+    // A file left as it was is not reported as changed.
+    std::fs::write(&file, SHIP).unwrap();
+    let again = run_tool(&home, &work, "ship.lobster");
+    assert_eq!(again["status"], "needs_approval", "{again}");
+    let pending = ann.ok("GET", "/approvals?status=pending", None);
+    assert_eq!(pending["approvals"][0]["fileChanged"], false, "{pending}");
+}
+
+/// Issue #34: the same holds for a plain Lobster gate resumed by `lobster
+/// resume` (where the real Lobster re-reads the file; docs/lobster.md
+/// says so).
+#[test]
+fn lobster_resume_runs_the_definition_it_paused_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let file = work.join("ship.lobster");
+    let plain = SHIP.replace("      approvers: human\n", "");
+    std::fs::write(&file, &plain).unwrap();
+    let paused = run_tool(&home, &work, "ship.lobster");
+    let token = paused["requiresApproval"]["resumeToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::write(
+        &file,
+        plain.replace("echo shipped >> shipped.txt", "echo pwned >> pwned.txt"),
+    )
+    .unwrap();
+    let out = resume(&home, &work, &["--token", &token, "--approve", "yes"]);
+    assert_eq!(envelope(&out)["status"], "ok", "{}", envelope(&out));
+    assert_eq!(
+        std::fs::read_to_string(work.join("shipped.txt")).unwrap(),
+        "shipped\n"
+    );
+    assert!(!work.join("pwned.txt").exists());
+}
+
+/// Issue #34: a program file in the workflow's directory that a step
+/// after the gate runs (`./deploy.sh`) is bound to the pause too. Changed
+/// since, the approval is refused with an error naming it, and the gate
+/// keeps waiting: put back, the same token approves it.
+#[test]
+fn a_program_changed_after_the_pause_refuses_the_approval_by_name() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        work.join("deploy.lobster"),
+        "name: deploy\nsteps:\n  - id: gate\n    approval: required\n  - id: deploy\n    run: ./deploy.sh\n",
+    )
+    .unwrap();
+    let script = work.join("deploy.sh");
+    let original = "#!/bin/sh\necho deployed >> out.txt\n";
+    std::fs::write(&script, original).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let paused = run_tool(&home, &work, "deploy.lobster");
+    let token = paused["requiresApproval"]["resumeToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    std::fs::write(&script, "#!/bin/sh\necho pwned >> out.txt\n").unwrap();
+    let out = resume(&home, &work, &["--token", &token, "--approve", "yes"]);
+    let refused = envelope(&out);
+    assert_ne!(out.status.code(), Some(0), "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("deploy.sh") && message.contains("changed"),
+        "{refused}"
+    );
+    assert!(!work.join("out.txt").exists(), "the changed program ran");
+    // Over HTTP the same: 403, naming the file, and the gate waits on.
+    let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    let owner = Client::new(&server);
+    let id = owner.ok("GET", "/approvals", None)["approvals"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, body) = owner.call(
+        "POST",
+        &format!("/approvals/{id}"),
+        Some(json!({"decision": "approve"})),
+    );
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("deploy.sh"),
+        "{body}"
+    );
+    assert!(!work.join("out.txt").exists(), "the changed program ran");
+
+    std::fs::write(&script, original).unwrap();
+    let out = resume(&home, &work, &["--token", &token, "--approve", "yes"]);
+    assert_eq!(envelope(&out)["status"], "ok", "{}", envelope(&out));
+    assert_eq!(
+        std::fs::read_to_string(work.join("out.txt")).unwrap(),
+        "deployed\n"
+    );
+}

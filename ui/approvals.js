@@ -62,7 +62,11 @@ function card(a) {
   const head = el("div", {},
     el("strong", {}, a.prompt || "(no prompt)"),
     el("div", { class: "meta" }, `${title} · ${a.itemCount} item${a.itemCount === 1 ? "" : "s"} · ${age(a.createdAt)}`
-      + (a.approvalId ? ` · id ${a.approvalId}` : "")));
+      + (a.approvalId ? ` · id ${a.approvalId}` : "")),
+    // What runs after the gate is the definition it paused with; the file
+    // on disk was changed since, and that change does not run.
+    a.fileChanged ? el("div", { class: "warning file-changed" },
+      "The workflow file was changed after this run paused. Approving runs the steps as they were when it paused, not the edited file.") : null);
   const preview = a.items.length ? el("pre", {}, JSON.stringify(a.items, null, 2) + (a.itemCount > a.items.length ? "\n…" : "")) : null;
   if (a.status !== "pending") {
     const who = [a.decision, a.decidedBy && `by ${a.decidedBy}`, a.decidedVia && `via ${a.decidedVia}`, a.decidedAt && age(a.decidedAt)]

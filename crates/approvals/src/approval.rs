@@ -60,6 +60,11 @@ pub struct Approval {
     pub policy: Policy,
     /// The directory the run paused in; its remaining steps run there.
     pub cwd: Option<String>,
+    /// Whether the workflow file on disk differs from the definition the
+    /// run paused with, which is what it resumes with; none for a
+    /// pipeline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_changed: Option<bool>,
     /// When the run paused (RFC 3339).
     pub created_at: String,
     /// `approve`, `reject`, `respond` or `cancel`, once decided.
@@ -135,6 +140,7 @@ impl Approval {
                 forbid_self_approval: request.forbid_self_approval.unwrap_or(false),
             },
             cwd: run.cwd.clone(),
+            file_changed: file_changed(&run.state_json),
             created_at: run.created_at.clone(),
             decision: run.decision,
             decided_by: run.decided_by.clone(),
@@ -159,8 +165,23 @@ impl Approval {
             (None, 1) => "1 item".to_string(),
             (None, n) => format!("{n} items"),
         };
-        format!("{} ({what})", self.prompt)
+        let changed = if self.file_changed == Some(true) {
+            " [the workflow file changed since it paused; the paused steps run]"
+        } else {
+            ""
+        };
+        format!("{} ({what}){changed}", self.prompt)
     }
+}
+
+/// Whether a paused workflow's file now differs from the definition its
+/// state kept (a file gone or unreadable differs too); none when the state
+/// kept no definition (a pipeline, or a run paused before they were kept).
+fn file_changed(state_json: &str) -> Option<bool> {
+    let state: serde_json::Value = serde_json::from_str(state_json).ok()?;
+    let kept = state.get("definition")?.as_str()?;
+    let path = state.get("filePath")?.as_str()?;
+    Some(std::fs::read_to_string(path).map_or(true, |now| now != kept))
 }
 
 /// Who may decide a gate, as its workflow file says.

@@ -188,12 +188,20 @@ fn error_page(status: StatusCode, message: &str) -> Response {
 }
 
 /// The gate as the page shows it, with the form when it still waits.
+/// What the page says of a workflow file edited after its run paused.
+const FILE_CHANGED_HTML: &str = "<p class=warn><strong>The workflow file was changed after \
+     this run paused.</strong> Approving runs the steps as they were when it paused, not the \
+     edited file.</p>";
+
 fn gate_html(approval: &Approval) -> String {
     let mut html = String::new();
     if let Some(workflow) = &approval.workflow {
         html.push_str(&format!("<p class=wf>{}</p>", escape(workflow)));
     }
     html.push_str(&format!("<h1>{}</h1>", escape(&approval.prompt)));
+    if approval.file_changed == Some(true) {
+        html.push_str(FILE_CHANGED_HTML);
+    }
     if approval.item_count > 0 {
         html.push_str(&format!(
             "<p>{} item{}:</p><pre>",
@@ -243,7 +251,7 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
          <style>body{{font:16px system-ui,sans-serif;max-width:40em;margin:2em auto;padding:0 1em}}\
          h1{{font-size:1.3em}}.wf{{color:#666}}pre{{background:#f6f6f6;padding:.5em;overflow:auto}}\
          textarea{{width:100%;height:4em;margin:.5em 0}}button{{font-size:1em;padding:.4em 1.2em;\
-         background:#FF4500;color:#fff;border:0;border-radius:4px}}button.deny{{background:#555}}</style>\
+         background:#FF4500;color:#fff;border:0;border-radius:4px}}button.deny{{background:#555}}.warn{{color:#b25000}}</style>\
          </head><body>{body}</body></html>",
         escape(title)
     );

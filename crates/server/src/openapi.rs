@@ -381,6 +381,10 @@ pub struct Approval {
     /// `{approvers, minApprovals, ...}`.
     policy: Value,
     decisions: Vec<Value>,
+    /// Whether the workflow file differs on disk from the definition the
+    /// run paused with (what it resumes with); absent for a pipeline.
+    #[schema(rename = "fileChanged")]
+    file_changed: Option<bool>,
 }
 
 /// `GET /approvals`.

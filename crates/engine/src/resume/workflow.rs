@@ -346,14 +346,33 @@ fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
     Ok(results)
 }
 
-/// The workflow file a stored state names.
-fn load_workflow(state: &Value) -> Result<Workflow> {
-    file::load(&PathBuf::from(
+/// Refuses to go on when a program file the remaining steps run changed
+/// since the pause (see [`crate::workflow::programs`]).
+fn programs_unchanged(state: &Value) -> Result<()> {
+    match state.get_key("programs") {
+        Some(Value::Object(bound)) => crate::workflow::programs::check(bound),
+        _ => Ok(()),
+    }
+}
+
+/// The workflow file a state names, as it is now.
+fn state_file(state: &Value) -> PathBuf {
+    PathBuf::from(
         state
             .get_key("filePath")
             .map(Value::to_js_string)
             .unwrap_or_default(),
-    ))
+    )
+}
+
+/// The workflow a stored state paused in: the definition it kept (the
+/// text the person was shown the gate of), never the file as edited
+/// since; a state kept before definitions were, the file.
+fn load_workflow(state: &Value) -> Result<Workflow> {
+    match state.get_key("definition").and_then(Value::as_str) {
+        Some(text) => file::parse(text, &state_file(state)),
+        None => file::load(&state_file(state)),
+    }
 }
 
 /// Continues a run of `workflow` after its gate; returns the envelope and a
@@ -467,6 +486,11 @@ async fn resume_stored_inner(
             ),
         ));
     }
+    // A program file changed since the pause refuses the decision and
+    // leaves the gate waiting: nothing is claimed, counted or recorded.
+    if !matches!(intent, Intent::Cancel | Intent::Approve(false)) {
+        programs_unchanged(&state)?;
+    }
     let results = apply_decision(&state, &intent, ctx)?;
     not_by_the_starter(&state, &row, &intent, ctx).await?;
     if intent == Intent::Approve(true)
@@ -499,7 +523,9 @@ pub async fn resume_inline(payload: Value, intent: Intent, ctx: &Ctx) -> Envelop
         // An inline token carries its own state, so whoever holds one could
         // write any: a file whose gates have a policy (a person, several
         // approvers, an expiry) is never resumed from one.
-        if let Ok(workflow) = load_workflow(&payload)
+        // Its holder wrote the state: the file is read, never a definition
+        // the token carries.
+        if let Ok(workflow) = file::load(&state_file(&payload))
             && workflow
                 .steps
                 .iter()
@@ -515,10 +541,11 @@ pub async fn resume_inline(payload: Value, intent: Intent, ctx: &Ctx) -> Envelop
         if matches!(intent, Intent::Cancel | Intent::Approve(false)) {
             return Ok(Envelope::cancelled());
         }
+        programs_unchanged(&payload)?;
         let results = apply_decision(&payload, &intent, ctx)?;
         let (envelope, next) = continue_run(
             &payload,
-            load_workflow(&payload),
+            file::load(&state_file(&payload)),
             results,
             Arc::default(),
             &intent,

@@ -268,6 +268,9 @@ pub struct Workflow {
     pub triggers: Vec<Trigger>,
     /// A Gobby pipeline's own settings (`type: pipeline` files only).
     pub pipeline: Option<super::gobby::Pipeline>,
+    /// The text it was read from (empty for one built from a value): what
+    /// a run that pauses keeps, and resumes with.
+    pub text: String,
 }
 
 impl Workflow {
@@ -349,7 +352,9 @@ pub fn parse(text: &str, path: &Path) -> Result<Workflow> {
     } else {
         parse_yaml(text)?
     };
-    from_value(&doc, path)
+    let mut workflow = from_value(&doc, path)?;
+    workflow.text = text.to_string();
+    Ok(workflow)
 }
 
 /// Parses YAML 1.2 text into a value (`null` for an empty document).
@@ -513,6 +518,7 @@ pub fn from_value(doc: &Value, path: &Path) -> Result<Workflow> {
         webhooks: Webhooks::parse(obj.get("webhooks"))?,
         triggers,
         pipeline: None,
+        text: String::new(),
     })
 }
 

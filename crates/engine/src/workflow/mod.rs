@@ -13,6 +13,7 @@ mod gates;
 pub mod gobby;
 pub mod graph;
 pub mod library;
+pub(crate) mod programs;
 mod run;
 mod state;
 mod steps;
@@ -120,6 +121,17 @@ pub(crate) fn pause_for(
         "filePath",
         Value::from(workflow.path.to_string_lossy().into_owned()),
     );
+    // The definition the person is shown is the one that runs after the
+    // gate: the run resumes with this text, never the file as edited
+    // since (issue #34; Lobster re-reads the file).
+    if !workflow.text.is_empty() {
+        state.insert("definition", Value::from(workflow.text.as_str()));
+    }
+    // And so do the program files those steps run from its directory.
+    let programs = programs::bind(workflow, resume_at);
+    if !programs.is_empty() {
+        state.insert("programs", Value::Object(programs));
+    }
     state.insert("resumeAtIndex", Value::from(resume_at));
     state.insert("steps", Value::Object(results));
     state.insert("args", Value::Object(run.args.clone()));

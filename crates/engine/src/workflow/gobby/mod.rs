@@ -211,6 +211,7 @@ pub(crate) fn from_value(doc: &Object, path: &Path) -> Result<Workflow> {
         webhooks: Webhooks::parse(doc.get("webhooks"))?,
         triggers,
         pipeline: Some(Pipeline { outputs, enabled }),
+        text: String::new(),
     })
 }
 
