@@ -399,3 +399,78 @@ fn a_signed_link_shows_a_human_gate_and_only_its_own_form_decides_it_once() {
     assert_eq!(status, 410, "{page}");
     assert!(page.contains("already used"), "{page}");
 }
+
+/// Issue #34, break 3: the signed approval link sat in clear in the
+/// SQLite outbox, where an agent with a shell read it and decided the gate
+/// through the loopback host. A delivery now keeps only what it needs to
+/// sign a link when it is sent: the file holds no usable link, before or
+/// after a redelivery (which sends a fresh one), nor does the API show one.
+#[test]
+fn no_usable_approval_link_is_kept_in_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    let receiver = Receiver::start(&secret(&home));
+    let mut hooks = settings(json!([
+        { "url": receiver.url("/ok/phone"), "events": ["approval.pending"] },
+    ]));
+    hooks["publicBaseUrl"] = json!("https://approve.example.test/");
+    let server = serve(&home, hooks);
+    std::fs::write(
+        work.join("publish.lobster"),
+        "name: publish\nsteps:\n  - id: gate\n    approval:\n      prompt: Publish?\n      \
+         approvers: human\n  - id: go\n    run: echo published\n",
+    )
+    .unwrap();
+    let paused = run_tool(&home, &work, "publish.lobster");
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let c = Client::new(&server);
+    let first = receiver.take(1, WAIT);
+    verified(&first);
+    let id = first[0]["id"].as_str().unwrap().to_string();
+    c.ok(
+        "POST",
+        &format!("/webhooks/deliveries/{id}/redeliver"),
+        None,
+    );
+    let again = receiver.take(1, WAIT);
+    verified(&again);
+
+    let token = |sent: &Value| {
+        let link = sent["body"]["data"]["approvalUrl"].as_str().unwrap();
+        link.rsplit_once("/approve/").unwrap().1.to_string()
+    };
+    let (one, two) = (token(&first[0]), token(&again[0]));
+    assert_ne!(one, two, "each attempt signs its own link");
+    // What an agent with a shell reads: every byte of the store's files
+    // (the database, its write-ahead log), and every answer of the API.
+    let mut stored = Vec::new();
+    for entry in std::fs::read_dir(&home).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("clawdis.db")
+        {
+            stored.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    assert!(!stored.is_empty(), "the store's files are in the home");
+    let api = [
+        c.ok("GET", "/webhooks/deliveries", None),
+        c.ok("GET", &format!("/webhooks/deliveries/{id}"), None),
+    ];
+    for link in [&one, &two] {
+        let signature = link.rsplit_once('.').unwrap().1;
+        assert!(
+            !stored
+                .windows(signature.len())
+                .any(|w| w == signature.as_bytes()),
+            "a link's signature is in the store"
+        );
+        for answer in &api {
+            assert!(!answer.to_string().contains(signature), "{answer}");
+        }
+    }
+}

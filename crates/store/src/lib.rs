@@ -41,7 +41,9 @@ pub use runs::{Channel, Claim, Decided, Decision, Finish, Gate, NewRun, Run, Run
 pub use tokens::{Role, TokenRecord};
 pub use triggers::{Advance, TriggerRecord};
 pub use votes::{Counted, Vote};
-pub use webhooks::{AttemptEnd, Delivery, DeliveryAttempt, DeliveryStatus, NewDelivery};
+pub use webhooks::{
+    AttemptEnd, Delivery, DeliveryAttempt, DeliveryLink, DeliveryStatus, NewDelivery,
+};
 
 /// File name of the database inside the state directory.
 pub const DB_FILE: &str = "clawdis.db";

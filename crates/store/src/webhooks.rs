@@ -29,8 +29,21 @@ pub struct NewDelivery {
     pub kind: String,
     /// The receiver.
     pub url: String,
-    /// The exact body to send.
+    /// The body to send (without the approval link: see `link`).
     pub payload_json: String,
+    /// The approval link to put into the body as `data.approvalUrl` each
+    /// time it is sent, signed then: never stored.
+    pub link: Option<DeliveryLink>,
+}
+
+/// What a delivery keeps of its approval link: enough to sign one when it
+/// is sent, nothing that opens the gate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeliveryLink {
+    /// The gate's key in the store.
+    pub gate: String,
+    /// When the gate expires (RFC 3339), if it does: no link outlives it.
+    pub expires_at: Option<String>,
 }
 
 /// A delivery.
@@ -44,9 +57,12 @@ pub struct Delivery {
     pub kind: String,
     /// The receiver.
     pub url: String,
-    /// The body sent.
+    /// The body sent (without the approval link, signed as it is sent).
     #[serde(skip)]
     pub payload_json: String,
+    /// The approval link each attempt carries.
+    #[serde(skip)]
+    pub link: Option<DeliveryLink>,
     /// Where it stands.
     pub status: DeliveryStatus,
     /// Attempts made.
@@ -94,7 +110,7 @@ pub enum AttemptEnd {
 macro_rules! delivery_columns {
     () => {
         "id, type, url, payload_json, status, attempts, budget_from, next_attempt_at, last_error, \
-         created_at, delivered_at"
+         created_at, delivered_at, link_gate, link_expires_at"
     };
 }
 
@@ -111,6 +127,10 @@ fn delivery_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<Delivery> {
         last_error: r.get(8),
         created_at: r.get(9),
         delivered_at: r.get(10),
+        link: r.get::<Option<String>, _>(11).map(|gate| DeliveryLink {
+            gate,
+            expires_at: r.get(12),
+        }),
     })
 }
 
@@ -124,7 +144,8 @@ impl Store {
         for d in deliveries {
             sqlx::query(
                 "INSERT OR IGNORE INTO webhook_deliveries (id, event_seq, type, url, payload_json,
-                 status, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
+                 status, next_attempt_at, created_at, link_gate, link_expires_at)
+                 VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
             )
             .bind(&d.id)
             .bind(seq)
@@ -133,6 +154,8 @@ impl Store {
             .bind(&d.payload_json)
             .bind(&now)
             .bind(&now)
+            .bind(d.link.as_ref().map(|l| &l.gate))
+            .bind(d.link.as_ref().and_then(|l| l.expires_at.as_ref()))
             .execute(&mut *tx)
             .await?;
         }
@@ -330,6 +353,7 @@ mod tests {
             kind: "run.completed".into(),
             url: "http://127.0.0.1:9/hook".into(),
             payload_json: "{}".into(),
+            link: None,
         };
         store.fan_out(7, std::slice::from_ref(&d)).await.unwrap();
         store.fan_out(7, &[d]).await.unwrap();

@@ -157,13 +157,8 @@ impl Webhooks {
                 return Ok(());
             }
             for event in &events {
-                let deliveries = payload::deliveries_for(
-                    &self.approvals,
-                    &self.settings,
-                    self.links.as_deref(),
-                    event,
-                )
-                .await?;
+                let deliveries =
+                    payload::deliveries_for(&self.approvals, &self.settings, event).await?;
                 tracing::debug!(seq = event.seq, kind = %event.kind, n = deliveries.len(), "event");
                 store.fan_out(event.seq, &deliveries).await?;
             }
@@ -207,8 +202,9 @@ impl Webhooks {
     /// One attempt of `delivery`, recorded with what it comes to.
     async fn deliver(self: &Arc<Self>, delivery: Delivery) {
         let this = self.clone();
+        let body = self.body_of(&delivery);
         let sent = tokio::task::spawn_blocking(move || {
-            let attempt = send::attempt(&this.agent, &this.signer, &delivery);
+            let attempt = send::attempt(&this.agent, &this.signer, &delivery, body.as_bytes());
             (delivery, attempt)
         })
         .await;
@@ -232,6 +228,34 @@ impl Webhooks {
         {
             tracing::error!(error = %e, "recording a webhook attempt");
         }
+    }
+
+    /// What an attempt of `delivery` sends: its stored body, with a link to
+    /// its gate signed now as `data.approvalUrl` where it has one (the
+    /// store never holds a usable link).
+    fn body_of(&self, delivery: &Delivery) -> String {
+        let (Some(link), Some(links), Some(base)) =
+            (&delivery.link, &self.links, &self.settings.public_base_url)
+        else {
+            return delivery.payload_json.clone();
+        };
+        let Ok(mut body) = serde_json::from_str::<serde_json::Value>(&delivery.payload_json) else {
+            return delivery.payload_json.clone();
+        };
+        let token = links.sign(&link.gate, link.expires_at.as_deref());
+        if let Some(data) = body
+            .get_mut("data")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            data.insert(
+                "approvalUrl".into(),
+                serde_json::Value::String(format!(
+                    "{}/approve/{token}",
+                    base.trim_end_matches('/')
+                )),
+            );
+        }
+        body.to_string()
     }
 
     /// The most recent deliveries, newest first.

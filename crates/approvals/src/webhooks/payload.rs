@@ -6,12 +6,13 @@ use std::path::Path;
 
 use clawdis_engine::workflow::Webhooks as WorkflowHooks;
 use clawdis_store::{
-    Gate, HistoryKind, HistoryRun, NewDelivery, RunKind, RunStatus, Store, StoredEvent,
+    DeliveryLink, Gate, HistoryKind, HistoryRun, NewDelivery, RunKind, RunStatus, Store,
+    StoredEvent,
 };
 use serde_json::{Value, json};
 
 use crate::settings::ServiceSettings;
-use crate::{ApprovalLinks, Approvals, ApprovalsError};
+use crate::{Approvals, ApprovalsError};
 
 /// What an event is about, read once from the store.
 enum Subject {
@@ -28,7 +29,6 @@ enum Subject {
 pub(super) async fn deliveries_for(
     approvals: &Approvals,
     settings: &ServiceSettings,
-    links: Option<&ApprovalLinks>,
     event: &StoredEvent,
 ) -> Result<Vec<NewDelivery>, ApprovalsError> {
     let store = approvals.store();
@@ -49,7 +49,22 @@ pub(super) async fn deliveries_for(
     if urls.is_empty() {
         return Ok(Vec::new());
     }
-    let data = data_of(approvals, settings, links, event, &subject).await?;
+    let data = data_of(approvals, event, &subject).await?;
+    // A link opens a page that asks; only that page decides. It is signed
+    // as each attempt is sent, where the user made this backend reachable.
+    let link = match &subject {
+        Subject::Gate(run)
+            if settings.public_base_url.is_some()
+                && event.kind == "approval.pending"
+                && run.gate == Gate::Approval =>
+        {
+            Some(DeliveryLink {
+                gate: run.state_key.clone(),
+                expires_at: run.expires_at.clone(),
+            })
+        }
+        _ => None,
+    };
     let body = json!({ "type": event.kind, "timestamp": event.at, "data": data });
     let payload_json = serde_json::to_string(&body)
         .map_err(|e| ApprovalsError::Invalid(format!("webhook payload: {e}")))?;
@@ -60,6 +75,7 @@ pub(super) async fn deliveries_for(
             kind: event.kind.clone(),
             url: url.to_string(),
             payload_json: payload_json.clone(),
+            link: link.clone(),
         })
         .collect())
 }
@@ -75,31 +91,16 @@ async fn find(store: &Store, event: &StoredEvent) -> Result<Option<Subject>, App
 }
 
 /// The event's `data`: the approval as `GET /approvals/{id}` shows it
-/// (with its signed link, when the user made this backend reachable), or
-/// the run as `GET /runs/{id}` does.
+/// (its signed link is added as each attempt is sent), or the run as `GET
+/// /runs/{id}` does.
 async fn data_of(
     approvals: &Approvals,
-    settings: &ServiceSettings,
-    links: Option<&ApprovalLinks>,
     event: &StoredEvent,
     subject: &Subject,
 ) -> Result<Value, ApprovalsError> {
     match subject {
         Subject::Gate(run) if event.kind.starts_with("approval.") => {
-            let mut data = to_json(&approvals.with_votes(run).await?)?;
-            // A link opens a page that asks; only that page decides.
-            if let (Some(base), Some(links), Some(fields)) =
-                (&settings.public_base_url, links, data.as_object_mut())
-                && event.kind == "approval.pending"
-                && run.gate == Gate::Approval
-            {
-                let token = links.sign(&run.state_key, run.expires_at.as_deref());
-                fields.insert(
-                    "approvalUrl".into(),
-                    json!(format!("{}/approve/{token}", base.trim_end_matches('/'))),
-                );
-            }
-            Ok(data)
+            to_json(&approvals.with_votes(run).await?)
         }
         Subject::Gate(run) => {
             let result: Value = run
@@ -156,6 +157,10 @@ async fn gate_hooks(store: &Store, run: &clawdis_store::Run) -> WorkflowHooks {
         return WorkflowHooks::default();
     }
     let state: Value = serde_json::from_str(&run.state_json).unwrap_or(Value::Null);
+    // The definition the run paused with, which is what it resumes with.
+    if let Some(text) = state.get("definition").and_then(Value::as_str) {
+        return hooks_in(text, &run.state_key);
+    }
     let Some(path) = state.get("filePath").and_then(Value::as_str) else {
         return WorkflowHooks::default();
     };

@@ -26,23 +26,23 @@ pub(super) fn agent() -> ureq::Agent {
         .into()
 }
 
-/// Posts `delivery` once, signed with `signer` as the Standard Webhooks
-/// specification says, and records nothing: the caller does.
+/// Posts `body` as `delivery` once, signed with `signer` as the Standard
+/// Webhooks specification says, and records nothing: the caller does.
 pub(super) fn attempt(
     agent: &ureq::Agent,
     signer: &standardwebhooks::Webhook,
     delivery: &Delivery,
+    body: &[u8],
 ) -> DeliveryAttempt {
     let started = Instant::now();
     let at = clawdis_store::now_iso();
     let timestamp = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-    let (status_code, error) =
-        match signer.sign(&delivery.id, timestamp, delivery.payload_json.as_bytes()) {
-            Err(e) => (None, Some(format!("signing: {e}"))),
-            Ok(signature) => post(agent, delivery, timestamp, &signature),
-        };
+    let (status_code, error) = match signer.sign(&delivery.id, timestamp, body) {
+        Err(e) => (None, Some(format!("signing: {e}"))),
+        Ok(signature) => post(agent, delivery, body, timestamp, &signature),
+    };
     DeliveryAttempt {
         attempt: delivery.attempts + 1,
         at,
@@ -55,6 +55,7 @@ pub(super) fn attempt(
 fn post(
     agent: &ureq::Agent,
     delivery: &Delivery,
+    body: &[u8],
     timestamp: i64,
     signature: &str,
 ) -> (Option<u16>, Option<String>) {
@@ -65,7 +66,7 @@ fn post(
         .header("webhook-id", &delivery.id)
         .header("webhook-timestamp", &timestamp.to_string())
         .header("webhook-signature", signature)
-        .send(delivery.payload_json.as_bytes());
+        .send(body);
     match sent {
         Err(e) => (None, Some(e.to_string())),
         Ok(mut response) => {
