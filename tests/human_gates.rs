@@ -8,7 +8,7 @@ use std::process::Output;
 
 use base64::Engine;
 use clawdis_e2e::control::{Client, start_server_full};
-use clawdis_e2e::{create_token, envelope, lobster, run_tool};
+use clawdis_e2e::{clawdis_cli, create_token, envelope, lobster, run_tool};
 use serde_json::json;
 
 const SHIP: &str = "name: ship\nsteps:\n  - id: build\n    run: echo built\n  - id: gate\n    \
@@ -324,4 +324,127 @@ fn a_program_changed_after_the_pause_refuses_the_approval_by_name() {
         std::fs::read_to_string(work.join("out.txt")).unwrap(),
         "deployed\n"
     );
+}
+
+/// Issue #34, item 5: every refused attempt on a `human` gate, every
+/// decision and every token goes into a hash-chained ledger that `clawdis
+/// audit` lists and verifies; an entry edited in the SQLite file breaks it
+/// there.
+#[test]
+fn refusals_decisions_and_tokens_are_in_a_ledger_that_shows_an_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("ship.lobster"), SHIP).unwrap();
+    let paused = run_tool(&home, &work, "ship.lobster");
+    let request = &paused["requiresApproval"];
+    let token = request["resumeToken"].as_str().unwrap().to_string();
+    let approval_id = request["approvalId"].as_str().unwrap().to_string();
+
+    // Refused: lobster resume, the CLI, the owner token, an agent token.
+    let out = lobster(&home)
+        .current_dir(&work)
+        .env("LOBSTER_APPROVAL_APPROVED_BY", "ann")
+        .args(["resume", "--token", &token, "--approve", "yes"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", envelope(&out));
+    let cli = clawdis_cli(&home, &["approvals", "approve", &approval_id]);
+    assert!(!cli.status.success());
+    let agent = create_token(&home, "agent", "agent");
+    let person = create_token(&home, "ann", "approver");
+    let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    for bearer in [server.token.trim(), agent.as_str()] {
+        let (status, body) = Client::with_token(server.port, bearer).call(
+            "POST",
+            &format!("/approvals/{approval_id}"),
+            Some(json!({"decision": "approve"})),
+        );
+        assert_eq!(status, 403, "{body}");
+    }
+    // A person decides.
+    Client::with_token(server.port, &person).ok(
+        "POST",
+        &format!("/approvals/{approval_id}"),
+        Some(json!({"decision": "approve"})),
+    );
+
+    let listed = clawdis_cli(&home, &["audit", "list"]);
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let mut entries: Vec<(String, String, String, String)> = listed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap_or("-").to_string();
+            (text("kind"), text("subject"), text("by"), text("presence"))
+        })
+        .collect();
+    entries.reverse();
+    let gate = |kind: &str, by: &str, presence: &str| {
+        (
+            kind.to_string(),
+            approval_id.clone(),
+            by.to_string(),
+            presence.to_string(),
+        )
+    };
+    let token = |kind: &str, subject: &str| {
+        (
+            kind.to_string(),
+            subject.to_string(),
+            "-".to_string(),
+            "-".to_string(),
+        )
+    };
+    assert_eq!(
+        entries,
+        [
+            gate("gate.refused", "lobster resume (says ann)", "-"),
+            gate("gate.refused", "cli", "-"),
+            token("token.issued", "agent (agent)"),
+            token("token.issued", "ann (approver)"),
+            gate("gate.refused", "owner", "-"),
+            gate("gate.refused", "token:agent", "-"),
+            gate("gate.approve", "token:ann", "token"),
+        ]
+    );
+    // The same over HTTP, with the head.
+    let page = Client::new(&server).ok("GET", "/audit?limit=2", None);
+    assert_eq!(page["entries"].as_array().unwrap().len(), 2);
+    assert_eq!(page["head"]["seq"], 7, "{page}");
+    assert_eq!(page["head"], listed["head"]);
+    let verified = clawdis_cli(&home, &["audit", "verify"]);
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
+
+    // An agent with a shell rewrites who decided, in the SQLite file.
+    drop(server);
+    let db = home.join("clawdis.db");
+    let edit = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); \
+             c.execute(\"UPDATE audit SET by='token:agent' WHERE seq=7\"); c.commit()",
+            db.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        edit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&edit.stderr)
+    );
+    let broken = clawdis_cli(&home, &["audit", "verify"]);
+    assert_eq!(broken.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&broken.stderr);
+    assert!(said.contains("entry 7 was changed"), "{said}");
 }

@@ -106,6 +106,12 @@ fn a_workflow_runs_to_its_end_and_its_steps_are_kept() {
     let export = c.ok("GET", &format!("/runs/{id}/export"), None);
     assert_eq!(export["definition"]["text"], THREE_STEPS, "{export}");
     assert_eq!(export["run"]["steps"], run["steps"]);
+    // And the audit ledger's head, as `GET /audit` says it (issue #34).
+    assert_eq!(
+        export["auditHead"],
+        c.ok("GET", "/audit?limit=1", None)["head"],
+        "{export}"
+    );
 
     // Bad input: the field is named, nothing runs.
     for (body, status, says) in [

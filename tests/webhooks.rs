@@ -415,6 +415,8 @@ fn no_usable_approval_link_is_kept_in_the_store() {
         { "url": receiver.url("/ok/phone"), "events": ["approval.pending"] },
     ]));
     hooks["publicBaseUrl"] = json!("https://approve.example.test/");
+    // A token issued first: the ledger has a head for the payload to carry.
+    clawdis_e2e::create_token(&home, "ann", "approver");
     let server = serve(&home, hooks);
     std::fs::write(
         work.join("publish.lobster"),
@@ -440,6 +442,10 @@ fn no_usable_approval_link_is_kept_in_the_store() {
         let link = sent["body"]["data"]["approvalUrl"].as_str().unwrap();
         link.rsplit_once("/approve/").unwrap().1.to_string()
     };
+    // Each payload carries the audit ledger's head (issue #34).
+    let head = c.ok("GET", "/audit", None)["head"].clone();
+    assert_eq!(head["seq"], 1, "{head}");
+    assert_eq!(first[0]["body"]["auditHead"], head);
     let (one, two) = (token(&first[0]), token(&again[0]));
     assert_ne!(one, two, "each attempt signs its own link");
     // What an agent with a shell reads: every byte of the store's files

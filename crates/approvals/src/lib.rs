@@ -91,6 +91,15 @@ fn is_approval_id(id: &str) -> bool {
     id.len() == 8 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// The ledger's head as exports and webhook payloads carry it: `{seq,
+/// hash}`, or null while the ledger is empty.
+pub(crate) async fn audit_head(store: &Store) -> Result<serde_json::Value, ApprovalsError> {
+    Ok(store.audit_head().await?.map_or(
+        serde_json::Value::Null,
+        |(seq, hash)| serde_json::json!({ "seq": seq, "hash": hash }),
+    ))
+}
+
 /// A new signing key in base64: 32 bytes from the OS's random source (two
 /// version-4 UUIDs, 244 random bits), for webhook and approval-link keys.
 pub(crate) fn new_key_base64() -> String {

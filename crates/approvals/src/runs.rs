@@ -540,16 +540,18 @@ impl Runs {
     }
 
     /// Run `run_id` as one self-contained JSON document: the definition as
-    /// it ran, its args, steps, decisions and result.
+    /// it ran, its args, steps, decisions and result, and the ledger's head
+    /// when it was exported.
     pub async fn export(&self, run_id: &str) -> Result<serde_json::Value, ApprovalsError> {
         let view = self.get(run_id).await?;
-        let run = self
-            .approvals
-            .store()
+        let store = self.approvals.store();
+        let run = store
             .get_history(run_id)
             .await?
             .ok_or_else(|| ApprovalsError::NotFound(format!("run {run_id}")))?;
-        Ok(crate::view::export(&run, view))
+        let mut document = crate::view::export(&run, view);
+        document["auditHead"] = crate::audit_head(store).await?;
+        Ok(document)
     }
 
     /// Steps of a run executing here, from its journal (newer than the store).

@@ -6,6 +6,7 @@
 //! menu-bar app when no subcommand is given. This is the binary's front end,
 //! so it reports errors with `anyhow`.
 
+mod audit;
 mod backend;
 mod mcp;
 mod runs;
@@ -59,6 +60,8 @@ pub enum Command {
     Runs(RunsArgs),
     /// Webhooks: print the signing secret receivers verify with.
     Webhooks(WebhooksArgs),
+    /// The ledger of decisions, refusals and tokens: list, export, verify.
+    Audit(AuditArgs),
     /// List the workflows' cron and file-watch triggers; pause or resume one.
     Triggers(TriggersArgs),
     /// Store a secret you give Clawdis (the LLM's API key) in the keychain.
@@ -67,6 +70,14 @@ pub enum Command {
     /// approvals and the browser of this home's backend (started when none
     /// runs).
     Mcp,
+}
+
+/// `clawdis audit list|export|verify`.
+#[derive(clap::Args)]
+pub struct AuditArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: audit::AuditAction,
 }
 
 /// `clawdis secrets set|delete`.
@@ -268,6 +279,7 @@ pub fn run(home: PathBuf, command: Command) -> Result<()> {
         Command::Approvals(ApprovalsArgs { action }) => approvals(&home, action),
         Command::Runs(RunsArgs { action }) => runs::runs(&home, action),
         Command::Triggers(TriggersArgs { action }) => triggers::triggers(&home, action),
+        Command::Audit(AuditArgs { action }) => audit::audit(&home, action),
         Command::Secrets(SecretsArgs { action }) => secrets::secrets(&home, action),
         Command::Webhooks(WebhooksArgs {
             action: WebhooksAction::Secret,

@@ -287,6 +287,19 @@ pub struct Decider {
     pub comment: Option<String>,
 }
 
+impl Decider {
+    /// How this decider shows a person is there: a click in the app's
+    /// window or notification, or an approver token. Nothing else does.
+    pub fn presence(&self) -> Option<clawdis_store::Presence> {
+        use clawdis_store::{Channel, Presence};
+        match (self.human, self.via) {
+            (true, Channel::App | Channel::Notification) => Some(Presence::Click),
+            (true, Channel::Http) => Some(Presence::Token),
+            _ => None,
+        }
+    }
+}
+
 impl Ctx {
     /// A context for this process: its environment, cwd, stdout and TTY state.
     pub fn from_process(mode: Mode) -> Ctx {

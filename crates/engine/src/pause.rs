@@ -203,6 +203,10 @@ pub fn decision_for(intent: &Intent, ctx: &Ctx) -> Decided {
             None,
         ),
     };
+    let presence = ctx
+        .decider
+        .as_ref()
+        .and_then(crate::context::Decider::presence);
     Decided {
         // What the backend decides for an expired gate is its expiry.
         decision: if decided_via == Channel::Expiry {
@@ -213,6 +217,7 @@ pub fn decision_for(intent: &Intent, ctx: &Ctx) -> Decided {
         decided_by,
         decided_via,
         comment,
+        presence,
     }
 }
 

@@ -5,6 +5,7 @@
 mod act;
 mod api;
 mod approvals;
+mod audit;
 mod basic;
 mod bodies;
 mod events;
@@ -421,6 +422,7 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(webhooks::list))
         .routes(routes!(webhooks::get_one))
         .routes(routes!(webhooks::redeliver))
+        .routes(routes!(audit::list))
         .routes(routes!(sessions::list, sessions::create))
         .routes(routes!(sessions::get_one, sessions::delete))
         .routes(routes!(sessions::restore))

@@ -47,6 +47,7 @@ use crate::api::NON_BLANK;
         (name = "approvals", description = "Gates waiting for a decision"),
         (name = "triggers", description = "Cron schedules and file watches"),
         (name = "webhooks", description = "Signed deliveries of run and gate events"),
+        (name = "audit", description = "The hash-chained ledger of decisions, refusals and tokens"),
         (name = "workflows", description = "The workflow library"),
         (name = "events", description = "Server-sent events"),
         (name = "links", description = "Signed approval links (no bearer token)"),
@@ -343,6 +344,10 @@ pub struct RunExport {
     /// `{kind, workflow, text}`: the definition as it ran.
     definition: Value,
     run: Run,
+    /// The audit ledger's last entry when it was exported (`{seq, hash}`,
+    /// null while the ledger is empty): a copy to check the ledger against.
+    #[schema(rename = "auditHead")]
+    audit_head: Option<AuditHead>,
 }
 
 /// Which runs `GET /runs` lists.
@@ -520,6 +525,65 @@ pub enum DecisionAnswers {
     /// The run could not be resumed.
     #[response(status = 500)]
     Failed(ErrorBody),
+}
+
+/// An entry of the ledger.
+#[derive(ToSchema)]
+pub struct AuditEntry {
+    /// Its place: 1, 2, 3, ... with no gaps.
+    seq: i64,
+    at: String,
+    /// `gate.approve`, `gate.reject`, `gate.cancel`, `gate.respond`,
+    /// `gate.expire`, `gate.vote`, `gate.refused`, `token.issued` or
+    /// `token.revoked`.
+    kind: String,
+    /// A gate's approval id (else its run id), a token's name.
+    subject: String,
+    by: Option<String>,
+    /// The channel: `app`, `notification`, `http`, `cli`, `mcp`, `link`
+    /// or `expiry`.
+    via: Option<String>,
+    /// How a person was shown to be there: `click`, `token`, `passkey` or
+    /// `os`.
+    presence: Option<String>,
+    digest: Option<String>,
+    /// The previous entry's hash (64 zeros for the first).
+    #[schema(rename = "prevHash")]
+    prev_hash: String,
+    /// SHA-256 (hex) of `[seq, at, kind, subject, by, via, presence,
+    /// digest, prevHash]` as compact JSON.
+    hash: String,
+}
+
+/// The ledger's last entry.
+#[derive(ToSchema)]
+pub struct AuditHead {
+    seq: i64,
+    hash: String,
+}
+
+/// `GET /audit`.
+#[derive(ToSchema)]
+pub struct AuditPage {
+    /// Newest first.
+    entries: Vec<AuditEntry>,
+    /// Pass it back as `cursor` for the next page; null on the last.
+    next: Option<String>,
+    /// The last entry: what a copy kept elsewhere is checked against (null
+    /// while the ledger is empty).
+    head: Option<AuditHead>,
+}
+
+/// Which entries `GET /audit` answers.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AuditQuery {
+    /// How many (100 unless given).
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<u32>,
+    /// The `next` of the previous page.
+    #[param(pattern = "^[0-9]{1,18}$")]
+    cursor: Option<String>,
 }
 
 /// A workflow of the library.

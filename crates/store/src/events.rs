@@ -57,6 +57,7 @@ mod tests {
             decided_by: None,
             decided_via: Channel::Cli,
             comment: None,
+            presence: None,
         };
         store.claim("k1", &me, &decided).await.unwrap();
         let finish = Finish {

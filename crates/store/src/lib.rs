@@ -4,12 +4,13 @@
 //! history of runs started through the workflow service, and the
 //! key/value state behind `state.set`, `state.get` and `diff.last`, and the
 //! digests of named bearer tokens, the webhook outbox, and how far each
-//! workflow trigger is handled, and the clawd browser's sessions with their
-//! action log. Every
+//! workflow trigger is handled, the clawd browser's sessions with their
+//! action log, and the hash-chained audit ledger. Every
 //! change is a single SQLite transaction, so a `kill -9` at any point leaves
 //! either the old or the new state, never half of one. A paused run is
 //! resumed exactly once: [`Store::claim`] is a compare-and-set on its status.
 
+mod audit;
 mod browser_actions;
 mod browser_sessions;
 mod conns;
@@ -27,6 +28,10 @@ mod triggers;
 mod votes;
 mod webhooks;
 
+pub use audit::{
+    Broken, Entry as AuditEntry, GENESIS, NewEntry as NewAuditEntry, Presence,
+    verify as verify_audit,
+};
 pub use browser_actions::{ActionRecord, NewAction};
 pub use browser_sessions::SessionRecord;
 pub use error::{Result, StoreError};

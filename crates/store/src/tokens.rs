@@ -1,7 +1,7 @@
 //! The `tokens` table: named bearer tokens and their roles. Only a digest
 //! of each token is stored; the caller computes it.
 
-use sqlx::Row;
+use sqlx::{Connection as _, Row};
 
 use crate::spelled::spelled;
 use crate::{Result, Store, StoreError, now_iso};
@@ -44,10 +44,29 @@ fn record(r: &sqlx::sqlite::SqliteRow) -> Result<TokenRecord> {
     })
 }
 
+/// A token's entry in the ledger: issued (with its role) or revoked, by
+/// whoever holds the home (the command line has no other identity).
+fn token_entry(kind: &str, name: &str, role: Option<Role>) -> crate::NewAuditEntry {
+    crate::NewAuditEntry {
+        kind: kind.into(),
+        subject: match role {
+            Some(role) => format!("{name} ({})", role.as_str()),
+            None => name.to_string(),
+        },
+        by: None,
+        via: Some("cli".into()),
+        presence: None,
+        digest: None,
+    }
+}
+
 impl Store {
     /// Records a token by its digest. A name already taken (revoked or
     /// not) is refused with `Ok(false)`.
+    /// Issued, it goes into the ledger in the same transaction.
     pub async fn insert_token(&self, name: &str, role: Role, digest: &str) -> Result<bool> {
+        let mut conn = self.conns.write().await?;
+        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
         let done = sqlx::query(
             "INSERT INTO tokens (name, role, digest, created_at) VALUES (?, ?, ?, ?)
              ON CONFLICT(name) DO NOTHING",
@@ -56,9 +75,14 @@ impl Store {
         .bind(role.as_str())
         .bind(digest)
         .bind(now_iso())
-        .execute(&mut *self.conns.write().await?)
+        .execute(&mut *tx)
         .await?;
-        Ok(done.rows_affected() == 1)
+        let issued = done.rows_affected() == 1;
+        if issued {
+            crate::audit::append(&mut tx, &token_entry("token.issued", name, Some(role))).await?;
+        }
+        tx.commit().await?;
+        Ok(issued)
     }
 
     /// Every token, oldest first.
@@ -84,14 +108,22 @@ impl Store {
     }
 
     /// Revokes token `name`; `Ok(false)` when there is no live one.
+    /// Revoked, it goes into the ledger in the same transaction.
     pub async fn revoke_token(&self, name: &str) -> Result<bool> {
+        let mut conn = self.conns.write().await?;
+        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
         let done =
             sqlx::query("UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL")
                 .bind(now_iso())
                 .bind(name)
-                .execute(&mut *self.conns.write().await?)
+                .execute(&mut *tx)
                 .await?;
-        Ok(done.rows_affected() == 1)
+        let revoked = done.rows_affected() == 1;
+        if revoked {
+            crate::audit::append(&mut tx, &token_entry("token.revoked", name, None)).await?;
+        }
+        tx.commit().await?;
+        Ok(revoked)
     }
 }
 

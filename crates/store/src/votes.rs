@@ -3,7 +3,7 @@
 
 use sqlx::{Connection, Row};
 
-use crate::{Channel, Result, Store, now_iso};
+use crate::{Channel, Decided, Result, Store, now_iso};
 
 /// One approver's approval of a gate.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -31,25 +31,32 @@ pub enum Counted {
 }
 
 impl Store {
-    /// Counts `approver`'s approval of the pending run `state_key`, in one
-    /// transaction with the check that it still waits.
+    /// Counts `approver`'s approval (`decided`) of the pending run
+    /// `state_key`, in one transaction with the check that it still waits
+    /// and, when it counts, its entry in the ledger.
     pub async fn add_vote(
         &self,
         state_key: &str,
         approver: &str,
-        via: Channel,
-        comment: Option<&str>,
+        decided: &Decided,
     ) -> Result<Counted> {
         let mut conn = self.conns.write().await?;
-        let mut tx = conn.begin().await?;
-        let pending = sqlx::query("SELECT 1 FROM runs WHERE state_key = ? AND status = 'pending'")
-            .bind(state_key)
-            .fetch_optional(&mut *tx)
-            .await?
-            .is_some();
-        if !pending {
+        let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+        let pending = sqlx::query(
+            "SELECT approval_id, run_id FROM runs WHERE state_key = ? AND status = 'pending'",
+        )
+        .bind(state_key)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(pending) = pending else {
             return Ok(Counted::Closed);
-        }
+        };
+        let subject = pending
+            .get::<Option<String>, _>(0)
+            .or_else(|| pending.get::<Option<String>, _>(1))
+            .unwrap_or_else(|| state_key.to_string());
+        let via = decided.decided_via;
+        let comment = decided.comment.as_deref();
         let added = sqlx::query(
             "INSERT INTO votes (state_key, approver, via, at, comment) VALUES (?, ?, ?, ?, ?)
              ON CONFLICT(state_key, approver) DO NOTHING",
@@ -67,6 +74,20 @@ impl Store {
             .fetch_one(&mut *tx)
             .await?
             .get(0);
+        if added == 1 {
+            crate::audit::append(
+                &mut tx,
+                &crate::NewAuditEntry {
+                    kind: "gate.vote".into(),
+                    subject,
+                    by: Some(approver.to_string()),
+                    via: Some(via.as_str().to_string()),
+                    presence: decided.presence,
+                    digest: None,
+                },
+            )
+            .await?;
+        }
         tx.commit().await?;
         Ok(if added == 1 {
             Counted::Now(u32::try_from(count).unwrap_or(u32::MAX))
@@ -110,16 +131,32 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_dir(dir.path()).await.unwrap();
         store.insert_run(&test_run("k", "0000000a")).await.unwrap();
-        let vote = |who: &'static str| store.add_vote("k", who, Channel::Http, None);
+        let http = Decided {
+            decision: crate::Decision::Approve,
+            decided_by: None,
+            decided_via: Channel::Http,
+            comment: None,
+            presence: Some(crate::Presence::Token),
+        };
+        let vote = |who: &'static str| store.add_vote("k", who, &http);
         assert_eq!(vote("ann").await.unwrap(), Counted::Now(1));
         assert_eq!(vote("ann").await.unwrap(), Counted::Again);
         assert_eq!(vote("bob").await.unwrap(), Counted::Now(2));
         assert_eq!(
-            store
-                .add_vote("gone", "ann", Channel::Http, None)
-                .await
-                .unwrap(),
+            store.add_vote("gone", "ann", &http).await.unwrap(),
             Counted::Closed
+        );
+        // Each counted approval is in the ledger; the repeat is not.
+        let ledger = store.audit_entries().await.unwrap();
+        assert_eq!(
+            ledger
+                .iter()
+                .map(|e| (e.kind.as_str(), e.by.as_deref(), e.presence.as_deref()))
+                .collect::<Vec<_>>(),
+            [
+                ("gate.vote", Some("ann"), Some("token")),
+                ("gate.vote", Some("bob"), Some("token"))
+            ]
         );
         let votes = store.votes("k").await.unwrap();
         assert_eq!(

@@ -65,7 +65,11 @@ pub(super) async fn deliveries_for(
         }
         _ => None,
     };
-    let body = json!({ "type": event.kind, "timestamp": event.at, "data": data });
+    // The ledger's head travels with every payload: a receiver that keeps
+    // them holds a copy a rewrite of the ledger would not match.
+    let head = crate::audit_head(store).await?;
+    let body =
+        json!({ "type": event.kind, "timestamp": event.at, "data": data, "auditHead": head });
     let payload_json = serde_json::to_string(&body)
         .map_err(|e| ApprovalsError::Invalid(format!("webhook payload: {e}")))?;
     Ok(urls

@@ -216,14 +216,7 @@ async fn count_approval(
         ));
     };
     let store = ctx.state.store().await?;
-    let counted = store
-        .add_vote(
-            &row.state_key,
-            &approver,
-            decided.decided_via,
-            decided.comment.as_deref(),
-        )
-        .await?;
+    let counted = store.add_vote(&row.state_key, &approver, &decided).await?;
     let count = match counted {
         clawdis_store::Counted::Now(n) => f64::from(n),
         clawdis_store::Counted::Again => {
@@ -268,10 +261,46 @@ fn pipeline_input(state: &Value) -> Option<PipelineInput> {
     })
 }
 
+/// [`needs_a_person`], with a refusal recorded in the ledger: who tried,
+/// through which channel.
+async fn needs_a_person_recorded(
+    state: &Value,
+    row: &clawdis_store::Run,
+    intent: &Intent,
+    ctx: &Ctx,
+) -> Result<()> {
+    let Err(refused) = needs_a_person(state, intent, ctx) else {
+        return Ok(());
+    };
+    let decided = decision_for(intent, ctx);
+    let entry = clawdis_store::NewAuditEntry {
+        kind: "gate.refused".into(),
+        subject: row
+            .approval_id
+            .clone()
+            .or_else(|| row.run_id.clone())
+            .unwrap_or_else(|| row.state_key.clone()),
+        // lobster resume names no one it can prove: what it says is kept
+        // as what it said.
+        by: Some(match (&ctx.decider, decided.decided_by) {
+            (Some(_), Some(by)) => by,
+            (Some(d), None) => d.via.as_str().to_string(),
+            (None, Some(said)) => format!("lobster resume (says {said})"),
+            (None, None) => "lobster resume".to_string(),
+        }),
+        via: Some(decided.decided_via.as_str().to_string()),
+        presence: None,
+        digest: None,
+    };
+    if let Err(e) = ctx.state.store().await?.record_audit(&entry).await {
+        tracing::warn!(error = %e, "recording a refused decision in the ledger");
+    }
+    Err(refused)
+}
+
 /// Validates the intent against the state and applies the decision to the
 /// step results. Errors here leave the token usable.
 fn apply_decision(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<Object> {
-    needs_a_person(state, intent, ctx)?;
     let mut results = state
         .get_key("steps")
         .and_then(Value::as_object)
@@ -491,6 +520,7 @@ async fn resume_stored_inner(
     if !matches!(intent, Intent::Cancel | Intent::Approve(false)) {
         programs_unchanged(&state)?;
     }
+    needs_a_person_recorded(&state, &row, &intent, ctx).await?;
     let results = apply_decision(&state, &intent, ctx)?;
     not_by_the_starter(&state, &row, &intent, ctx).await?;
     if intent == Intent::Approve(true)
@@ -542,6 +572,7 @@ pub async fn resume_inline(payload: Value, intent: Intent, ctx: &Ctx) -> Envelop
             return Ok(Envelope::cancelled());
         }
         programs_unchanged(&payload)?;
+        needs_a_person(&payload, &intent, ctx)?;
         let results = apply_decision(&payload, &intent, ctx)?;
         let (envelope, next) = continue_run(
             &payload,

@@ -553,6 +553,7 @@ mod tests {
             decided_by: Some("token:ann".into()),
             decided_via: Channel::Http,
             comment: Some("no".into()),
+            presence: None,
         };
         assert!(matches!(
             store.claim("k1", &me, &decided).await.unwrap(),

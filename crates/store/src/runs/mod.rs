@@ -108,6 +108,8 @@ pub struct Decided {
     pub decided_via: Channel,
     /// What the decider said with it.
     pub comment: Option<String>,
+    /// How the decider showed a person was there, if one was.
+    pub presence: Option<crate::Presence>,
 }
 
 /// What [`Store::claim`] found.
@@ -270,7 +272,7 @@ impl Store {
         .fetch_optional(&mut *self.conns.get().await?)
         .await?;
         if let Some(row) = pending {
-            return self.claimed(run_from_row(&row)?, owner).await;
+            return self.claimed(run_from_row(&row)?, owner, decision).await;
         }
         let Some(run) = self.get_run(state_key).await? else {
             return Ok(Claim::Missing);
@@ -301,7 +303,7 @@ impl Store {
         .fetch_optional(&mut *self.conns.get().await?)
         .await?;
         match claimed {
-            Some(row) => self.claimed(run_from_row(&row)?, owner).await,
+            Some(row) => self.claimed(run_from_row(&row)?, owner, decision).await,
             None => Ok(self
                 .get_run(state_key)
                 .await?
@@ -309,8 +311,18 @@ impl Store {
         }
     }
 
-    /// A claim won: the service run the gate belongs to runs again.
-    async fn claimed(&self, run: Run, owner: &ProcessOwner) -> Result<Claim> {
+    /// A claim won: the decision goes into the ledger (before anyone is
+    /// told of it), and the service run the gate belongs to runs again.
+    async fn claimed(&self, run: Run, owner: &ProcessOwner, decision: &Decided) -> Result<Claim> {
+        self.record_audit(&crate::NewAuditEntry {
+            kind: format!("gate.{}", decision.decision.as_str()),
+            subject: gate_subject(&run),
+            by: decision.decided_by.clone(),
+            via: Some(decision.decided_via.as_str().to_string()),
+            presence: decision.presence,
+            digest: None,
+        })
+        .await?;
         if let Some(run_id) = &run.run_id {
             write_resumed(&mut *self.conns.get().await?, run_id, owner).await?;
         }
@@ -409,6 +421,15 @@ pub(crate) fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<Run> {
 
 /// `sql` (a [`claim_set!`] update) with the claim by `owner` bound; the
 /// caller binds its condition.
+/// How the ledger names a gate: its approval id, else its run's id, else
+/// its key.
+pub(crate) fn gate_subject(run: &Run) -> String {
+    run.approval_id
+        .clone()
+        .or_else(|| run.run_id.clone())
+        .unwrap_or_else(|| run.state_key.clone())
+}
+
 fn claim_update<'q>(
     sql: &'static str,
     owner: &ProcessOwner,
@@ -475,6 +496,7 @@ mod tests {
             decided_by: None,
             decided_via: Channel::Cli,
             comment: None,
+            presence: None,
         }
     }
 
