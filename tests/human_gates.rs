@@ -3,7 +3,7 @@
 //! agent token and the owner token are refused with an error that says
 //! where a person decides, and the run keeps waiting for them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use base64::Engine;
@@ -14,6 +14,16 @@ use serde_json::json;
 const SHIP: &str = "name: ship\nsteps:\n  - id: build\n    run: echo built\n  - id: gate\n    \
                     approval:\n      prompt: Ship it?\n      approvers: human\n  - id: ship\n    \
                     run: echo shipped >> shipped.txt; echo done\n";
+
+/// A home, and a work directory holding workflow `name` with `text`; the
+/// directory goes when the first value is dropped.
+fn workspace(name: &str, text: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join(name), text).unwrap();
+    (dir, home, work)
+}
 
 fn resume(home: &Path, work: &Path, args: &[&str]) -> Output {
     lobster(home)
@@ -26,10 +36,7 @@ fn resume(home: &Path, work: &Path, args: &[&str]) -> Output {
 
 #[test]
 fn only_a_person_decides_a_human_gate() {
-    let dir = tempfile::tempdir().unwrap();
-    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(work.join("ship.lobster"), SHIP).unwrap();
+    let (_dir, home, work) = workspace("ship.lobster", SHIP);
     let paused = run_tool(&home, &work, "ship.lobster");
     assert_eq!(paused["status"], "needs_approval", "{paused}");
     let request = &paused["requiresApproval"];
@@ -105,10 +112,7 @@ fn only_a_person_decides_a_human_gate() {
 
 #[test]
 fn an_agent_may_still_cancel_a_human_gate() {
-    let dir = tempfile::tempdir().unwrap();
-    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(work.join("ship.lobster"), SHIP).unwrap();
+    let (_dir, home, work) = workspace("ship.lobster", SHIP);
     let paused = run_tool(&home, &work, "ship.lobster");
     let resume_token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
     let cancelled = envelope(&resume(
@@ -125,10 +129,7 @@ fn an_agent_may_still_cancel_a_human_gate() {
 /// from one.
 #[test]
 fn an_inline_token_cannot_skip_a_human_gate() {
-    let dir = tempfile::tempdir().unwrap();
-    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(work.join("ship.lobster"), SHIP).unwrap();
+    let (_dir, home, work) = workspace("ship.lobster", SHIP);
     let forged = json!({
         "protocolVersion": 1,
         "v": 1,
@@ -192,11 +193,8 @@ fn an_inline_token_cannot_skip_a_human_gate() {
 /// approval says the file changed.
 #[test]
 fn what_runs_after_a_gate_is_what_paused_not_the_file_edited_since() {
-    let dir = tempfile::tempdir().unwrap();
-    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
-    std::fs::create_dir_all(&work).unwrap();
+    let (_dir, home, work) = workspace("ship.lobster", SHIP);
     let file = work.join("ship.lobster");
-    std::fs::write(&file, SHIP).unwrap();
     let paused = run_tool(&home, &work, "ship.lobster");
     assert_eq!(paused["status"], "needs_approval", "{paused}");
 
@@ -238,12 +236,9 @@ fn what_runs_after_a_gate_is_what_paused_not_the_file_edited_since() {
 /// says so).
 #[test]
 fn lobster_resume_runs_the_definition_it_paused_with() {
-    let dir = tempfile::tempdir().unwrap();
-    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
-    std::fs::create_dir_all(&work).unwrap();
-    let file = work.join("ship.lobster");
     let plain = SHIP.replace("      approvers: human\n", "");
-    std::fs::write(&file, &plain).unwrap();
+    let (_dir, home, work) = workspace("ship.lobster", &plain);
+    let file = work.join("ship.lobster");
     let paused = run_tool(&home, &work, "ship.lobster");
     let token = paused["requiresApproval"]["resumeToken"]
         .as_str()
@@ -270,14 +265,10 @@ fn lobster_resume_runs_the_definition_it_paused_with() {
 #[test]
 fn a_program_changed_after_the_pause_refuses_the_approval_by_name() {
     use std::os::unix::fs::PermissionsExt as _;
-    let dir = tempfile::tempdir().unwrap();
-    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(
-        work.join("deploy.lobster"),
+    let (_dir, home, work) = workspace(
+        "deploy.lobster",
         "name: deploy\nsteps:\n  - id: gate\n    approval: required\n  - id: deploy\n    run: ./deploy.sh\n",
-    )
-    .unwrap();
+    );
     let script = work.join("deploy.sh");
     let original = "#!/bin/sh\necho deployed >> out.txt\n";
     std::fs::write(&script, original).unwrap();
@@ -332,10 +323,7 @@ fn a_program_changed_after_the_pause_refuses_the_approval_by_name() {
 /// there.
 #[test]
 fn refusals_decisions_and_tokens_are_in_a_ledger_that_shows_an_edit() {
-    let dir = tempfile::tempdir().unwrap();
-    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(work.join("ship.lobster"), SHIP).unwrap();
+    let (_dir, home, work) = workspace("ship.lobster", SHIP);
     let paused = run_tool(&home, &work, "ship.lobster");
     let request = &paused["requiresApproval"];
     let token = request["resumeToken"].as_str().unwrap().to_string();

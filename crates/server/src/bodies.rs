@@ -106,6 +106,20 @@ fn rule(o: &mut Value, keyword: &str, schemas: Value, message: &str) {
     }
 }
 
+/// Adds a rule to `o`: `required` are given, or `clear: true` undoes the
+/// setting instead.
+fn or_clear(o: &mut Value, required: &[&str], message: &str) {
+    rule(
+        o,
+        "anyOf",
+        json!([
+            { "required": ["clear"], "properties": { "clear": { "const": true } } },
+            { "required": required },
+        ]),
+        message,
+    );
+}
+
 /// A schema saying the string field `key` is given and not blank (a
 /// blank one counts as not given).
 fn given(key: &str) -> Value {
@@ -926,13 +940,9 @@ pub(crate) fn bodies() -> Vec<(&'static str, String, Value)> {
                 }),
                 &[],
             );
-            rule(
+            or_clear(
                 &mut o,
-                "anyOf",
-                json!([
-                    { "required": ["clear"], "properties": { "clear": { "const": true } } },
-                    { "required": ["latitude", "longitude"] },
-                ]),
+                &["latitude", "longitude"],
                 "latitude and longitude are required (or clear: true)",
             );
             o
@@ -970,15 +980,7 @@ pub(crate) fn bodies() -> Vec<(&'static str, String, Value)> {
                 json!({ "name": words(&names, "A device to emulate"), "clear": boolean("Clear the emulation") }),
                 &[],
             );
-            rule(
-                &mut o,
-                "anyOf",
-                json!([
-                    { "required": ["clear"], "properties": { "clear": { "const": true } } },
-                    { "required": ["name"] },
-                ]),
-                "name is required (or clear: true)",
-            );
+            or_clear(&mut o, &["name"], "name is required (or clear: true)");
             o
         }),
         (

@@ -275,11 +275,7 @@ async fn needs_a_person_recorded(
     let decided = decision_for(intent, ctx);
     let entry = clawdis_store::NewAuditEntry {
         kind: "gate.refused".into(),
-        subject: row
-            .approval_id
-            .clone()
-            .or_else(|| row.run_id.clone())
-            .unwrap_or_else(|| row.state_key.clone()),
+        subject: row.audit_subject(),
         // lobster resume names no one it can prove: what it says is kept
         // as what it said.
         by: Some(match (&ctx.decider, decided.decided_by) {

@@ -316,7 +316,7 @@ impl Store {
     async fn claimed(&self, run: Run, owner: &ProcessOwner, decision: &Decided) -> Result<Claim> {
         self.record_audit(&crate::NewAuditEntry {
             kind: format!("gate.{}", decision.decision.as_str()),
-            subject: gate_subject(&run),
+            subject: run.audit_subject(),
             by: decision.decided_by.clone(),
             via: Some(decision.decided_via.as_str().to_string()),
             presence: decision.presence,
@@ -421,13 +421,15 @@ pub(crate) fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<Run> {
 
 /// `sql` (a [`claim_set!`] update) with the claim by `owner` bound; the
 /// caller binds its condition.
-/// How the ledger names a gate: its approval id, else its run's id, else
-/// its key.
-pub(crate) fn gate_subject(run: &Run) -> String {
-    run.approval_id
-        .clone()
-        .or_else(|| run.run_id.clone())
-        .unwrap_or_else(|| run.state_key.clone())
+impl Run {
+    /// How the ledger names this gate: its approval id, else its run's id,
+    /// else its key.
+    pub fn audit_subject(&self) -> String {
+        self.approval_id
+            .clone()
+            .or_else(|| self.run_id.clone())
+            .unwrap_or_else(|| self.state_key.clone())
+    }
 }
 
 fn claim_update<'q>(
