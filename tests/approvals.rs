@@ -6,14 +6,14 @@
 use std::time::Duration;
 
 use clawdis_approvals::Decider;
-use clawdis_approvals::{Approvals, Channel, Choice, Decision, Event};
+use clawdis_approvals::{Approvals, Channel, Choice, Decision, Event, Presence};
 use clawdis_e2e::{MAIL_FLOW, Scratch, envelope, lobster};
 
 fn app() -> Decider {
     Decider {
         by: Some("ann@example.com".into()),
         via: Channel::App,
-        human: true,
+        presence: Some(Presence::Click),
         comment: None,
     }
 }
@@ -248,4 +248,50 @@ async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
         !work.join("sent.txt").exists(),
         "a cancelled run runs nothing more"
     );
+}
+
+/// Issue #34, item 1: a gate with `presence: verified` takes only a passkey
+/// or the operating system's check. A click in the app's window is refused
+/// (under X11 any program can synthesize one), and so is an approver token;
+/// either may still deny it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_verified_gate_refuses_the_windows_click() {
+    let s = Scratch::new();
+    std::fs::write(
+        s.work.join("wire.lobster"),
+        "name: wire\nsteps:\n  - id: gate\n    approval:\n      prompt: Wire the money?\n      \
+         presence: verified\n  - id: go\n    run: echo wired > wired.txt\n",
+    )
+    .unwrap();
+    let approvals = Approvals::open(&s.state).await.unwrap();
+    let paused = s.run("wire.lobster");
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let id = paused["requiresApproval"]["approvalId"].as_str().unwrap();
+    let gate = approvals.get(id).await.unwrap();
+    assert_eq!(gate.policy.presence, "verified");
+    assert!(gate.needs_a_person());
+
+    for presence in [Presence::Click, Presence::Token] {
+        let decider = Decider {
+            presence: Some(presence),
+            ..app()
+        };
+        let refused = approvals
+            .decide(id, Choice::Approve, decider)
+            .await
+            .unwrap_err();
+        let said = refused.to_string();
+        assert!(
+            matches!(refused, clawdis_approvals::ApprovalsError::Forbidden(_))
+                && said.contains(&format!("a {} is not enough", presence.as_str()))
+                && said.contains("passkey"),
+            "{said}"
+        );
+    }
+    assert_eq!(approvals.get(id).await.unwrap().status.as_str(), "pending");
+    assert!(!s.work.join("wired.txt").exists());
+
+    let denied = approvals.decide(id, Choice::Deny, app()).await.unwrap();
+    assert_eq!(denied["status"], "cancelled", "{denied}");
+    assert!(!s.work.join("wired.txt").exists());
 }

@@ -85,7 +85,7 @@ fn the_command_line_lists_and_decides_once() {
     let refused = clawdis_cli(&home, &["approvals", "approve", id]);
     assert!(!refused.status.success());
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("needs a person's decision"),
+        String::from_utf8_lossy(&refused.stderr).contains("needs a person's approval"),
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );

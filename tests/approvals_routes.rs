@@ -41,7 +41,7 @@ fn approval_routes_decide_once_and_keep_what_was_said() {
     assert_eq!(one["approvalId"], short);
     assert_eq!(
         one["policy"],
-        json!({"approvers": "any", "minApprovals": 1})
+        json!({"approvers": "any", "presence": "any", "minApprovals": 1})
     );
     let approved = c.ok(
         "POST",

@@ -44,11 +44,11 @@ fn only_a_person_decides_a_human_gate() {
     let resume_token = request["resumeToken"].as_str().unwrap().to_string();
     let approval_id = request["approvalId"].as_str().unwrap().to_string();
 
-    // The agent's own CLI cannot approve or deny it, by token or by id,
-    // whatever identity variables it sets.
+    // The agent's own CLI cannot approve it, by token or by id, whatever
+    // identity variables it sets.
     for args in [
         vec!["--token", &resume_token, "--approve", "yes"],
-        vec!["--id", &approval_id, "--approve", "no"],
+        vec!["--id", &approval_id, "--approve", "yes"],
     ] {
         let out = lobster(&home)
             .current_dir(&work)
@@ -61,7 +61,7 @@ fn only_a_person_decides_a_human_gate() {
         assert_eq!(out.status.code(), Some(1), "{refused}");
         let message = refused["error"]["message"].as_str().unwrap();
         assert!(
-            message.contains("needs a person's decision") && message.contains("approver token"),
+            message.contains("needs a person's approval") && message.contains("approver token"),
             "{message}"
         );
     }
@@ -110,18 +110,20 @@ fn only_a_person_decides_a_human_gate() {
     assert_eq!(run["decidedBy"], "token:ann");
 }
 
+/// Denying or cancelling only stops the run: an agent may do either, never
+/// approve (issue #34, item 1).
 #[test]
-fn an_agent_may_still_cancel_a_human_gate() {
-    let (_dir, home, work) = workspace("ship.lobster", SHIP);
-    let paused = run_tool(&home, &work, "ship.lobster");
-    let resume_token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    let cancelled = envelope(&resume(
-        &home,
-        &work,
-        &["--token", resume_token, "--cancel"],
-    ));
-    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
-    assert!(!work.join("shipped.txt").exists());
+fn an_agent_may_still_deny_or_cancel_a_human_gate() {
+    for args in [&["--approve", "no"][..], &["--cancel"]] {
+        let (_dir, home, work) = workspace("ship.lobster", SHIP);
+        let paused = run_tool(&home, &work, "ship.lobster");
+        let resume_token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+        let argv = [&["--token", resume_token][..], args].concat();
+        let stopped = envelope(&resume(&home, &work, &argv));
+        assert_eq!(stopped["ok"], true, "{args:?}: {stopped}");
+        assert_eq!(stopped["status"], "cancelled", "{args:?}: {stopped}");
+        assert!(!work.join("shipped.txt").exists());
+    }
 }
 
 /// Lobster's legacy inline tokens carry their own state; one could be
@@ -396,7 +398,12 @@ fn refusals_decisions_and_tokens_are_in_a_ledger_that_shows_an_edit() {
             gate("gate.refused", "lobster resume (says ann)", "-"),
             gate("gate.refused", "cli", "-"),
             token("token.issued", "agent (agent)"),
-            token("token.issued", "ann (approver)"),
+            (
+                "token.issued".to_string(),
+                "ann (approver)".to_string(),
+                "person".to_string(),
+                "click".to_string()
+            ),
             gate("gate.refused", "owner", "-"),
             gate("gate.refused", "token:agent", "-"),
             gate("gate.approve", "token:ann", "token"),

@@ -36,7 +36,7 @@ fn two_people_must_approve_and_each_counts_once() {
     let shown = &ann.ok("GET", &format!("/approvals/{short}"), None)["approval"];
     assert_eq!(
         shown["policy"],
-        json!({"approvers": "human", "minApprovals": 2}),
+        json!({"approvers": "human", "presence": "any", "minApprovals": 2}),
         "{shown}"
     );
     assert_eq!(shown["runId"], shown["id"]);

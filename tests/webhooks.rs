@@ -323,7 +323,7 @@ fn bad_webhook_settings_stop_the_backend_naming_the_field() {
 }
 
 #[test]
-fn a_signed_link_shows_a_human_gate_and_only_its_own_form_decides_it_once() {
+fn a_signed_link_shows_a_human_gate_and_only_its_own_form_denies_it_once() {
     let dir = tempfile::tempdir().unwrap();
     let (home, work) = (dir.path().join("home"), dir.path().join("work"));
     std::fs::create_dir_all(&work).unwrap();
@@ -365,7 +365,8 @@ fn a_signed_link_shows_a_human_gate_and_only_its_own_form_decides_it_once() {
     let (status, page) = from_public("GET", &path, "", "");
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("Publish &lt;v2&gt;?"), "{page}");
-    assert!(page.contains("value=approve"), "{page}");
+    assert!(!page.contains("value=approve"), "{page}");
+    assert!(page.contains("value=deny"), "{page}");
     let c = Client::new(&server);
     let gate = || c.ok("GET", &format!("/approvals/{approval_id}"), None)["approval"].clone();
     assert_eq!(gate()["status"], "pending");
@@ -385,19 +386,44 @@ fn a_signed_link_shows_a_human_gate_and_only_its_own_form_decides_it_once() {
     assert_eq!(status, 403, "{page}");
     assert_eq!(gate()["status"], "pending");
 
-    // The page's own form decides, as a person through the link.
+    // A link by itself shows no person: even its own form cannot approve a
+    // `human` gate, and the attempt leaves the link unspent (issue #34).
     let origin = format!("https://{public}");
     let (status, page) = from_public("POST", &path, &origin, "decision=approve&comment=ship+it");
+    assert_eq!(status, 403, "{page}");
+    assert!(page.contains("cannot approve this gate"), "{page}");
+    assert_eq!(gate()["status"], "pending");
+    // Its own form denies, through the link.
+    let (status, page) = from_public("POST", &path, &origin, "decision=deny&comment=not+today");
     assert_eq!(status, 200, "{page}");
-    assert!(page.contains("Approved"), "{page}");
+    assert!(page.contains("Denied"), "{page}");
     let decided = gate();
     assert_eq!(decided["decidedVia"], "link", "{decided:#}");
-    assert_eq!(decided["comment"], "ship it", "{decided:#}");
-    assert_eq!(decided["result"]["status"], "ok", "{decided:#}");
+    assert_eq!(decided["decision"], "reject", "{decided:#}");
+    assert_eq!(decided["comment"], "not today", "{decided:#}");
     // Once.
     let (status, page) = from_public("POST", &path, &origin, "decision=deny");
     assert_eq!(status, 410, "{page}");
     assert!(page.contains("already used"), "{page}");
+
+    // A gate anyone may decide (Lobster's own) is approved through its
+    // link, as a webhook's receiver would.
+    std::fs::write(
+        work.join("notes.lobster"),
+        "name: notes\nsteps:\n  - id: gate\n    approval: Post the notes?\n  - id: go\n    \
+         run: echo posted\n",
+    )
+    .unwrap();
+    let paused = run_tool(&home, &work, "notes.lobster");
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let sent = receiver.take(1, WAIT);
+    let link = sent[0]["body"]["data"]["approvalUrl"].as_str().unwrap();
+    let path = format!("/approve/{}", &link[prefix.len()..]);
+    let (status, page) = from_public("GET", &path, "", "");
+    assert!(status == 200 && page.contains("value=approve"), "{page}");
+    let (status, page) = from_public("POST", &path, &origin, "decision=approve");
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Approved"), "{page}");
 }
 
 /// Issue #34, break 3: the signed approval link sat in clear in the

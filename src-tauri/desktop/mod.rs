@@ -98,8 +98,8 @@ fn decider(via: Channel) -> Decider {
     Decider {
         by: user.filter(|u| !u.is_empty()),
         via,
-        // The app's windows and notifications are a person's.
-        human: true,
+        // The app's windows and notifications are a person's click.
+        presence: Some(clawdis_approvals::Presence::Click),
         comment: None,
     }
 }

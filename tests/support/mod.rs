@@ -294,8 +294,28 @@ pub fn clawdis_cli(home: &Path, args: &[&str]) -> Output {
         .expect("clawdis runs")
 }
 
-/// A new named token of `role` in `home` (`clawdis token create`).
+/// A new named token of `role` in `home`. An agent token comes from
+/// `clawdis token create`; an approver token is made as the app makes it
+/// once the person confirms a request (which `tests/desktop_windows.rs`
+/// and `tests/tokens.rs` drive), recorded as confirmed in the app.
 pub fn create_token(home: &Path, name: &str, role: &str) -> String {
+    if role == "approver" {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        return runtime.block_on(async {
+            let store = clawdis_store::Store::open_dir(home).await.unwrap();
+            let person = clawdis_store::Issuer {
+                by: Some("person".into()),
+                via: "app".into(),
+                presence: Some(clawdis_store::Presence::Click),
+            };
+            clawdis_server::create_token(&store, name, clawdis_store::Role::Approver, &person)
+                .await
+                .unwrap()
+        });
+    }
     let out = clawdis_cli(home, &["token", "create", "--name", name, "--role", role]);
     assert!(
         out.status.success(),

@@ -134,6 +134,7 @@ impl Approval {
             defaults: request.defaults,
             policy: Policy {
                 approvers: request.approvers.unwrap_or_else(|| "any".to_string()),
+                presence: request.presence.unwrap_or_else(|| "any".to_string()),
                 min_approvals: request.min_approvals.unwrap_or(1),
                 expires_at: request.expires_at,
                 on_expiry: request.on_expiry,
@@ -153,6 +154,12 @@ impl Approval {
                 .and_then(|r| RawValue::from_string(r.to_string()).ok()),
             decisions: gate_decisions(run, &[]),
         }
+    }
+
+    /// Whether only a person may approve the gate: `approvers: human`, or
+    /// `presence: verified`.
+    pub fn needs_a_person(&self) -> bool {
+        self.policy.approvers == "human" || self.policy.presence == "verified"
     }
 
     /// One line for a notification body: the prompt and the item count.
@@ -190,6 +197,9 @@ fn file_changed(state_json: &str) -> Option<bool> {
 pub struct Policy {
     /// `human` or `any`.
     pub approvers: String,
+    /// `verified` when only a paired device's passkey or the operating
+    /// system's check approves; else `any`.
+    pub presence: String,
     /// How many distinct approvers must approve.
     pub min_approvals: u32,
     /// When the gate expires (RFC 3339), if it does.
@@ -212,6 +222,7 @@ struct Request {
     response_schema: Option<Json>,
     defaults: Option<Json>,
     approvers: Option<String>,
+    presence: Option<String>,
     min_approvals: Option<u32>,
     expires_at: Option<String>,
     on_expiry: Option<String>,

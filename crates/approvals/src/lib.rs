@@ -42,7 +42,7 @@ use tokio::sync::broadcast;
 pub use approval::{Approval, ApprovalState, Event, Policy};
 pub use catalog::Catalog;
 pub use clawdis_engine::context::{Decider, Services};
-pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, RunStatus, StepStatus};
+pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, Presence, RunStatus, StepStatus};
 pub use links::{ApprovalLinks, LinkClaim};
 pub use runs::{MAX_PAGE, RunEvent, RunQuery, RunRequest, Runs, Started, What};
 pub use settings::{
@@ -355,7 +355,7 @@ impl Approvals {
             let mut ctx = self.context(Some(Decider {
                 by: Some("expiry".into()),
                 via: Channel::Expiry,
-                human: true,
+                presence: None,
                 comment: None,
             }));
             // Its remaining steps run where it paused, as on a decision.

@@ -123,6 +123,30 @@ impl ApprovalLinks {
                 "an approval link approves or denies".into(),
             ));
         }
+        // A link by itself shows no person: it never approves a gate that
+        // needs one, and such an attempt leaves the link unspent (the
+        // person may still deny through it).
+        let by = format!("link:{}", &claim.nonce[..8]);
+        let gate = approvals.get(&claim.state_key).await?;
+        if choice == Choice::Approve && gate.needs_a_person() {
+            let refused = clawdis_store::NewAuditEntry {
+                kind: "gate.refused".into(),
+                subject: gate
+                    .approval_id
+                    .clone()
+                    .unwrap_or_else(|| gate.run_id.clone()),
+                by: Some(by),
+                via: Some(Channel::Link.as_str().to_string()),
+                presence: None,
+                digest: None,
+            };
+            approvals.store().record_audit(&refused).await?;
+            return Err(ApprovalsError::Forbidden(
+                "a link by itself cannot approve this gate (approvers: human): approve it in the \
+                 Clawdis app or its notification, or with an approver token; the link may still deny it"
+                    .into(),
+            ));
+        }
         if !approvals
             .store()
             .spend_link(&claim.nonce, &claim.state_key)
@@ -133,9 +157,11 @@ impl ApprovalLinks {
             ));
         }
         let decider = Decider {
-            by: Some(format!("link:{}", &claim.nonce[..8])),
+            by: Some(by),
             via: Channel::Link,
-            human: true,
+            // A link proves only that someone holds it: it may deny a
+            // `human` gate, never approve one.
+            presence: None,
             comment,
         };
         approvals.decide(&claim.state_key, choice, decider).await

@@ -53,3 +53,116 @@ pub(crate) fn post(home: &Path, path: &str) -> Result<Option<Answer>> {
     let body = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
     Ok(Some(Answer { status, body }))
 }
+
+/// `method path` with JSON `body` to the backend of `home` through its
+/// local socket, where the backend sees which process asks; `None` when
+/// no backend listens there.
+pub(crate) async fn over_socket(
+    home: &Path,
+    method: hyper::Method,
+    path: &str,
+    body: Option<serde_json::Value>,
+) -> Result<Option<Answer>> {
+    use http_body_util::BodyExt;
+    let socket = clawdis_server::socket_path(home);
+    let stream = match tokio::net::UnixStream::connect(&socket).await {
+        Ok(stream) => stream,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(e).with_context(|| format!("connecting to {}", socket.display())),
+    };
+    let token = control_token(home)
+        .with_context(|| format!("reading the control token in {}", home.display()))?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .with_context(|| format!("talking to the backend on {}", socket.display()))?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::debug!(error = %e, "the local socket's connection");
+        }
+    });
+    let request = hyper::Request::builder()
+        .method(method.clone())
+        .uri(path)
+        .header(hyper::header::HOST, "localhost")
+        .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(body.map(|b| b.to_string()).unwrap_or_default())?;
+    let response = sender
+        .send_request(request)
+        .await
+        .with_context(|| format!("asking the backend: {method} {path}"))?;
+    let status = response.status().as_u16();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .with_context(|| format!("reading the backend's answer to {method} {path}"))?
+        .to_bytes();
+    let body = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&bytes).into()));
+    Ok(Some(Answer { status, body }))
+}
+
+/// Asks the person, through the backend of `home`, for an approver token
+/// named `name`, and waits up to `wait` seconds for their answer; the
+/// token once they confirm. Says on stderr what it waits for.
+pub(crate) async fn approver_token(home: &Path, name: &str, wait: u64) -> Result<String> {
+    let not_running = || {
+        anyhow::anyhow!(
+            "an approver token needs a person to confirm it in the Clawdis app, and no backend of \
+             {} is running: start the app (or `clawdis serve`) first",
+            home.display()
+        )
+    };
+    let asked = over_socket(
+        home,
+        hyper::Method::POST,
+        "/tokens/requests",
+        Some(serde_json::json!({ "name": name, "waitSeconds": wait })),
+    )
+    .await?
+    .ok_or_else(not_running)?;
+    if asked.status != 202 {
+        anyhow::bail!("{}", error_text(&asked));
+    }
+    let id = asked.body["id"].as_str().unwrap_or_default().to_string();
+    tell(&format!(
+        "Asked for approver token {name:?} (request {id}). Confirm or refuse it in the Clawdis app; \
+         waiting up to {wait} s."
+    ));
+    let answer = over_socket(
+        home,
+        hyper::Method::GET,
+        &format!("/tokens/requests/{id}"),
+        None,
+    )
+    .await?
+    .ok_or_else(not_running)?;
+    match answer.body["token"].as_str() {
+        Some(token) if answer.status == 201 => Ok(token.to_string()),
+        _ => anyhow::bail!("{}", error_text(&answer)),
+    }
+}
+
+/// The `{error}` of an answer, else its status.
+fn error_text(answer: &Answer) -> String {
+    answer.body["error"].as_str().map_or_else(
+        || format!("the backend answered {}", answer.status),
+        str::to_string,
+    )
+}
+
+/// A line for the person at the terminal, on stderr (stdout carries the
+/// token alone).
+#[expect(clippy::print_stderr, reason = "told to the person waiting, not a log")]
+fn tell(line: &str) {
+    eprintln!("{line}");
+}

@@ -26,7 +26,7 @@ use clawdis_approvals::{Approvals, Channel, Choice, Decider};
 use clawdis_browser::settings::{Settings, parse_control_url};
 use clawdis_engine::context::{clawdis_home, process_env, state_dir_in};
 use clawdis_server::{AppState, ServerConfig, control_token, create_token};
-use clawdis_store::{Role, Store};
+use clawdis_store::{Issuer, Role, Store};
 
 /// `clawdis [--home DIR] [serve|token|app]`.
 #[derive(Parser)]
@@ -167,7 +167,9 @@ pub struct TokenArgs {
 /// What to do with named tokens.
 #[derive(Subcommand)]
 pub enum TokenAction {
-    /// Create a token; prints it on stdout, the only time it is shown.
+    /// Create a token; prints it on stdout, the only time it is shown. An
+    /// approver token waits until the person confirms it in the Clawdis app
+    /// (which shows this process); exits 1 if they refuse or do not answer.
     Create {
         /// Its name (1 to 64 of A-Z a-z 0-9 . _ -).
         #[arg(long)]
@@ -175,6 +177,10 @@ pub enum TokenAction {
         /// What it may do.
         #[arg(long, value_enum)]
         role: RoleArg,
+        /// How long an approver token waits for the person: 30s, 5m, 1h
+        /// (at most 1h).
+        #[arg(long, default_value = "5m", value_parser = parse_wait)]
+        wait: u64,
     },
     /// List tokens: name, role, created, revoked (never the token).
     List,
@@ -192,6 +198,13 @@ pub enum RoleArg {
     Agent,
     /// A person's token: may decide any gate.
     Approver,
+}
+
+/// `--wait`: a duration (`30s`, `5m`, `1h`) of at most an hour, in seconds.
+fn parse_wait(text: &str) -> Result<u64, String> {
+    clawdis_engine::workflow::duration_secs(text)
+        .filter(|s| *s <= 3600)
+        .ok_or_else(|| format!("{text:?} is not a duration of at most 1h such as 30s, 5m or 1h"))
 }
 
 impl Cli {
@@ -306,13 +319,18 @@ fn tokens(home: &std::path::Path, action: TokenAction) -> Result<()> {
             .await
             .with_context(|| format!("opening the store in {}", state_dir.display()))?;
         match action {
-            TokenAction::Create { name, role } => {
-                let role = match role {
-                    RoleArg::Agent => Role::Agent,
-                    RoleArg::Approver => Role::Approver,
-                };
-                print_line(&create_token(&store, &name, role).await?);
+            TokenAction::Create {
+                name,
+                role: RoleArg::Agent,
+                ..
+            } => {
+                print_line(&create_token(&store, &name, Role::Agent, &Issuer::cli()).await?);
             }
+            TokenAction::Create {
+                name,
+                role: RoleArg::Approver,
+                wait,
+            } => print_line(&backend::approver_token(home, &name, wait).await?),
             TokenAction::List => {
                 for t in store.list_tokens().await? {
                     let state = t
@@ -370,7 +388,7 @@ fn approvals(home: &std::path::Path, action: ApprovalsAction) -> Result<()> {
         let decider = Decider {
             by: Some("cli".to_string()),
             via: Channel::Cli,
-            human: false,
+            presence: None,
             comment,
         };
         let envelope = approvals.decide(&id, choice, decider).await?;

@@ -79,7 +79,7 @@ pub fn runs(home: &Path, action: RunsAction) -> Result<()> {
                 let decider = Decider {
                     by: Some("cli".to_string()),
                     via: Channel::Cli,
-                    human: false,
+                    presence: None,
                     comment: None,
                 };
                 match runs.cancel(&id, decider).await {

@@ -279,25 +279,16 @@ pub struct Decider {
     pub by: Option<String>,
     /// The channel the decision comes through.
     pub via: clawdis_store::Channel,
-    /// Whether a person decides: the app, its notification, an approver
-    /// token. Only they may decide a gate whose policy is `approvers: human`.
-    pub human: bool,
+    /// How a person was shown to be there: a click in the app's window or
+    /// notification, an approver token, a paired device's passkey, the
+    /// operating system's check. `None` for agents, the owner token, a bare
+    /// link and the expiry. Only a decider with one approves a gate whose
+    /// policy is `approvers: human`; `presence: verified` takes only a
+    /// passkey or the OS's check.
+    pub presence: Option<clawdis_store::Presence>,
     /// What they said with this decision: an approval's comment, a
     /// denial's reason.
     pub comment: Option<String>,
-}
-
-impl Decider {
-    /// How this decider shows a person is there: a click in the app's
-    /// window or notification, or an approver token. Nothing else does.
-    pub fn presence(&self) -> Option<clawdis_store::Presence> {
-        use clawdis_store::{Channel, Presence};
-        match (self.human, self.via) {
-            (true, Channel::App | Channel::Notification) => Some(Presence::Click),
-            (true, Channel::Http) => Some(Presence::Token),
-            _ => None,
-        }
-    }
 }
 
 impl Ctx {

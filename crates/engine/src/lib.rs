@@ -19,6 +19,7 @@ pub mod llm;
 mod path;
 pub mod pause;
 pub mod pipeline;
+pub mod provenance;
 pub mod resume;
 mod schema;
 pub mod token;

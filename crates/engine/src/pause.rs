@@ -203,10 +203,7 @@ pub fn decision_for(intent: &Intent, ctx: &Ctx) -> Decided {
             None,
         ),
     };
-    let presence = ctx
-        .decider
-        .as_ref()
-        .and_then(crate::context::Decider::presence);
+    let presence = ctx.decider.as_ref().and_then(|d| d.presence);
     Decided {
         // What the backend decides for an expired gate is its expiry.
         decision: if decided_via == Channel::Expiry {

@@ -216,7 +216,7 @@ async fn decide_as(
     let decider = Decider {
         by: Some(principal.label()),
         via: Channel::Http,
-        human: principal.is_person(),
+        presence: principal.presence(),
         comment: comment.map(str::to_string),
     };
     let approvals = state.approvals().await?;

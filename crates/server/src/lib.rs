@@ -20,6 +20,7 @@ mod sessions;
 mod state;
 mod tabs;
 mod token;
+pub mod token_requests;
 mod triggers;
 mod validate;
 mod webhooks;
@@ -82,6 +83,8 @@ pub struct AppState {
     sessions: tokio::sync::OnceCell<Arc<clawdis_browser::session::Sessions>>,
     /// The workflow service's settings (webhooks, `publicBaseUrl`).
     service: clawdis_approvals::ServiceSettings,
+    /// Approver tokens waiting for a person's confirmation.
+    pub token_requests: token_requests::TokenRequests,
     /// Turns true when the server shuts down; long-lived responses (event
     /// streams) end then, so the graceful shutdown does not wait on them.
     closing: tokio::sync::watch::Sender<bool>,
@@ -111,6 +114,7 @@ impl AppState {
             triggers: tokio::sync::OnceCell::new(),
             sessions: tokio::sync::OnceCell::new(),
             service: config.service,
+            token_requests: token_requests::TokenRequests::default(),
             closing: tokio::sync::watch::Sender::new(false),
         })
     }
@@ -423,6 +427,8 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(webhooks::get_one))
         .routes(routes!(webhooks::redeliver))
         .routes(routes!(audit::list))
+        .routes(routes!(token_requests::ask))
+        .routes(routes!(token_requests::wait))
         .routes(routes!(sessions::list, sessions::create))
         .routes(routes!(sessions::get_one, sessions::delete))
         .routes(routes!(sessions::restore))
@@ -497,6 +503,25 @@ pub async fn serve(
     serve_on(listener, state, shutdown).await
 }
 
+/// Where the backend of `home` listens on a local socket: `<home>/clawdis.sock`.
+pub fn socket_path(home: &std::path::Path) -> PathBuf {
+    home.join("clawdis.sock")
+}
+
+/// Binds the home's local socket (one left by a backend that died is
+/// replaced), readable and writable by its owner only.
+fn local_socket(state: &AppState) -> std::io::Result<tokio::net::UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = socket_path(state.manager.home());
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let listener = tokio::net::UnixListener::bind(&path)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
 /// [`serve`] on a listener the caller bound (to report a taken port before
 /// anything else starts).
 pub async fn serve_on(
@@ -523,9 +548,37 @@ pub async fn serve_on(
             tracing::warn!(error = %e, "setting TCP_NODELAY on a connection");
         }
     });
-    axum::serve(listener, router(state.clone()))
+    // The same API on the home's local socket, where the kernel names the
+    // process on the other end (an approver token's request shows it).
+    let (socket_closing, socket_closed) = tokio::sync::watch::channel(false);
+    let socket = match local_socket(&state) {
+        Ok(uds) => {
+            let app =
+                router(state.clone()).into_make_service_with_connect_info::<token_requests::Peer>();
+            let mut closed = socket_closed.clone();
+            Some(tokio::spawn(async move {
+                let stop = async move {
+                    let _ = closed.wait_for(|c| *c).await;
+                };
+                if let Err(e) = axum::serve(uds, app).with_graceful_shutdown(stop).await {
+                    tracing::warn!(error = %e, "the local socket stopped");
+                }
+            }))
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "no local socket: approver tokens cannot be asked for");
+            None
+        }
+    };
+    let served = axum::serve(listener, router(state.clone()))
         .with_graceful_shutdown(shutdown)
-        .await?;
+        .await;
+    socket_closing.send_replace(true);
+    if let Some(task) = socket {
+        let _ = task.await;
+    }
+    let _ = std::fs::remove_file(socket_path(state.manager.home()));
+    served?;
     if let Err(e) = state.manager.stop().await {
         tracing::warn!(error = %e, "stopping the browser on shutdown");
     }

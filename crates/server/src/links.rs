@@ -233,12 +233,18 @@ fn gate_html(approval: &Approval) -> String {
     if let Some(at) = &approval.policy.expires_at {
         html.push_str(&format!("<p>Expires {}.</p>", escape(at)));
     }
-    html.push_str(
+    // A link shows no person: a gate that needs one is approved elsewhere.
+    let approve = if approval.needs_a_person() {
+        "<p class=warn>Only a person approves this gate: approve it in the Clawdis app or its \
+         notification. This link can deny it.</p>"
+    } else {
+        "<button name=decision value=approve>Approve</button> "
+    };
+    html.push_str(&format!(
         "<form method=post>\
          <textarea name=comment placeholder=\"A comment or a reason (optional)\"></textarea>\
-         <button name=decision value=approve>Approve</button> \
-         <button name=decision value=deny class=deny>Deny</button></form>",
-    );
+         {approve}<button name=decision value=deny class=deny>Deny</button></form>"
+    ));
     html
 }
 

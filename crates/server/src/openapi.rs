@@ -48,6 +48,7 @@ use crate::api::NON_BLANK;
         (name = "triggers", description = "Cron schedules and file watches"),
         (name = "webhooks", description = "Signed deliveries of run and gate events"),
         (name = "audit", description = "The hash-chained ledger of decisions, refusals and tokens"),
+        (name = "tokens", description = "Approver tokens, issued when a person confirms them"),
         (name = "workflows", description = "The workflow library"),
         (name = "events", description = "Server-sent events"),
         (name = "links", description = "Signed approval links (no bearer token)"),
@@ -572,6 +573,27 @@ pub struct AuditPage {
     /// The last entry: what a copy kept elsewhere is checked against (null
     /// while the ledger is empty).
     head: Option<AuditHead>,
+}
+
+/// `POST /tokens/requests`.
+#[derive(ToSchema)]
+pub struct TokenRequestBody {
+    /// The token's name: 1 to 64 of `A-Z a-z 0-9 . _ -`.
+    #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
+    name: String,
+    /// How long to wait for the person, in seconds (300 unless given).
+    #[schema(rename = "waitSeconds", minimum = 1, maximum = 3600)]
+    wait_seconds: Option<u64>,
+}
+
+/// A token the person confirmed.
+#[derive(ToSchema)]
+pub struct IssuedToken {
+    name: String,
+    /// `approver`.
+    role: String,
+    /// The token: shown this once, never kept in clear.
+    token: String,
 }
 
 /// Which entries `GET /audit` answers.

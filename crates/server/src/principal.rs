@@ -3,7 +3,7 @@
 //! kept in the store as a SHA-256 digest only. Identity comes from the
 //! credential, never from a field the caller fills in.
 
-use clawdis_store::{Role, Store, StoreError};
+use clawdis_store::{Issuer, Presence, Role, Store, StoreError};
 use sha2::{Digest, Sha256};
 
 /// A caller, as its credential names it.
@@ -28,9 +28,10 @@ pub enum Principal {
 }
 
 impl Principal {
-    /// Whether a person holds the credential: an approver token. The owner
-    /// token is not proof of a person (agents are often given it).
-    pub fn is_person(&self) -> bool {
+    /// How the credential shows a person is there: an approver token
+    /// (`token`). The owner token is not proof of a person (agents are
+    /// often given it), nor is an agent token or an MCP client.
+    pub fn presence(&self) -> Option<Presence> {
         matches!(
             self,
             Principal::Token {
@@ -38,6 +39,7 @@ impl Principal {
                 ..
             }
         )
+        .then_some(Presence::Token)
     }
 
     /// How runs and decisions record it: `owner` or `token:<name>`.
@@ -73,14 +75,24 @@ pub fn digest(token: &str) -> String {
         .collect()
 }
 
-/// Creates a token named `name` with `role` and returns it: the only time
-/// it is seen in clear.
-pub async fn create_token(store: &Store, name: &str, role: Role) -> Result<String, TokenError> {
-    let valid = (1..=64).contains(&name.len())
+/// Whether `name` may name a token: 1 to 64 of `A-Z a-z 0-9 . _ -`.
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    if !valid {
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// Creates a token named `name` with `role`, issued by `issuer`, and
+/// returns it: the only time it is seen in clear. An approver token is
+/// made only once a person confirmed it (see [`crate::token_requests`]).
+pub async fn create_token(
+    store: &Store,
+    name: &str,
+    role: Role,
+    issuer: &Issuer,
+) -> Result<String, TokenError> {
+    if !valid_name(name) {
         return Err(TokenError::BadName(name.to_string()));
     }
     let token = format!(
@@ -88,7 +100,10 @@ pub async fn create_token(store: &Store, name: &str, role: Role) -> Result<Strin
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
     );
-    if !store.insert_token(name, role, &digest(&token)).await? {
+    if !store
+        .insert_token(name, role, &digest(&token), issuer)
+        .await?
+    {
         return Err(TokenError::Taken(name.to_string()));
     }
     Ok(token)
@@ -121,7 +136,9 @@ mod tests {
     async fn a_created_token_names_its_principal_until_revoked() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_dir(dir.path()).await.unwrap();
-        let token = create_token(&store, "ci-agent", Role::Agent).await.unwrap();
+        let token = create_token(&store, "ci-agent", Role::Agent, &Issuer::cli())
+            .await
+            .unwrap();
         assert_eq!(
             named(&store, &token).await.unwrap(),
             Some(Principal::Token {
@@ -130,12 +147,12 @@ mod tests {
             })
         );
         assert!(matches!(
-            create_token(&store, "ci-agent", Role::Approver).await,
+            create_token(&store, "ci-agent", Role::Approver, &Issuer::cli()).await,
             Err(TokenError::Taken(_))
         ));
         for bad in ["", "has space", "x/y", &"n".repeat(65)] {
             assert!(matches!(
-                create_token(&store, bad, Role::Agent).await,
+                create_token(&store, bad, Role::Agent, &Issuer::cli()).await,
                 Err(TokenError::BadName(_))
             ));
         }

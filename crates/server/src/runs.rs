@@ -181,7 +181,7 @@ pub async fn cancel(
     let decider = Decider {
         by: Some(principal.label()),
         via: Channel::Http,
-        human: principal.is_person(),
+        presence: principal.presence(),
         comment: None,
     };
     ok(json!(state.runs().await?.cancel(&id, decider).await?))
@@ -245,7 +245,7 @@ impl Drop for CancelOnDrop {
         let decider = Decider {
             by: Some("abandoned".into()),
             via: self.via,
-            human: false,
+            presence: None,
             comment: Some(self.why.to_string()),
         };
         runtime.spawn(async move {

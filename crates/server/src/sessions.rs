@@ -336,7 +336,7 @@ pub(crate) async fn ask_person(
             let decider = clawdis_approvals::Decider {
                 by: Some("timeout".into()),
                 via: clawdis_store::Channel::Http,
-                human: false,
+                presence: None,
                 comment: Some(format!("no decision within {} s", wait.as_secs())),
             };
             runs.cancel(&run_id, decider).await?;

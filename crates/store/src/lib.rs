@@ -43,7 +43,7 @@ pub use history::{
 pub use open::{Store, create_private_dir};
 pub use owner::{ProcessOwner, current_owner};
 pub use runs::{Channel, Claim, Decided, Decision, Finish, Gate, NewRun, Run, RunKind, RunStatus};
-pub use tokens::{Role, TokenRecord};
+pub use tokens::{Issuer, Role, TokenRecord};
 pub use triggers::{Advance, TriggerRecord};
 pub use votes::{Counted, Vote};
 pub use webhooks::{

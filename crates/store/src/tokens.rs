@@ -44,27 +44,61 @@ fn record(r: &sqlx::sqlite::SqliteRow) -> Result<TokenRecord> {
     })
 }
 
-/// A token's entry in the ledger: issued (with its role) or revoked, by
-/// whoever holds the home (the command line has no other identity).
-fn token_entry(kind: &str, name: &str, role: Option<Role>) -> crate::NewAuditEntry {
+/// Who issued a token, as the ledger records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issuer {
+    /// Who confirmed it, when a person did.
+    pub by: Option<String>,
+    /// Where: `cli` (the command line, for agent tokens), `app` (a
+    /// person confirming a request in the app).
+    pub via: String,
+    /// How the person who confirmed it showed they were there.
+    pub presence: Option<crate::Presence>,
+}
+
+impl Issuer {
+    /// Whoever holds the home, through the command line (which has no
+    /// other identity).
+    pub fn cli() -> Issuer {
+        Issuer {
+            by: None,
+            via: "cli".into(),
+            presence: None,
+        }
+    }
+}
+
+/// A token's entry in the ledger: issued (with its role) or revoked.
+fn token_entry(
+    kind: &str,
+    name: &str,
+    role: Option<Role>,
+    issuer: &Issuer,
+) -> crate::NewAuditEntry {
     crate::NewAuditEntry {
         kind: kind.into(),
         subject: match role {
             Some(role) => format!("{name} ({})", role.as_str()),
             None => name.to_string(),
         },
-        by: None,
-        via: Some("cli".into()),
-        presence: None,
+        by: issuer.by.clone(),
+        via: Some(issuer.via.clone()),
+        presence: issuer.presence,
         digest: None,
     }
 }
 
 impl Store {
-    /// Records a token by its digest. A name already taken (revoked or
-    /// not) is refused with `Ok(false)`.
-    /// Issued, it goes into the ledger in the same transaction.
-    pub async fn insert_token(&self, name: &str, role: Role, digest: &str) -> Result<bool> {
+    /// Records a token by its digest, issued by `issuer`. A name already
+    /// taken (revoked or not) is refused with `Ok(false)`. Issued, it goes
+    /// into the ledger in the same transaction.
+    pub async fn insert_token(
+        &self,
+        name: &str,
+        role: Role,
+        digest: &str,
+        issuer: &Issuer,
+    ) -> Result<bool> {
         let mut conn = self.conns.write().await?;
         let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
         let done = sqlx::query(
@@ -79,7 +113,11 @@ impl Store {
         .await?;
         let issued = done.rows_affected() == 1;
         if issued {
-            crate::audit::append(&mut tx, &token_entry("token.issued", name, Some(role))).await?;
+            crate::audit::append(
+                &mut tx,
+                &token_entry("token.issued", name, Some(role), issuer),
+            )
+            .await?;
         }
         tx.commit().await?;
         Ok(issued)
@@ -120,7 +158,11 @@ impl Store {
                 .await?;
         let revoked = done.rows_affected() == 1;
         if revoked {
-            crate::audit::append(&mut tx, &token_entry("token.revoked", name, None)).await?;
+            crate::audit::append(
+                &mut tx,
+                &token_entry("token.revoked", name, None, &Issuer::cli()),
+            )
+            .await?;
         }
         tx.commit().await?;
         Ok(revoked)
@@ -135,10 +177,15 @@ mod tests {
     async fn tokens_are_found_by_digest_until_revoked() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_dir(dir.path()).await.unwrap();
-        assert!(store.insert_token("ci", Role::Agent, "d1").await.unwrap());
+        assert!(
+            store
+                .insert_token("ci", Role::Agent, "d1", &Issuer::cli())
+                .await
+                .unwrap()
+        );
         assert!(
             !store
-                .insert_token("ci", Role::Approver, "d2")
+                .insert_token("ci", Role::Approver, "d2", &Issuer::cli())
                 .await
                 .unwrap(),
             "names are unique"

@@ -57,7 +57,7 @@ fn expiry_ctx(ctx: &Ctx) -> Ctx {
     expiry.decider = Some(crate::context::Decider {
         by: Some("expiry".to_string()),
         via: clawdis_store::Channel::Expiry,
-        human: true,
+        presence: None,
         comment: None,
     });
     expiry
@@ -95,31 +95,59 @@ async fn expire_run(
     resume_stored(state_key, row, login, intent, ctx).await
 }
 
-/// Refuses to approve or deny a gate whose policy is `approvers: human`
-/// unless a person decides ([`crate::context::Decider::human`]). Cancelling
-/// stays open to anyone who may resume: it only stops the run.
+/// Refuses to approve a gate whose policy is `approvers: human` unless the
+/// decider shows a person is there ([`crate::context::Decider::presence`]),
+/// and a gate with `presence: verified` unless that is a passkey or the
+/// operating system's check. Denying and cancelling stay open to anyone who
+/// may resume: they only stop the run. The expiry decides as the policy says.
 fn needs_a_person(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<()> {
-    let human_gate = state
-        .get_key("approvalIdentity")
-        .and_then(|i| i.get_key("approvers"))
-        .and_then(Value::as_str)
-        == Some("human");
-    let person = ctx.decider.as_ref().is_some_and(|d| d.human);
-    if !human_gate || person || !matches!(intent, Intent::Approve(_)) {
+    use clawdis_store::Presence;
+    let identity = state.get_key("approvalIdentity");
+    let policy = |key: &str| {
+        identity
+            .and_then(|i| i.get_key(key))
+            .and_then(Value::as_str)
+    };
+    let verified = policy("presence") == Some("verified");
+    let human_gate = verified || policy("approvers") == Some("human");
+    let decider = ctx.decider.as_ref();
+    let expiry = decider.is_some_and(|d| d.via == clawdis_store::Channel::Expiry);
+    if !human_gate || expiry || !matches!(intent, Intent::Approve(true)) {
+        return Ok(());
+    }
+    let presence = decider.and_then(|d| d.presence);
+    let shown = match presence {
+        Some(Presence::Passkey | Presence::Os) => true,
+        Some(Presence::Click | Presence::Token) => !verified,
+        None => false,
+    };
+    if shown {
         return Ok(());
     }
     let step = state
         .get_key("approvalStepId")
         .map(Value::to_js_string)
         .unwrap_or_default();
-    Err(Error::failed(
-        Failure::NotAllowed,
-        format!(
-            "Workflow step {step} needs a person's decision (approvers: human): approve or deny it in the \
-             Clawdis app or its notification, or with an approver token (POST /approvals/{{id}}); \
-             lobster resume, agent tokens and the owner token cannot decide it"
+    let message = match (verified, presence) {
+        (true, Some(p)) => format!(
+            "Workflow step {step} needs a verified person (presence: verified): a {} is not enough; \
+             approve it with a paired device's passkey or the operating system's check (Touch ID). \
+             Anyone may deny or cancel it",
+            p.as_str()
         ),
-    ))
+        (true, None) => format!(
+            "Workflow step {step} needs a verified person (presence: verified): approve it with a paired \
+             device's passkey or the operating system's check (Touch ID); lobster resume, a link by \
+             itself, agent tokens and the owner token cannot approve it. Anyone may deny or cancel it"
+        ),
+        (false, _) => format!(
+            "Workflow step {step} needs a person's approval (approvers: human): approve it in the Clawdis \
+             app or its notification, or with an approver token (POST /approvals/{{id}}); lobster resume, \
+             a link by itself, agent tokens and the owner token cannot approve it. Anyone may deny or \
+             cancel it"
+        ),
+    };
+    Err(Error::failed(Failure::NotAllowed, message))
 }
 
 /// Refuses an approval by the principal that started the run when the

@@ -50,6 +50,10 @@ pub struct Approval {
     pub require_different_approver: Option<bool>,
     /// Who may decide (`approvers:`); plain Lobster gates are `Any`.
     pub approvers: Approvers,
+    /// Whether the person must be verified (`presence: verified`): only a
+    /// paired device's passkey or the operating system's check approves.
+    /// Implies `approvers: human`.
+    pub verified: bool,
     /// How many distinct approvers must approve (`min_approvals:`, 1 unless set).
     pub min_approvals: u32,
     /// How long the gate waits (`expires_in:`, e.g. `30m`), in seconds.
@@ -66,6 +70,7 @@ impl Approval {
     /// many, until when).
     pub fn has_policy(&self) -> bool {
         self.approvers == Approvers::Human
+            || self.verified
             || self.min_approvals > 1
             || self.expires_in.is_some()
             || self.forbid_self_approval
@@ -96,7 +101,7 @@ impl OnExpiry {
 }
 
 /// `30s`, `30m`, `2h`, `1d` in seconds.
-fn duration_secs(text: &str) -> Option<u64> {
+pub fn duration_secs(text: &str) -> Option<u64> {
     let (digits, unit) = text.split_at(text.len().checked_sub(1)?);
     let n: u64 = digits.parse().ok().filter(|n| *n > 0)?;
     let scale = match unit {
@@ -1003,6 +1008,27 @@ pub(super) fn validate_approval(step: &Object, id: &str) -> Result<Option<Approv
             )));
         }
     };
+    let verified = match o.get("presence") {
+        None => false,
+        Some(Value::String(s)) if s == "any" => false,
+        Some(Value::String(s)) if s == "verified" => true,
+        Some(other) => {
+            return Err(Error::runtime(format!(
+                "Workflow step {id} approval.presence must be verified or any, not {}",
+                other.to_json()
+            )));
+        }
+    };
+    if verified && o.get("approvers").is_some() && approvers != Approvers::Human {
+        return Err(Error::runtime(format!(
+            "Workflow step {id} approval.presence: verified needs a person, so approvers must be human"
+        )));
+    }
+    let approvers = if verified {
+        Approvers::Human
+    } else {
+        approvers
+    };
     let min_approvals = match o.get("min_approvals") {
         None => 1,
         Some(Value::Number(n)) if n.fract() == 0.0 && (1.0..=100.0).contains(n) => *n as u32,
@@ -1074,6 +1100,7 @@ pub(super) fn validate_approval(step: &Object, id: &str) -> Result<Option<Approv
                 _ => None,
             }),
         approvers,
+        verified,
         min_approvals,
         expires_in,
         on_expiry,
@@ -1189,6 +1216,29 @@ mod approval_tests {
         )
         .unwrap();
         assert_eq!(gate(plain), Approvers::Any, "Lobster's gate is anyone's");
+    }
+
+    #[test]
+    fn presence_verified_makes_a_human_gate() {
+        let load = |policy: &str| {
+            let text = format!("steps:\n  - id: g\n    approval:\n      prompt: ok?\n{policy}");
+            from_value(&parse_yaml(&text).unwrap(), Path::new("wf.lobster"))
+                .map(|wf| wf.steps[0].approval.clone().unwrap())
+        };
+        let gate = load("      presence: verified\n").unwrap();
+        assert!(gate.verified && gate.has_policy());
+        assert_eq!(gate.approvers, Approvers::Human);
+        assert!(!load("      presence: any\n").unwrap().verified);
+        assert_eq!(
+            load("      presence: yes\n").unwrap_err().message,
+            "Workflow step g approval.presence must be verified or any, not \"yes\""
+        );
+        assert_eq!(
+            load("      presence: verified\n      approvers: any\n")
+                .unwrap_err()
+                .message,
+            "Workflow step g approval.presence: verified needs a person, so approvers must be human"
+        );
     }
 
     #[test]

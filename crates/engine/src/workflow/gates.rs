@@ -132,6 +132,9 @@ pub(super) fn approval_request(
     if cfg.approvers == file::Approvers::Human {
         identity.insert("approvers", Value::from("human"));
     }
+    if cfg.verified {
+        identity.insert("presence", Value::from("verified"));
+    }
     if cfg.min_approvals > 1 {
         identity.insert("minApprovals", Value::from(f64::from(cfg.min_approvals)));
     }

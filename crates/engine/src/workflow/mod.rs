@@ -22,6 +22,7 @@ mod triggers;
 mod webhooks;
 
 pub use args::{check_args, resolve_workflow_args};
+pub use file::duration_secs;
 pub(crate) use gates::check_identity;
 pub use gates::{Gate, PipelineInput, PipelineResume};
 pub use state::{Outcome, Run, output_items};

@@ -187,7 +187,7 @@ async fn in_process(mcp: &Mcp, ask: Ask) -> CallToolResult {
             let decider = Decider {
                 by: Some("timeout".into()),
                 via: Channel::Mcp,
-                human: false,
+                presence: None,
                 comment: Some(format!("timeout_ms {ms} passed")),
             };
             if let Err(e) = runs.cancel(&run_id, decider).await {
@@ -257,7 +257,7 @@ pub(crate) async fn resume(
     let decider = Decider {
         by: Some(principal.label()),
         via: Channel::Mcp,
-        human: principal.is_person(),
+        presence: principal.presence(),
         comment: None,
     };
     let run_id = approvals.get(&id).await.ok().map(|a| a.run_id);

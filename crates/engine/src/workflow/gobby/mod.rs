@@ -317,7 +317,7 @@ fn read_step(raw: &Value) -> Result<Step> {
 }
 
 /// A step's `approval: {required, message, timeout_seconds}` (plus the
-/// policy keys of Clawdis' gates: `approvers`, `min_approvals`,
+/// policy keys of Clawdis' gates: `approvers`, `presence`, `min_approvals`,
 /// `expires_in`, `on_expiry`, `forbid_self_approval`).
 fn gate(raw: Option<&Value>, id: &str) -> Result<Option<super::file::Approval>> {
     let err = |msg: &str| Error::runtime(format!("Pipeline step {id} approval{msg}"));
@@ -347,7 +347,12 @@ fn gate(raw: Option<&Value>, id: &str) -> Result<Option<super::file::Approval>> 
                     );
                 }
             }
-            "approvers" | "min_approvals" | "expires_in" | "on_expiry" | "forbid_self_approval" => {
+            "approvers"
+            | "presence"
+            | "min_approvals"
+            | "expires_in"
+            | "on_expiry"
+            | "forbid_self_approval" => {
                 policy.insert(key, value.clone());
             }
             other => return Err(err(&format!(".{other}: unknown field"))),

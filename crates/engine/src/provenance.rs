@@ -1,0 +1,89 @@
+//! Which process asked: its pid, executable, arguments, working directory
+//! and the chain of its parents, as the operating system reports them. A
+//! person reads this before confirming what a process asks for (an approver
+//! token), so it comes from the OS, never from what the process says.
+
+use serde::Serialize;
+use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
+
+/// How many parents are listed above the process itself.
+const MAX_PARENTS: usize = 8;
+
+/// A process, as the OS describes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Process {
+    /// Its id.
+    pub pid: u32,
+    /// Its executable's path, when the OS tells it.
+    pub exe: Option<String>,
+    /// Its name (the executable's file name, or what the OS calls it).
+    pub name: String,
+    /// Its command line.
+    pub args: Vec<String>,
+    /// Its working directory, when the OS tells it.
+    pub cwd: Option<String>,
+    /// Its parent, the parent's parent, and so on (at most 8), nearest
+    /// first; each without parents of its own.
+    pub parents: Vec<Process>,
+}
+
+impl Process {
+    /// Process `pid` and its parents; `None` when it is gone (or hidden).
+    pub fn of(pid: u32) -> Option<Process> {
+        let mut system = System::new().ok()?;
+        let what = ProcessRefreshKind::nothing()
+            .with_exe(UpdateKind::Always)
+            .with_cmd(UpdateKind::Always)
+            .with_cwd(UpdateKind::Always);
+        system.refresh_processes_specifics(ProcessesToUpdate::All, true, what);
+        let mut me = describe(&system, Pid::from_u32(pid))?;
+        let mut next = system.process(Pid::from_u32(pid))?.parent();
+        while let Some(parent) = next {
+            if me.parents.len() == MAX_PARENTS || parent.as_u32() == 0 {
+                break;
+            }
+            let Some(found) = describe(&system, parent) else {
+                break;
+            };
+            me.parents.push(found);
+            next = system.process(parent).and_then(sysinfo::Process::parent);
+        }
+        Some(me)
+    }
+}
+
+fn describe(system: &System, pid: Pid) -> Option<Process> {
+    let p = system.process(pid)?;
+    let text = |s: &std::ffi::OsStr| s.to_string_lossy().into_owned();
+    Some(Process {
+        pid: pid.as_u32(),
+        exe: p.exe().map(|e| e.to_string_lossy().into_owned()),
+        name: text(p.name()),
+        args: p.cmd().iter().map(|a| text(a)).collect(),
+        cwd: p.cwd().map(|c| c.to_string_lossy().into_owned()),
+        parents: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_described_with_its_parents() {
+        let me = Process::of(std::process::id()).expect("this process");
+        assert_eq!(me.pid, std::process::id());
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(me.exe.as_deref(), exe.to_str());
+        assert_eq!(me.cwd.as_deref(), std::env::current_dir().unwrap().to_str());
+        assert_eq!(
+            me.args.first().map(String::as_str),
+            std::env::args().next().as_deref()
+        );
+        // The test runner started it.
+        assert!(!me.parents.is_empty());
+        assert!(me.parents.iter().all(|p| p.parents.is_empty()));
+        assert_eq!(Process::of(u32::MAX - 1), None);
+    }
+}
