@@ -119,6 +119,126 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
     assert_eq!(s.sent(), "sent\n");
 }
 
+/// `clawdis token create --role approver` in `s`'s home, waiting up to a
+/// minute for the person; its output once it exits.
+fn ask_for_approver_token(s: &Scratch, name: &str) -> std::process::Child {
+    // The app's backend listens on the home's socket once it has started.
+    let socket = s.home.join("clawdis.sock");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !socket.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the app's backend never listened"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::process::Command::new(clawdis_e2e::bin("clawdis"))
+        .args(["--home", s.home.to_str().unwrap()])
+        .args([
+            "token", "create", "--name", name, "--role", "approver", "--wait", "1m",
+        ])
+        .env("LOBSTER_STATE_DIR", &s.state)
+        .env("CLAWDIS_KEYCHAIN", "off")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Issue #34, break 1: an approver token is made only when the person
+/// confirms it in the app, which shows the process that asked and its
+/// parents; a refusal leaves the asking command with nothing.
+#[test]
+fn the_approvals_window_confirms_or_refuses_an_approver_token_request() {
+    require();
+    let s = Scratch::new();
+    let port = write_settings(&s.home, json!({"enabled": false}));
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "approvals");
+
+    let asking = ask_for_approver_token(&s, "phone");
+    let pid = asking.id().to_string();
+    let card = app.wait_for(
+        "document.querySelector('.token-request')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let card = card.as_str().unwrap();
+    assert!(
+        card.contains("\"phone\"")
+            && card.contains(&format!("pid {pid}"))
+            && card.contains("token create --name phone --role approver")
+            && card.contains("with owner"),
+        "{card}"
+    );
+    // Refuse comes first: the safe choice is the first one reached.
+    let first = app.run(
+        "return document.querySelector('.token-request .actions button').textContent",
+        json!([]),
+    );
+    assert_eq!(first, "Refuse");
+    assert_not_blank(&app, "approvals");
+    app.click(".token-request button.confirm");
+    let out = asking.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(token.starts_with("clawdis_"), "{token}");
+    let person = Client::with_token(port, &token);
+    assert_eq!(person.call("GET", "/approvals", None).0, 200);
+    app.wait_for(
+        "document.getElementById('token-requests').hidden",
+        json!(null),
+        Duration::from_secs(5),
+    );
+
+    let refused = ask_for_approver_token(&s, "laptop");
+    app.wait_for(
+        "document.querySelector('.token-request')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    app.click(".token-request button.refuse");
+    let out = refused.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("was refused"), "{said}");
+
+    // The ledger has both answers, by the person at the app.
+    let owner = clawdis_e2e::clawdis_cli(&s.home, &["token"]);
+    let owner = Client::with_token(port, &String::from_utf8_lossy(&owner.stdout));
+    let ledger = owner.ok("GET", "/audit", None);
+    let answers: Vec<(String, String, String)> = ledger["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] != "token.requested")
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap_or("-").to_string();
+            (text("kind"), text("subject"), text("presence"))
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            (
+                "token.refused".into(),
+                "laptop (approver)".into(),
+                "click".into()
+            ),
+            (
+                "token.issued".into(),
+                "phone (approver)".into(),
+                "click".into()
+            ),
+        ]
+    );
+}
+
 #[test]
 fn the_settings_window_validates_next_to_the_field_and_saves() {
     require();

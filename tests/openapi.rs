@@ -160,6 +160,8 @@ fn the_document_is_openapi_3_1_and_every_route_answers_as_it_says() {
         "/webhooks/deliveries/{id}",
         "/webhooks/deliveries/{id}/redeliver",
         "/approve/{signed}",
+        "/tokens/requests",
+        "/tokens/requests/{id}",
         "/openapi.json",
         "/trace/start",
         "/profiles/create",
@@ -351,6 +353,11 @@ fn schemathesis_finds_nothing_on_the_routes_that_do_not_drive_the_browser() {
             "browser",
             "--exclude-tag",
             "sessions",
+            // Approver token requests are answered over the home's local
+            // socket only (tests/tokens.rs), never over TCP, and wait for a
+            // person.
+            "--exclude-tag",
+            "tokens",
             "--phases",
             "coverage,fuzzing,stateful",
             "--max-examples",

@@ -177,6 +177,13 @@ fn an_approver_token_waits_for_a_person_and_no_agent_confirms_it() {
     );
 
     let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    // Another user on the machine cannot reach the socket at all.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(home.join("clawdis.sock"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     let mut asking = std::process::Command::new(clawdis_e2e::bin("clawdis"))
         .args(["--home", home.to_str().unwrap()])
         .args([

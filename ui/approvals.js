@@ -100,7 +100,58 @@ async function render() {
   document.getElementById("decided").replaceChildren(...(decided.length ? decided.map(card) : [el("div", { class: "empty" }, "No decisions yet.")]));
 }
 
+/** One process, as the OS describes it: pid, executable, arguments, cwd. */
+function processLine(p) {
+  const args = (p.args || []).join(" ");
+  return `pid ${p.pid} · ${p.exe || p.name}` + (args ? ` · ${args}` : "") + (p.cwd ? ` · in ${p.cwd}` : "");
+}
+
+/** A request for an approver token: who asked, through which process and
+ * its parents, with Refuse first. Confirming gives whoever asked a token
+ * that approves gates meant for a person. */
+function tokenRequestCard(r) {
+  const p = r.process;
+  const chain = p ? el("ol", { class: "process-chain", "aria-label": "Parent processes" },
+    (p.parents || []).map((parent) => el("li", {}, processLine(parent)))) : null;
+  return el("div", { class: "card token-request", "data-request": r.id },
+    el("strong", {}, `A process asks for approver token "${r.name}"`),
+    el("div", { class: "meta" }, `request ${r.id} · with ${r.askedBy} · ${age(r.askedAt)}`),
+    el("div", { class: "warning" }, "An approver token can approve gates meant for a person. Confirm only if you started this yourself."),
+    el("div", { class: "process" }, p ? processLine(p) : "The asking process could not be identified."),
+    chain,
+    el("div", { class: "actions" },
+      el("button", { class: "refuse", "aria-label": `Refuse token ${r.name}`, onclick: () => answerToken(r.id, false) }, "Refuse"),
+      el("button", { class: "primary confirm", "aria-label": `Confirm token ${r.name}`, onclick: () => answerToken(r.id, true) }, "Confirm")));
+}
+
+async function answerToken(id, confirm) {
+  status.textContent = "";
+  try {
+    await call("token_requests_answer", { id, confirm });
+    status.textContent = confirm ? "Token confirmed." : "Token refused.";
+  } catch (e) {
+    status.textContent = errorText(e);
+  }
+  await renderTokenRequests();
+}
+
+async function renderTokenRequests(list) {
+  if (!list) {
+    try {
+      list = await call("token_requests_list");
+    } catch (e) {
+      status.textContent = errorText(e);
+      return;
+    }
+  }
+  const section = document.getElementById("token-requests");
+  section.hidden = list.length === 0;
+  document.getElementById("token-request-list").replaceChildren(...list.map(tokenRequestCard));
+}
+
 on("approvals", render);
+on("tokenRequests", (event) => renderTokenRequests(event.payload));
 render();
+renderTokenRequests();
 // Keep the ages ("3 min ago") current while the window stays open.
 setInterval(render, 30000);

@@ -39,6 +39,16 @@ impl From<ApprovalsError> for CommandError {
     }
 }
 
+impl From<clawdis_server::token_requests::NotWaiting> for CommandError {
+    fn from(e: clawdis_server::token_requests::NotWaiting) -> Self {
+        CommandError {
+            error: e.to_string(),
+            kind: "gone",
+            code: None,
+        }
+    }
+}
+
 impl From<BrowserError> for CommandError {
     fn from(e: BrowserError) -> Self {
         CommandError {

@@ -7,6 +7,8 @@ use clawdis_browser::settings::{FieldIssue, Settings};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Builder, Runtime, State};
 
+use clawdis_server::token_requests::{Confirmer, TokenRequest, Verdict};
+
 use super::command_error::CommandError;
 use super::{ApprovalsState, Backend, decider, tray};
 
@@ -15,6 +17,8 @@ pub fn register<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     builder.invoke_handler(tauri::generate_handler![
         approvals_list,
         approvals_decide,
+        token_requests_list,
+        token_requests_answer,
         settings_get,
         settings_save,
         tabs_list,
@@ -47,6 +51,41 @@ async fn approvals_decide<R: Runtime>(
         .map_err(CommandError::from);
     tray::refresh(&app, approvals.pending_count());
     result
+}
+
+/// The approver tokens waiting for the person's confirmation, each with the
+/// process that asked.
+#[tauri::command]
+fn token_requests_list(backend: State<'_, Backend>) -> Vec<TokenRequest> {
+    backend.state.token_requests.list()
+}
+
+/// Confirms (`confirm: true`) or refuses a waiting approver token request,
+/// as the person at this app. No API route does this: only the app.
+#[tauri::command]
+fn token_requests_answer(
+    backend: State<'_, Backend>,
+    id: String,
+    confirm: bool,
+) -> Result<(), CommandError> {
+    let person = decider(Channel::App);
+    let who = Confirmer {
+        by: person.by,
+        via: Channel::App.as_str().to_string(),
+        presence: person
+            .presence
+            .unwrap_or(clawdis_approvals::Presence::Click),
+    };
+    let verdict = if confirm {
+        Verdict::Confirmed(who)
+    } else {
+        Verdict::Refused(who)
+    };
+    backend
+        .state
+        .token_requests
+        .answer(&id, verdict)
+        .map_err(CommandError::from)
 }
 
 /// The settings window's view: the saved settings and what is wrong or

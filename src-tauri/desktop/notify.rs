@@ -58,6 +58,50 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
     });
 }
 
+/// Tells the windows (`tokenRequests` event) whenever the approver token
+/// requests waiting for the person change, and notifies each new one: a
+/// request the person did not make is seen.
+pub fn follow_token_requests<R: Runtime>(
+    app: AppHandle<R>,
+    requests: std::sync::Arc<clawdis_server::AppState>,
+) {
+    let mut changed = requests.token_requests.subscribe();
+    tauri::async_runtime::spawn(async move {
+        let mut seen = std::collections::HashSet::new();
+        while changed.changed().await.is_ok() {
+            let waiting = requests.token_requests.list();
+            for request in &waiting {
+                if seen.insert(request.id.clone()) {
+                    ask_about(app.clone(), request.clone());
+                }
+            }
+            let _ = app.emit("tokenRequests", &waiting);
+        }
+    });
+}
+
+/// A notification about an approver token request; its body opens the
+/// Approvals window, where the person confirms or refuses it (never from
+/// the notification: they should see the whole process chain first).
+fn ask_about<R: Runtime>(app: AppHandle<R>, request: clawdis_server::token_requests::TokenRequest) {
+    tauri::async_runtime::spawn(async move {
+        let process = request
+            .process
+            .as_ref()
+            .map(|p| format!("{} (pid {})", p.exe.as_deref().unwrap_or(&p.name), p.pid))
+            .unwrap_or_else(|| "an unknown process".to_string());
+        let body = format!(
+            "{process} asks for approver token {:?}. Open Approvals to confirm or refuse it.",
+            request.name
+        );
+        match show_plain("A process asks for an approver token", &body).await {
+            Ok(true) => windows::open(&app, windows::Window::Approvals),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e, "notifying a token request"),
+        }
+    });
+}
+
 /// How many runs get a notification of their own at a time.
 const MAX_LIVE: usize = 3;
 
@@ -273,6 +317,33 @@ async fn show_summary(overflow: &AtomicUsize) -> Result<Option<bool>, String> {
         .show()
         .map_err(|e| e.to_string())?;
     Ok(Some(false))
+}
+
+/// A notification whose body opens the Approvals window; resolves
+/// `true` once it was opened, `false` when it was dismissed.
+#[cfg(all(unix, not(target_os = "macos")))]
+async fn show_plain(summary: &str, body: &str) -> Result<bool, String> {
+    use notify_rust::{Notification, Timeout};
+    let handle = Notification::new()
+        .appname("Clawdis")
+        .summary(summary)
+        .body(body)
+        .timeout(Timeout::Never)
+        .action("default", "Open Approvals")
+        .show_async()
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(picked_action(&handle).await.as_deref() == Some("default"))
+}
+
+#[cfg(target_os = "macos")]
+async fn show_plain(summary: &str, body: &str) -> Result<bool, String> {
+    notify_rust::Notification::new()
+        .summary(summary)
+        .body(body)
+        .show()
+        .map_err(|e| e.to_string())?;
+    Ok(false)
 }
 
 /// "Clawdis: 2 more approvals waiting".
