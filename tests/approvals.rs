@@ -14,6 +14,7 @@ fn app() -> Decider {
         by: Some("ann@example.com".into()),
         via: Channel::App,
         presence: Some(Presence::Click),
+        seen: None,
         comment: None,
     }
 }
@@ -274,6 +275,7 @@ async fn a_verified_gate_refuses_the_windows_click() {
     for presence in [Presence::Click, Presence::Token] {
         let decider = Decider {
             presence: Some(presence),
+            seen: None,
             ..app()
         };
         let refused = approvals

@@ -94,13 +94,17 @@ fn only_a_person_decides_a_human_gate() {
         "still waiting for a person"
     );
 
-    // A person's token decides it, once.
+    // A person's token decides it, once, on what it was shown.
     let ann = Client::with_token(server.port, &person);
+    let shown = ann.ok("GET", &format!("/approvals/{id}"), None)["approval"]["digest"].clone();
     let decided = ann.ok(
         "POST",
         &format!("/approvals/{id}"),
-        Some(json!({"decision": "approve"})),
+        Some(json!({"decision": "approve", "digest": shown})),
     );
+    let ledger = ann.ok("GET", "/audit?limit=1", None);
+    assert_eq!(ledger["entries"][0]["kind"], "gate.approve", "{ledger}");
+    assert_eq!(ledger["entries"][0]["digest"], shown, "{ledger}");
     assert_eq!(decided["result"]["status"], "ok", "{decided}");
     assert_eq!(
         std::fs::read_to_string(work.join("shipped.txt")).unwrap(),
@@ -442,4 +446,85 @@ fn refusals_decisions_and_tokens_are_in_a_ledger_that_shows_an_edit() {
     assert_eq!(broken.status.code(), Some(1));
     let said = String::from_utf8_lossy(&broken.stderr);
     assert!(said.contains("entry 7 was changed"), "{said}");
+}
+
+/// Issue #34, item 4: an agent with a shell rewrote the definition a
+/// paused run keeps, in the SQLite file, after the person was shown the
+/// gate. The person's approval names the digest of what they saw; the gate
+/// shows another now, so the approval is refused (409) and the gate waits
+/// for a new look. A decision on what is shown is recorded with its digest.
+#[test]
+fn an_approval_on_a_gate_changed_since_it_was_shown_is_refused() {
+    let (_dir, home, work) = workspace("ship.lobster", SHIP);
+    let paused = run_tool(&home, &work, "ship.lobster");
+    let id = paused["requiresApproval"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let person = create_token(&home, "ann", "approver");
+    let server = start_server_full(&home, json!({}), &["--no-browser"], &[]);
+    let ann = Client::with_token(server.port, &person);
+    let shown = ann.ok("GET", &format!("/approvals/{id}"), None)["approval"]["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        shown.len() == 64 && shown.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{shown}"
+    );
+
+    // The agent edits the kept definition: the step after the gate now
+    // does something else.
+    let edit = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); \
+             c.execute(\"UPDATE runs SET state_json=replace(state_json,'echo shipped','echo pwned') \
+             WHERE status='pending'\"); c.commit(); print(c.total_changes)",
+            home.join("clawdis.db").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&edit.stdout).trim(),
+        "1",
+        "{edit:?}"
+    );
+
+    let (status, body) = ann.call(
+        "POST",
+        &format!("/approvals/{id}/approve"),
+        Some(json!({"digest": shown})),
+    );
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("changed since it was shown"),
+        "{body}"
+    );
+    let now = ann.ok("GET", &format!("/approvals/{id}"), None)["approval"].clone();
+    assert_eq!(now["status"], "pending", "{now}");
+    assert_ne!(now["digest"], shown.as_str());
+    assert!(!work.join("shipped.txt").exists());
+    // A digest that is not one is a bad request.
+    let (status, _) = ann.call(
+        "POST",
+        &format!("/approvals/{id}/approve"),
+        Some(json!({"digest": "not-a-digest"})),
+    );
+    assert_eq!(status, 400);
+
+    // Denying needs no look again: it only stops the run. It is recorded
+    // with the digest of the gate as it is.
+    ann.ok(
+        "POST",
+        &format!("/approvals/{id}/deny"),
+        Some(json!({"reason": "it changed"})),
+    );
+    let ledger = ann.ok("GET", "/audit", None);
+    let decision = &ledger["entries"][0];
+    assert_eq!(decision["kind"], "gate.reject", "{ledger}");
+    assert_eq!(decision["digest"], now["digest"], "{ledger}");
 }

@@ -421,7 +421,25 @@ fn a_signed_link_shows_a_human_gate_and_only_its_own_form_denies_it_once() {
     let path = format!("/approve/{}", &link[prefix.len()..]);
     let (status, page) = from_public("GET", &path, "", "");
     assert!(status == 200 && page.contains("value=approve"), "{page}");
-    let (status, page) = from_public("POST", &path, &origin, "decision=approve");
+    // The page carries the digest of what it shows; a gate changed since
+    // (another digest) is refused and the link stays usable.
+    let digest = c.ok("GET", "/approvals", None)["approvals"][0]["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        page.contains(&format!("name=digest value=\"{digest}\"")),
+        "{page}"
+    );
+    let stale = format!("decision=approve&digest={}", "0".repeat(64));
+    let (status, page) = from_public("POST", &path, &origin, &stale);
+    assert_eq!(status, 409, "{page}");
+    let (status, page) = from_public(
+        "POST",
+        &path,
+        &origin,
+        &format!("decision=approve&digest={digest}"),
+    );
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("Approved"), "{page}");
 }

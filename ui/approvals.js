@@ -9,10 +9,12 @@ const status = document.getElementById("status");
  * alone would decide whatever gate the run waits at by then. */
 const gateOf = (a) => a.approvalId || a.id;
 
-async function decide(id, choice, response) {
+/** Decides gate `id` as it was shown (its `digest`): a gate that changed
+ * since is refused, and the window shows it as it is now. */
+async function decide(id, choice, response, digest) {
   status.textContent = "";
   try {
-    const result = await call("approvals_decide", { id, choice, response });
+    const result = await call("approvals_decide", { id, choice, response, digest });
     status.textContent = `Resumed: ${result.ok ? result.status : "failed: " + result.error.message}`;
   } catch (e) {
     status.textContent = errorText(e);
@@ -49,7 +51,7 @@ function inputForm(a) {
         else if (type === "number" || type === "integer") response[name] = Number(field.value);
         else response[name] = field.value;
       }
-      decide(gateOf(a), "respond", response);
+      decide(gateOf(a), "respond", response, a.digest);
     },
   }, fields, el("div", { class: "actions" },
     el("button", { class: "primary", type: "submit" }, "Submit"),
@@ -76,7 +78,7 @@ function card(a) {
   const body = a.gate === "input"
     ? inputForm(a)
     : el("div", { class: "actions" },
-        el("button", { class: "primary", onclick: () => decide(gateOf(a), "approve") }, "Approve"),
+        el("button", { class: "primary", onclick: () => decide(gateOf(a), "approve", undefined, a.digest) }, "Approve"),
         el("button", { onclick: () => decide(gateOf(a), "deny") }, "Deny"),
         el("button", { onclick: () => decide(gateOf(a), "cancel") }, "Cancel run"));
   return el("div", { class: "card pending", "data-id": gateOf(a) }, head, preview, body);

@@ -28,6 +28,7 @@ impl From<ApprovalsError> for CommandError {
             ApprovalsError::Gone(_) => "gone",
             ApprovalsError::Elsewhere(_) => "elsewhere",
             ApprovalsError::Mismatch(_) => "mismatch",
+            ApprovalsError::Stale(_) => "stale",
             ApprovalsError::Parse(_) => "parse",
             ApprovalsError::Store(_) => "store",
         };

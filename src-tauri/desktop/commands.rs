@@ -35,7 +35,8 @@ async fn approvals_list(
     approvals.list().await.map_err(CommandError::from)
 }
 
-/// `approve`, `deny` or `cancel` a run, or `respond` with `response`.
+/// `approve`, `deny` or `cancel` a run, or `respond` with `response`, as
+/// shown with `digest` (a gate changed since is refused).
 #[tauri::command]
 async fn approvals_decide<R: Runtime>(
     app: AppHandle<R>,
@@ -43,10 +44,16 @@ async fn approvals_decide<R: Runtime>(
     id: String,
     choice: String,
     response: Option<serde_json::Value>,
+    digest: Option<String>,
 ) -> Result<serde_json::Value, CommandError> {
     let choice = Choice::parse(&choice, response).map_err(CommandError::from)?;
+    // Decided on what the window showed (its `digest`).
+    let decider = clawdis_approvals::Decider {
+        seen: digest,
+        ..decider(Channel::App)
+    };
     let result = approvals
-        .decide(&id, choice, decider(Channel::App))
+        .decide(&id, choice, decider)
         .await
         .map_err(CommandError::from);
     tray::refresh(&app, approvals.pending_count());

@@ -101,6 +101,7 @@ fn decider(via: Channel) -> Decider {
         via,
         // The app's windows and notifications are a person's click.
         presence: Some(clawdis_approvals::Presence::Click),
+        seen: None,
         comment: None,
     }
 }

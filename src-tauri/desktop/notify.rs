@@ -159,10 +159,13 @@ fn announce<R: Runtime>(
             },
             None => return,
         };
-        match approvals
-            .decide(&approval.state_key, choice, decider(Channel::Notification))
-            .await
-        {
+        // Decided on what the notification showed: a gate changed since is
+        // refused, and waits for a look in the window.
+        let decider = clawdis_approvals::Decider {
+            seen: Some(approval.digest.clone()),
+            ..decider(Channel::Notification)
+        };
+        match approvals.decide(&approval.state_key, choice, decider).await {
             Ok(envelope) => {
                 tracing::info!(id = %approval.state_key, status = %envelope["status"], "decided from a notification");
             }

@@ -65,6 +65,11 @@ pub struct Approval {
     /// pipeline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file_changed: Option<bool>,
+    /// SHA-256 of what the gate shows: its request (prompt, items, policy)
+    /// and the state it resumes with (the definition it paused with, the
+    /// steps run so far). A decision that names another is refused (409):
+    /// the gate changed since it was shown.
+    pub digest: String,
     /// When the run paused (RFC 3339).
     pub created_at: String,
     /// `approve`, `reject`, `respond` or `cancel`, once decided.
@@ -142,6 +147,7 @@ impl Approval {
             },
             cwd: run.cwd.clone(),
             file_changed: file_changed(&run.state_json),
+            digest: clawdis_engine::shown::digest(&run.state_json, &run.request_json),
             created_at: run.created_at.clone(),
             decision: run.decision,
             decided_by: run.decided_by.clone(),

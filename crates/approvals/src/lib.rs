@@ -76,6 +76,9 @@ pub enum ApprovalsError {
     /// The run is executing in another process, which alone can stop it.
     #[error("{0}")]
     Elsewhere(String),
+    /// The gate changed since the decider was shown it (its digest).
+    #[error("{0}")]
+    Stale(String),
     /// A decision that the gate does not take (an answer for an approval
     /// gate, an approval for an input gate).
     #[error("{0}")]
@@ -327,6 +330,9 @@ impl Approvals {
                 clawdis_engine::Failure::Again => {
                     return Err(ApprovalsError::AlreadyDecided(e.message.clone()));
                 }
+                clawdis_engine::Failure::Stale => {
+                    return Err(ApprovalsError::Stale(e.message.clone()));
+                }
                 _ => {}
             }
             let now = self.get(&run.state_key).await?;
@@ -356,6 +362,7 @@ impl Approvals {
                 by: Some("expiry".into()),
                 via: Channel::Expiry,
                 presence: None,
+                seen: None,
                 comment: None,
             }));
             // Its remaining steps run where it paused, as on a decision.

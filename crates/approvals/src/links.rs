@@ -116,6 +116,7 @@ impl ApprovalLinks {
         token: &str,
         choice: Choice,
         comment: Option<String>,
+        seen: Option<String>,
     ) -> Result<serde_json::Value, ApprovalsError> {
         let claim = self.verify(token)?;
         if !matches!(choice, Choice::Approve | Choice::Deny) {
@@ -147,6 +148,13 @@ impl ApprovalLinks {
                     .into(),
             ));
         }
+        // A gate changed since the page showed it leaves the link unspent:
+        // the person looks again.
+        if choice == Choice::Approve && seen.as_ref().is_some_and(|d| *d != gate.digest) {
+            return Err(ApprovalsError::Stale(
+                "this approval changed since the page showed it: open the link again".into(),
+            ));
+        }
         if !approvals
             .store()
             .spend_link(&claim.nonce, &claim.state_key)
@@ -162,6 +170,7 @@ impl ApprovalLinks {
             // A link proves only that someone holds it: it may deny a
             // `human` gate, never approve one.
             presence: None,
+            seen,
             comment,
         };
         approvals.decide(&claim.state_key, choice, decider).await

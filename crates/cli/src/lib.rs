@@ -389,6 +389,7 @@ fn approvals(home: &std::path::Path, action: ApprovalsAction) -> Result<()> {
             by: Some("cli".to_string()),
             via: Channel::Cli,
             presence: None,
+            seen: None,
             comment,
         };
         let envelope = approvals.decide(&id, choice, decider).await?;

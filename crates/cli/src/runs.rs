@@ -80,6 +80,7 @@ pub fn runs(home: &Path, action: RunsAction) -> Result<()> {
                     by: Some("cli".to_string()),
                     via: Channel::Cli,
                     presence: None,
+                    seen: None,
                     comment: None,
                 };
                 match runs.cancel(&id, decider).await {

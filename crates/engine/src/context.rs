@@ -286,6 +286,10 @@ pub struct Decider {
     /// policy is `approvers: human`; `presence: verified` takes only a
     /// passkey or the OS's check.
     pub presence: Option<clawdis_store::Presence>,
+    /// The digest of what they were shown ([`crate::shown::digest`]), when
+    /// the channel shows the gate: a decision on a gate that has changed
+    /// since is refused.
+    pub seen: Option<String>,
     /// What they said with this decision: an approval's comment, a
     /// denial's reason.
     pub comment: Option<String>,

@@ -65,6 +65,8 @@ pub enum Failure {
     NotAllowed,
     /// The caller decided this already (an approver approving twice).
     Again,
+    /// The gate changed since the decider was shown it.
+    Stale,
 }
 
 /// An engine error: its class on the wire, what kind of failure it is,

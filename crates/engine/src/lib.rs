@@ -22,6 +22,7 @@ pub mod pipeline;
 pub mod provenance;
 pub mod resume;
 mod schema;
+pub mod shown;
 pub mod token;
 pub mod value;
 pub mod workflow;

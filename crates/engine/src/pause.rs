@@ -215,6 +215,26 @@ pub fn decision_for(intent: &Intent, ctx: &Ctx) -> Decided {
         decided_via,
         comment,
         presence,
+        digest: None,
+    }
+}
+
+/// Checks that the decider saw the gate paused as `row` is: an approval
+/// or an answer made on another digest is refused, and the gate keeps
+/// waiting (a denial or a cancel only stops the run, whatever was shown).
+/// The digest the decision is made on, to record with it.
+pub fn as_shown(row: &clawdis_store::Run, intent: &Intent, ctx: &Ctx) -> Result<String> {
+    let now = crate::shown::digest(&row.state_json, &row.request_json);
+    let stops = matches!(intent, Intent::Cancel | Intent::Approve(false));
+    match ctx.decider.as_ref().and_then(|d| d.seen.as_deref()) {
+        Some(seen) if seen != now && !stops => Err(Error::failed(
+            crate::Failure::Stale,
+            format!(
+                "this approval changed since it was shown (digest {seen}, now {now}): look at it \
+                 again before deciding"
+            ),
+        )),
+        _ => Ok(now),
     }
 }
 

@@ -21,7 +21,8 @@ impl From<ApprovalsError> for ApiError {
             ApprovalsError::NotFound(_) => ApiError::not_found(e.to_string()),
             ApprovalsError::AlreadyDecided(_)
             | ApprovalsError::Elsewhere(_)
-            | ApprovalsError::Mismatch(_) => ApiError::conflict(e.to_string()),
+            | ApprovalsError::Mismatch(_)
+            | ApprovalsError::Stale(_) => ApiError::conflict(e.to_string()),
             ApprovalsError::Invalid(_) | ApprovalsError::Parse(_) => {
                 ApiError::bad_request(e.to_string())
             }
@@ -91,6 +92,7 @@ pub async fn decide(
         &id,
         choice,
         body.note("comment")?.as_deref(),
+        seen(&body)?,
     )
     .await
 }
@@ -117,6 +119,7 @@ pub async fn approve(
         &id,
         Choice::Approve,
         body.note("comment")?.as_deref(),
+        seen(&body)?,
     )
     .await
 }
@@ -144,6 +147,7 @@ pub async fn deny(
         &id,
         Choice::Deny,
         body.note("reason")?.as_deref(),
+        None,
     )
     .await
 }
@@ -172,6 +176,7 @@ pub async fn respond(
         &id,
         choice,
         body.note("comment")?.as_deref(),
+        seen(&body)?,
     )
     .await
 }
@@ -198,8 +203,24 @@ pub async fn cancel(
         &id,
         Choice::Cancel,
         body.note("comment")?.as_deref(),
+        None,
     )
     .await
+}
+
+/// The `digest` a decision names (what its decider was shown), if any.
+fn seen(body: &Body) -> Result<Option<String>, ApiError> {
+    match body.0.get("digest") {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(d))
+            if d.len() == 64 && d.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) =>
+        {
+            Ok(Some(d.clone()))
+        }
+        Some(other) => Err(ApiError::bad_request(format!(
+            "digest: the approval's digest is 64 lowercase hex digits, not {other}"
+        ))),
+    }
 }
 
 /// Resumes run `id` with `choice` in this process, exactly once, decided by
@@ -212,11 +233,13 @@ async fn decide_as(
     id: &str,
     choice: Choice,
     comment: Option<&str>,
+    seen: Option<String>,
 ) -> ApiResult {
     let decider = Decider {
         by: Some(principal.label()),
         via: Channel::Http,
         presence: principal.presence(),
+        seen,
         comment: comment.map(str::to_string),
     };
     let approvals = state.approvals().await?;

@@ -533,7 +533,6 @@ pub async fn serve_on(
     // told the API listens.
     state.start_backend().await;
     let addr = listener.local_addr()?;
-    tracing::info!(%addr, "control API listening");
     let closing = state.clone();
     let shutdown = async move {
         shutdown.await;
@@ -570,6 +569,9 @@ pub async fn serve_on(
             None
         }
     };
+    // Listening on both (the socket bound above, the TCP listener by the
+    // caller): ready.
+    tracing::info!(%addr, "control API listening");
     let served = axum::serve(listener, router(state.clone()))
         .with_graceful_shutdown(shutdown)
         .await;

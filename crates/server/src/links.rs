@@ -87,7 +87,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
     tag = "links",
     security(()),
     params(("signed" = String, Path, description = "The signed link")),
-    responses((status = 200, description = "The gate and a form; decides nothing", content_type = "text/html", body = String), (status = 403, description = "A forged link, or a foreign Host or page", content_type = "text/html", body = String), (status = 410, description = "Used or expired", content_type = "text/html", body = String))
+    responses((status = 200, description = "The gate and a form; decides nothing", content_type = "text/html", body = String), (status = 403, description = "A forged link, or a foreign Host or page", content_type = "text/html", body = String), (status = 409, description = "The gate changed since the page showed it", content_type = "text/html", body = String), (status = 410, description = "Used or expired", content_type = "text/html", body = String))
 )]
 pub async fn show(State(state): State<Arc<AppState>>, Path(token): Path<String>) -> Response {
     let shown = async {
@@ -110,6 +110,10 @@ pub struct DecisionForm {
     /// What they said with it.
     #[serde(default)]
     comment: String,
+    /// The approval's digest as the page showed it: a gate changed since
+    /// is refused (409).
+    #[serde(default)]
+    digest: String,
 }
 
 /// The choices a link's page offers.
@@ -154,11 +158,12 @@ pub async fn decide(
     };
     let approved = choice == Choice::Approve;
     let comment = Some(form.comment.trim().to_string()).filter(|c| !c.is_empty());
+    let seen = Some(form.digest.trim().to_string()).filter(|d| !d.is_empty());
     let decided = async {
         let links = state.links().await?;
         let approvals = state.approvals().await?;
         links
-            .decide(&approvals, &token, choice, comment)
+            .decide(&approvals, &token, choice, comment, seen)
             .await
             .map_err(crate::api::ApiError::from)
     };
@@ -241,9 +246,10 @@ fn gate_html(approval: &Approval) -> String {
         "<button name=decision value=approve>Approve</button> "
     };
     html.push_str(&format!(
-        "<form method=post>\
+        "<form method=post><input type=hidden name=digest value=\"{}\">\
          <textarea name=comment placeholder=\"A comment or a reason (optional)\"></textarea>\
-         {approve}<button name=decision value=deny class=deny>Deny</button></form>"
+         {approve}<button name=decision value=deny class=deny>Deny</button></form>",
+        escape(&approval.digest)
     ));
     html
 }

@@ -433,11 +433,22 @@ impl PartialSchema for DecideRequest {
                 .schema_type(Type::String)
                 .enum_values(Some(words.iter().copied()))
         };
+        let digest = || {
+            ObjectBuilder::new()
+                .schema_type(
+                    [Type::String, Type::Null]
+                        .into_iter()
+                        .collect::<SchemaType>(),
+                )
+                .pattern(Some(DIGEST_PATTERN))
+                .description(Some(SEEN))
+        };
         let decide = ObjectBuilder::new()
             .schema_type(Type::Object)
             .property("decision", decision(&["approve", "deny", "cancel"]))
             .required("decision")
-            .property("comment", comment());
+            .property("comment", comment())
+            .property("digest", digest());
         let respond = ObjectBuilder::new()
             .schema_type(Type::Object)
             .property("decision", decision(&["respond"]))
@@ -449,7 +460,8 @@ impl PartialSchema for DecideRequest {
                     .description(Some("The input gate's answer, checked against its schema")),
             )
             .required("response")
-            .property("comment", comment());
+            .property("comment", comment())
+            .property("digest", digest());
         OneOfBuilder::new().item(decide).item(respond).into()
     }
 }
@@ -460,7 +472,16 @@ impl ToSchema for DecideRequest {}
 #[derive(ToSchema)]
 pub struct ApproveRequest {
     comment: Option<String>,
+    /// The approval's `digest` as it was shown: a gate changed since
+    /// answers 409.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    digest: Option<String>,
 }
+
+/// What a digest looks like: hex SHA-256.
+const DIGEST_PATTERN: &str = "^[0-9a-f]{64}$";
+/// What a decision's `digest` is.
+const SEEN: &str = "The approval's `digest` as it was shown: a gate changed since answers 409";
 
 /// `POST /approvals/{id}/deny`.
 #[derive(ToSchema)]
@@ -475,6 +496,10 @@ pub struct RespondRequest {
     response: Value,
     /// Kept with the decision.
     comment: Option<String>,
+    /// The approval's `digest` as it was shown: a gate changed since
+    /// answers 409.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    digest: Option<String>,
 }
 
 /// `POST /approvals/{id}/cancel`.

@@ -182,6 +182,7 @@ pub async fn cancel(
         by: Some(principal.label()),
         via: Channel::Http,
         presence: principal.presence(),
+        seen: None,
         comment: None,
     };
     ok(json!(state.runs().await?.cancel(&id, decider).await?))
@@ -246,6 +247,7 @@ impl Drop for CancelOnDrop {
             by: Some("abandoned".into()),
             via: self.via,
             presence: None,
+            seen: None,
             comment: Some(self.why.to_string()),
         };
         runtime.spawn(async move {

@@ -337,6 +337,7 @@ pub(crate) async fn ask_person(
                 by: Some("timeout".into()),
                 via: clawdis_store::Channel::Http,
                 presence: None,
+                seen: None,
                 comment: Some(format!("no decision within {} s", wait.as_secs())),
             };
             runs.cancel(&run_id, decider).await?;

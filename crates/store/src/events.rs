@@ -58,6 +58,7 @@ mod tests {
             decided_via: Channel::Cli,
             comment: None,
             presence: None,
+            digest: None,
         };
         store.claim("k1", &me, &decided).await.unwrap();
         let finish = Finish {

@@ -83,7 +83,7 @@ impl Store {
                     by: Some(approver.to_string()),
                     via: Some(via.as_str().to_string()),
                     presence: decided.presence,
-                    digest: None,
+                    digest: decided.digest.clone(),
                 },
             )
             .await?;
@@ -137,6 +137,7 @@ mod tests {
             decided_via: Channel::Http,
             comment: None,
             presence: Some(crate::Presence::Token),
+            digest: None,
         };
         let vote = |who: &'static str| store.add_vote("k", who, &http);
         assert_eq!(vote("ann").await.unwrap(), Counted::Now(1));

@@ -7,7 +7,7 @@ use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::{Error, Failure, Result};
 use crate::exec::login_env::LoginSession;
-use crate::pause::{Intent, claim, decision_for, pending};
+use crate::pause::{Intent, as_shown, claim, decision_for, pending};
 use crate::schema::Schema;
 use crate::value::{Object, Value};
 
@@ -58,6 +58,7 @@ fn expiry_ctx(ctx: &Ctx) -> Ctx {
         by: Some("expiry".to_string()),
         via: clawdis_store::Channel::Expiry,
         presence: None,
+        seen: None,
         comment: None,
     });
     expiry
@@ -206,6 +207,7 @@ async fn not_by_the_starter(
 async fn count_approval(
     state: &Value,
     row: &clawdis_store::Run,
+    decided: &clawdis_store::Decided,
     ctx: &Ctx,
 ) -> Result<Option<Envelope>> {
     if ctx
@@ -227,7 +229,6 @@ async fn count_approval(
     // Distinct approvers are told apart by their credentials (the app's
     // person, a token), never by LOBSTER_APPROVAL_APPROVED_BY, which anyone
     // may set.
-    let decided = decision_for(&Intent::Approve(true), ctx);
     let approver = ctx
         .decider
         .as_ref()
@@ -244,7 +245,7 @@ async fn count_approval(
         ));
     };
     let store = ctx.state.store().await?;
-    let counted = store.add_vote(&row.state_key, &approver, &decided).await?;
+    let counted = store.add_vote(&row.state_key, &approver, decided).await?;
     let count = match counted {
         clawdis_store::Counted::Now(n) => f64::from(n),
         clawdis_store::Counted::Again => {
@@ -544,18 +545,21 @@ async fn resume_stored_inner(
     if !matches!(intent, Intent::Cancel | Intent::Approve(false)) {
         programs_unchanged(&state)?;
     }
+    let shown = as_shown(&row, &intent, ctx)?;
     needs_a_person_recorded(&state, &row, &intent, ctx).await?;
     let results = apply_decision(&state, &intent, ctx)?;
     not_by_the_starter(&state, &row, &intent, ctx).await?;
+    let mut decided = decision_for(&intent, ctx);
+    decided.digest = Some(shown);
     if intent == Intent::Approve(true)
-        && let Some(waiting) = count_approval(&state, &row, ctx).await?
+        && let Some(waiting) = count_approval(&state, &row, &decided, ctx).await?
     {
         return Ok(waiting);
     }
     let proceeds = !matches!(intent, Intent::Cancel | Intent::Approve(false));
     // The workflow file is read while SQLite's thread records the claim; a
     // failure to read it ends the claimed run, as it did when read after.
-    let (claimed, workflow) = tokio::join!(biased; claim(ctx, state_key, decision_for(&intent, ctx), NOT_FOUND), async {
+    let (claimed, workflow) = tokio::join!(biased; claim(ctx, state_key, decided, NOT_FOUND), async {
         proceeds.then(|| load_workflow(&state))
     });
     let claimed = claimed?;

@@ -188,6 +188,7 @@ async fn in_process(mcp: &Mcp, ask: Ask) -> CallToolResult {
                 by: Some("timeout".into()),
                 via: Channel::Mcp,
                 presence: None,
+                seen: None,
                 comment: Some(format!("timeout_ms {ms} passed")),
             };
             if let Err(e) = runs.cancel(&run_id, decider).await {
@@ -258,6 +259,7 @@ pub(crate) async fn resume(
         by: Some(principal.label()),
         via: Channel::Mcp,
         presence: principal.presence(),
+        seen: None,
         comment: None,
     };
     let run_id = approvals.get(&id).await.ok().map(|a| a.run_id);

@@ -554,6 +554,7 @@ mod tests {
             decided_via: Channel::Http,
             comment: Some("no".into()),
             presence: None,
+            digest: None,
         };
         assert!(matches!(
             store.claim("k1", &me, &decided).await.unwrap(),

@@ -110,6 +110,8 @@ pub struct Decided {
     pub comment: Option<String>,
     /// How the decider showed a person was there, if one was.
     pub presence: Option<crate::Presence>,
+    /// The digest of what the gate showed when it was decided.
+    pub digest: Option<String>,
 }
 
 /// What [`Store::claim`] found.
@@ -320,7 +322,7 @@ impl Store {
             by: decision.decided_by.clone(),
             via: Some(decision.decided_via.as_str().to_string()),
             presence: decision.presence,
-            digest: None,
+            digest: decision.digest.clone(),
         })
         .await?;
         if let Some(run_id) = &run.run_id {
@@ -499,6 +501,7 @@ mod tests {
             decided_via: Channel::Cli,
             comment: None,
             presence: None,
+            digest: None,
         }
     }
 
