@@ -155,15 +155,6 @@ impl ApprovalLinks {
                 "this approval changed since the page showed it: open the link again".into(),
             ));
         }
-        if !approvals
-            .store()
-            .spend_link(&claim.nonce, &claim.state_key)
-            .await?
-        {
-            return Err(ApprovalsError::Gone(
-                "this approval link was already used".into(),
-            ));
-        }
         let decider = Decider {
             by: Some(by),
             via: Channel::Link,
@@ -173,8 +164,48 @@ impl ApprovalLinks {
             seen,
             comment,
         };
-        approvals.decide(&claim.state_key, choice, decider).await
+        spend_and_decide(approvals, &claim, choice, decider).await
     }
+
+    /// Approves the gate `token` names as paired device `device`, whose
+    /// passkey assertion the caller verified for exactly this gate and
+    /// `digest`, and spends the link.
+    pub async fn approve_as_device(
+        &self,
+        approvals: &Approvals,
+        token: &str,
+        device: &str,
+        digest: String,
+    ) -> Result<serde_json::Value, ApprovalsError> {
+        let claim = self.verify(token)?;
+        let decider = Decider {
+            by: Some(format!("device:{device}")),
+            via: Channel::Device,
+            presence: Some(clawdis_store::Presence::Passkey),
+            seen: Some(digest),
+            comment: None,
+        };
+        spend_and_decide(approvals, &claim, Choice::Approve, decider).await
+    }
+}
+
+/// Spends the link of `claim`, then decides its gate: a link decides once.
+async fn spend_and_decide(
+    approvals: &Approvals,
+    claim: &LinkClaim,
+    choice: Choice,
+    decider: Decider,
+) -> Result<serde_json::Value, ApprovalsError> {
+    if !approvals
+        .store()
+        .spend_link(&claim.nonce, &claim.state_key)
+        .await?
+    {
+        return Err(ApprovalsError::Gone(
+            "this approval link was already used".into(),
+        ));
+    }
+    approvals.decide(&claim.state_key, choice, decider).await
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 
 mod audit;
 mod backend;
+mod devices;
 mod mcp;
 mod runs;
 mod secrets;
@@ -62,6 +63,9 @@ pub enum Command {
     Webhooks(WebhooksArgs),
     /// The ledger of decisions, refusals and tokens: list, export, verify.
     Audit(AuditArgs),
+    /// Paired devices, which approve gates that need a person with a
+    /// passkey: pair, list, revoke.
+    Devices(DevicesArgs),
     /// List the workflows' cron and file-watch triggers; pause or resume one.
     Triggers(TriggersArgs),
     /// Store a secret you give Clawdis (the LLM's API key) in the keychain.
@@ -70,6 +74,14 @@ pub enum Command {
     /// approvals and the browser of this home's backend (started when none
     /// runs).
     Mcp,
+}
+
+/// `clawdis devices pair|list|revoke`.
+#[derive(clap::Args)]
+pub struct DevicesArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: devices::DevicesAction,
 }
 
 /// `clawdis audit list|export|verify`.
@@ -293,6 +305,7 @@ pub fn run(home: PathBuf, command: Command) -> Result<()> {
         Command::Runs(RunsArgs { action }) => runs::runs(&home, action),
         Command::Triggers(TriggersArgs { action }) => triggers::triggers(&home, action),
         Command::Audit(AuditArgs { action }) => audit::audit(&home, action),
+        Command::Devices(DevicesArgs { action }) => devices::devices(&home, action),
         Command::Secrets(SecretsArgs { action }) => secrets::secrets(&home, action),
         Command::Webhooks(WebhooksArgs {
             action: WebhooksAction::Secret,
@@ -501,6 +514,6 @@ pub fn serve(home: PathBuf, args: ServeArgs) -> Result<()> {
 
 /// A command's one line of output on stdout.
 #[expect(clippy::print_stdout, reason = "the command's output, not a log")]
-fn print_line(line: &str) {
+pub(crate) fn print_line(line: &str) {
     println!("{line}");
 }

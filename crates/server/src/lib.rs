@@ -8,6 +8,7 @@ mod approvals;
 mod audit;
 mod basic;
 mod bodies;
+mod devices;
 mod events;
 mod inspect;
 mod links;
@@ -85,6 +86,8 @@ pub struct AppState {
     service: clawdis_approvals::ServiceSettings,
     /// Approver tokens waiting for a person's confirmation.
     pub token_requests: token_requests::TokenRequests,
+    /// Device pairings and passkey ceremonies in progress.
+    devices: devices::Devices,
     /// Turns true when the server shuts down; long-lived responses (event
     /// streams) end then, so the graceful shutdown does not wait on them.
     closing: tokio::sync::watch::Sender<bool>,
@@ -115,6 +118,7 @@ impl AppState {
             sessions: tokio::sync::OnceCell::new(),
             service: config.service,
             token_requests: token_requests::TokenRequests::default(),
+            devices: devices::Devices::default(),
             closing: tokio::sync::watch::Sender::new(false),
         })
     }
@@ -270,6 +274,16 @@ impl AppState {
     }
 
     /// The host of `publicBaseUrl`, where approval links are opened.
+    pub fn public_base_url(&self) -> Option<String> {
+        self.service.public_base_url.clone()
+    }
+
+    /// The port the control API listens on.
+    pub fn control_port(&self) -> u16 {
+        self.control_port
+    }
+
+    /// The host of `publicBaseUrl`, if one is set.
     pub fn public_host(&self) -> Option<String> {
         let base = self.service.public_base_url.as_deref()?;
         url::Url::parse(base).ok()?.host_str().map(str::to_string)
@@ -429,6 +443,9 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(audit::list))
         .routes(routes!(token_requests::ask))
         .routes(routes!(token_requests::wait))
+        .routes(routes!(devices::pair))
+        .routes(routes!(devices::list))
+        .routes(routes!(devices::revoke))
         .routes(routes!(sessions::list, sessions::create))
         .routes(routes!(sessions::get_one, sessions::delete))
         .routes(routes!(sessions::restore))
@@ -442,7 +459,13 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(openapi_json));
     // Signed approval links carry their own credential and have a guard
     // of their own (see links.rs).
-    let links = OpenApiRouter::new().routes(routes!(links::show, links::decide));
+    let links = OpenApiRouter::new()
+        .routes(routes!(links::show, links::decide))
+        .routes(routes!(devices::challenge))
+        .routes(routes!(devices::assert))
+        .routes(routes!(devices::pair_page, devices::pair_finish))
+        .routes(routes!(devices::pair_options))
+        .routes(routes!(devices::script));
     (guarded, links)
 }
 

@@ -97,6 +97,11 @@ pub async fn show(State(state): State<Arc<AppState>>, Path(token): Path<String>)
         Ok::<_, crate::api::ApiError>(approvals.get(&claim.state_key).await?)
     };
     match shown.await {
+        // A gate that needs a person is approved with a paired device's
+        // passkey: its page runs the passkey script.
+        Ok(approval) if approval.needs_a_person() => {
+            page_with_passkeys(StatusCode::OK, "Approval", &gate_html(&approval))
+        }
         Ok(approval) => page(StatusCode::OK, "Approval", &gate_html(&approval)),
         Err(e) => error_page(e.status(), e.message()),
     }
@@ -238,10 +243,17 @@ fn gate_html(approval: &Approval) -> String {
     if let Some(at) = &approval.policy.expires_at {
         html.push_str(&format!("<p>Expires {}.</p>", escape(at)));
     }
-    // A link shows no person: a gate that needs one is approved elsewhere.
+    // A link shows no person: a gate that needs one is approved with a
+    // paired device's passkey (or in the app); the form only denies it.
     let approve = if approval.needs_a_person() {
-        "<p class=warn>Only a person approves this gate: approve it in the Clawdis app or its \
-         notification. This link can deny it.</p>"
+        html.push_str(&format!(
+            "<p class=warn>Only a person approves this gate: with a paired device's passkey, or \
+             in the Clawdis app. The form below can deny it.</p>\
+             <p><button type=button data-passkey=approve data-digest=\"{}\">Approve with this \
+             device's passkey</button></p><p id=said role=status></p>",
+            escape(&approval.digest)
+        ));
+        ""
     } else {
         "<button name=decision value=approve>Approve</button> "
     };
@@ -257,6 +269,21 @@ fn gate_html(approval: &Approval) -> String {
 /// A small page: no scripts, no framing, no referrer (the link is the
 /// credential), not cached.
 fn page(status: StatusCode, title: &str, body: &str) -> Response {
+    page_of(status, title, body, false)
+}
+
+/// A page like the others, that may also run this server's passkey script
+/// and call back to it (the pairing page, a `human` gate's page).
+pub fn page_with_passkeys(status: StatusCode, title: &str, body: &str) -> Response {
+    page_of(
+        status,
+        title,
+        &format!("{body}<script src=\"/passkey.js\"></script>"),
+        true,
+    )
+}
+
+fn page_of(status: StatusCode, title: &str, body: &str, script: bool) -> Response {
     let html = format!(
         "<!doctype html><html><head><meta charset=utf-8>\
          <meta name=viewport content=\"width=device-width\"><title>{} · Clawdis</title>\
@@ -281,11 +308,20 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
     ] {
         headers.insert(name, HeaderValue::from_static(value));
     }
+    if script {
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; \
+                 connect-src 'self'; form-action 'self'; frame-ancestors 'none'",
+            ),
+        );
+    }
     response
 }
 
 /// `text` with HTML's special characters escaped.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -49,6 +49,7 @@ use crate::api::NON_BLANK;
         (name = "webhooks", description = "Signed deliveries of run and gate events"),
         (name = "audit", description = "The hash-chained ledger of decisions, refusals and tokens"),
         (name = "tokens", description = "Approver tokens, issued when a person confirms them"),
+        (name = "devices", description = "Paired devices, which approve with a passkey"),
         (name = "workflows", description = "The workflow library"),
         (name = "events", description = "Server-sent events"),
         (name = "links", description = "Signed approval links (no bearer token)"),
@@ -598,6 +599,44 @@ pub struct AuditPage {
     /// The last entry: what a copy kept elsewhere is checked against (null
     /// while the ledger is empty).
     head: Option<AuditHead>,
+}
+
+/// `POST /devices/pairings`.
+#[derive(ToSchema)]
+pub struct PairingBody {
+    /// The device's name: 1 to 64 of `A-Z a-z 0-9 . _ -`.
+    #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
+    name: String,
+}
+
+/// A pairing link: open it on the device, within 10 minutes, once.
+#[derive(ToSchema)]
+pub struct PairingLink {
+    name: String,
+    url: String,
+    #[schema(rename = "expiresAt")]
+    expires_at: String,
+}
+
+/// A paired device (never its passkey).
+#[derive(ToSchema)]
+pub struct Device {
+    name: String,
+    /// The WebAuthn relying party of its passkey.
+    #[schema(rename = "rpId")]
+    rp_id: String,
+    #[schema(rename = "createdAt")]
+    created_at: String,
+    #[schema(rename = "lastUsedAt")]
+    last_used_at: Option<String>,
+    #[schema(rename = "revokedAt")]
+    revoked_at: Option<String>,
+}
+
+/// `GET /devices`.
+#[derive(ToSchema)]
+pub struct DeviceList {
+    devices: Vec<Device>,
 }
 
 /// `POST /tokens/requests`.

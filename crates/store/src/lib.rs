@@ -14,6 +14,7 @@ mod audit;
 mod browser_actions;
 mod browser_sessions;
 mod conns;
+mod devices;
 mod error;
 mod events;
 mod history;
@@ -34,6 +35,7 @@ pub use audit::{
 };
 pub use browser_actions::{ActionRecord, NewAction};
 pub use browser_sessions::SessionRecord;
+pub use devices::{DeviceRecord, LiveDevice};
 pub use error::{Result, StoreError};
 pub use events::StoredEvent;
 pub use history::{

@@ -74,6 +74,8 @@ spelled! {
         Link = "link",
         /// A tool call of the MCP server.
         Mcp = "mcp",
+        /// A paired device, with its passkey.
+        Device = "device",
     }
 }
 

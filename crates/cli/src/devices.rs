@@ -1,0 +1,96 @@
+//! `clawdis devices pair|list|revoke`: paired devices, which approve gates
+//! that need a person with a passkey. They are asked of the running
+//! backend, which keeps the pairing ceremonies.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use clap::Subcommand;
+use serde_json::json;
+
+use crate::backend::{Answer, over_socket};
+
+/// What to do with paired devices.
+#[derive(Subcommand)]
+pub enum DevicesAction {
+    /// Print a one-time pairing link (valid 10 minutes) to open on the
+    /// device; its page registers the device's passkey. Once a device is
+    /// paired, new ones are paired from the app.
+    Pair {
+        /// The device's name (1 to 64 of A-Z a-z 0-9 . _ -).
+        #[arg(long)]
+        name: String,
+    },
+    /// List devices: name, relying party, paired, last used, revoked.
+    List,
+    /// Revoke a device by name: it approves nothing after.
+    Revoke {
+        /// The device's name.
+        name: String,
+    },
+}
+
+/// Runs `clawdis devices …` against the backend of `home`.
+pub fn devices(home: &Path, action: DevicesAction) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let ask = |method: hyper::Method, path: String, body| async move {
+            over_socket(home, method, &path, body)
+                .await?
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "no backend of {} is running: start the app (or `clawdis serve`) first",
+                        home.display()
+                    )
+                })
+        };
+        match action {
+            DevicesAction::Pair { name } => {
+                let answer = ask(
+                    hyper::Method::POST,
+                    "/devices/pairings".into(),
+                    Some(json!({ "name": name })),
+                )
+                .await?;
+                let answer = expect(answer, 201)?;
+                crate::print_line(answer["url"].as_str().unwrap_or_default());
+            }
+            DevicesAction::List => {
+                let answer = expect(ask(hyper::Method::GET, "/devices".into(), None).await?, 200)?;
+                for d in answer["devices"].as_array().into_iter().flatten() {
+                    let text = |k: &str| d[k].as_str().unwrap_or("-").to_string();
+                    let state = d["revokedAt"]
+                        .as_str()
+                        .map_or("live".to_string(), |at| format!("revoked {at}"));
+                    crate::print_line(&format!(
+                        "{}\t{}\t{}\t{}\t{state}",
+                        text("name"),
+                        text("rpId"),
+                        text("createdAt"),
+                        text("lastUsedAt"),
+                    ));
+                }
+            }
+            DevicesAction::Revoke { name } => {
+                expect(
+                    ask(hyper::Method::DELETE, format!("/devices/{name}"), None).await?,
+                    200,
+                )?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The answer's body when its status is `status`; else its error.
+fn expect(answer: Answer, status: u16) -> Result<serde_json::Value> {
+    if answer.status == status {
+        return Ok(answer.body);
+    }
+    match answer.body["error"].as_str() {
+        Some(error) => bail!("{error}"),
+        None => bail!("the backend answered {}", answer.status),
+    }
+}

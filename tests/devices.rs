@@ -1,0 +1,336 @@
+//! Paired devices (issue #34, item 2): a person's phone registers a passkey
+//! through a one-time pairing link and approves gates that need a person
+//! with it. The phone here is real Chromium with its WebAuthn virtual
+//! authenticator (user verification on), driven over CDP; the server
+//! verifies with webauthn-rs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chromiumoxide::Browser;
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::web_authn::{
+    AddVirtualAuthenticatorParams, AuthenticatorProtocol, AuthenticatorTransport, EnableParams,
+    VirtualAuthenticatorOptions,
+};
+use clawdis_e2e::control::{Client, Server, free_port, start_server_full};
+use clawdis_e2e::webhooks::Receiver;
+use clawdis_e2e::{clawdis_cli, run_tool};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A phone: Chromium with a platform authenticator that verifies its user.
+struct Phone {
+    chromium: Child,
+    _profile: tempfile::TempDir,
+    _browser: Browser,
+    page: Page,
+}
+
+impl Drop for Phone {
+    fn drop(&mut self) {
+        let _ = self.chromium.kill();
+        let _ = self.chromium.wait();
+    }
+}
+
+impl Phone {
+    async fn start() -> Phone {
+        let executable = clawdis_browser::discovery::find_executable(
+            None,
+            std::env::var("PATH").ok().as_deref(),
+            None,
+        )
+        .expect("Chromium is installed (scripts/test installs it)");
+        let profile = tempfile::tempdir().unwrap();
+        let chromium = Command::new(executable)
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--remote-debugging-port=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Chromium writes the port it chose, and the browser's path.
+        let active = profile.path().join("DevToolsActivePort");
+        let deadline = Instant::now() + WAIT;
+        let text = loop {
+            if let Ok(text) = std::fs::read_to_string(&active)
+                && text.lines().count() >= 2
+            {
+                break text;
+            }
+            assert!(Instant::now() < deadline, "Chromium never listened");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let mut lines = text.lines();
+        let (port, path) = (lines.next().unwrap(), lines.next().unwrap());
+        let (browser, mut handler) = Browser::connect(format!("ws://127.0.0.1:{port}{path}"))
+            .await
+            .unwrap();
+        tokio::spawn(async move { while handler.next().await.is_some() {} });
+        let page = browser.new_page("about:blank").await.unwrap();
+        page.execute(EnableParams::default()).await.unwrap();
+        let mut options = VirtualAuthenticatorOptions::new(
+            AuthenticatorProtocol::Ctap2,
+            AuthenticatorTransport::Internal,
+        );
+        options.has_resident_key = Some(true);
+        options.has_user_verification = Some(true);
+        options.is_user_verified = Some(true);
+        options.automatic_presence_simulation = Some(true);
+        page.execute(AddVirtualAuthenticatorParams::new(options))
+            .await
+            .unwrap();
+        Phone {
+            chromium,
+            _profile: profile,
+            _browser: browser,
+            page,
+        }
+    }
+
+    /// Opens `url` and presses the button `css`; what the page then says.
+    async fn press(&self, url: &str, css: &str) -> String {
+        self.page.goto(url).await.unwrap();
+        self.page
+            .find_element(css)
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        let said = self
+            .page
+            .evaluate(
+                "new Promise((done) => { const said = document.getElementById('said'); \
+                 const check = () => said.textContent && done(said.textContent); \
+                 new MutationObserver(check).observe(said, {childList: true, subtree: true, characterData: true}); \
+                 check(); })",
+            );
+        tokio::time::timeout(WAIT, said)
+            .await
+            .expect("the page says what came of it")
+            .unwrap()
+            .into_value::<String>()
+            .unwrap()
+    }
+}
+
+/// A backend whose public base URL is its own loopback port (the relying
+/// party `localhost`), sending `approval.pending` to a receiver.
+fn backend(home: &Path) -> (Server, Receiver) {
+    let secret = clawdis_cli(home, &["webhooks", "secret"]);
+    let receiver = Receiver::start(String::from_utf8_lossy(&secret.stdout).trim());
+    let port = free_port();
+    let server = start_server_full(
+        home,
+        json!({
+            "controlUrl": format!("http://127.0.0.1:{port}"),
+            "publicBaseUrl": format!("http://localhost:{port}/"),
+            "webhooks": [{ "url": receiver.url("/phone"), "events": ["approval.pending"] }],
+        }),
+        &["--no-browser"],
+        &[],
+    );
+    (server, receiver)
+}
+
+/// Pauses `text` as workflow `name` in `work`; its approval id and the link
+/// its webhook carried.
+fn pause(
+    home: &Path,
+    work: &Path,
+    receiver: &Receiver,
+    name: &str,
+    text: &str,
+) -> (String, String) {
+    std::fs::write(work.join(name), text).unwrap();
+    let paused = run_tool(home, work, name);
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let sent = receiver.take(1, WAIT);
+    let link = sent[0]["body"]["data"]["approvalUrl"].as_str().unwrap();
+    (
+        paused["requiresApproval"]["approvalId"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+        link.to_string(),
+    )
+}
+
+fn cli_ok(home: &Path, args: &[&str]) -> String {
+    let out = clawdis_cli(home, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const PUBLISH: &str = "name: publish\nsteps:\n  - id: gate\n    approval:\n      prompt: Publish?\n      \
+                       approvers: human\n  - id: go\n    run: echo published >> published.txt\n";
+
+fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&work).unwrap();
+    (dir, home, work)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paired_device_approves_a_human_gate_with_its_passkey() {
+    let (_dir, home, work) = dirs();
+    let (server, receiver) = backend(&home);
+    let owner = Client::new(&server);
+
+    // Trust on first use: the command line pairs the first device.
+    let url = cli_ok(&home, &["devices", "pair", "--name", "phone"]);
+    let url = url.trim();
+    assert!(
+        url.starts_with(&format!("http://localhost:{}/pair/", server.port)),
+        "{url}"
+    );
+    let phone = Phone::start().await;
+    let said = phone.press(url, "button[data-passkey=pair]").await;
+    assert!(said.contains("Paired as \"phone\""), "{said}");
+    let listed = cli_ok(&home, &["devices", "list"]);
+    assert!(listed.starts_with("phone\tlocalhost\t"), "{listed}");
+    assert!(listed.trim_end().ends_with("live"), "{listed}");
+    // One use.
+    phone.page.goto(url).await.unwrap();
+    let again = phone.page.content().await.unwrap();
+    assert!(again.contains("was used, has expired"), "{again}");
+    // Then locked: a pairing asked from a shell could be an agent's.
+    let second = clawdis_cli(&home, &["devices", "pair", "--name", "laptop"]);
+    assert_eq!(second.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("pair another one from the Clawdis app"),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+
+    // The link page of a human gate approves with the passkey.
+    let (id, link) = pause(&home, &work, &receiver, "publish.lobster", PUBLISH);
+    let said = phone.press(&link, "button[data-passkey=approve]").await;
+    assert!(
+        said.contains("Approved with the passkey of \"phone\""),
+        "{said}"
+    );
+    let gate = owner.ok("GET", &format!("/approvals/{id}"), None)["approval"].clone();
+    assert_eq!(
+        (gate["decidedBy"].as_str(), gate["decidedVia"].as_str()),
+        (Some("device:phone"), Some("device")),
+        "{gate:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("published.txt")).unwrap(),
+        "published\n"
+    );
+    let ledger = owner.ok("GET", "/audit?limit=1", None);
+    let decision = &ledger["entries"][0];
+    assert_eq!(
+        (decision["kind"].as_str(), decision["presence"].as_str()),
+        (Some("gate.approve"), Some("passkey")),
+        "{ledger}"
+    );
+    assert_eq!(decision["digest"], gate["digest"]);
+
+    // A gate that asks for a verified person takes the passkey too.
+    let verified = PUBLISH.replace("approvers: human", "presence: verified");
+    let (id, link) = pause(&home, &work, &receiver, "verified.lobster", &verified);
+    let said = phone.press(&link, "button[data-passkey=approve]").await;
+    assert!(said.contains("Approved"), "{said}");
+    let gate = owner.ok("GET", &format!("/approvals/{id}"), None)["approval"].clone();
+    assert_eq!(gate["decidedBy"], "device:phone", "{gate:#}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stale_digest_or_a_revoked_device_approves_nothing() {
+    let (_dir, home, work) = dirs();
+    let (server, receiver) = backend(&home);
+    let owner = Client::new(&server);
+    let url = cli_ok(&home, &["devices", "pair", "--name", "phone"]);
+    let phone = Phone::start().await;
+    let said = phone.press(url.trim(), "button[data-passkey=pair]").await;
+    assert!(said.contains("Paired"), "{said}");
+
+    // The person opens the link; an agent with a shell then rewrites the
+    // step after the gate in the SQLite file. The page's approval names
+    // what it showed, and is refused.
+    let (id, link) = pause(&home, &work, &receiver, "publish.lobster", PUBLISH);
+    phone.page.goto(&link).await.unwrap();
+    let edit = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); \
+             c.execute(\"UPDATE runs SET state_json=replace(state_json,'echo published','echo pwned') \
+             WHERE status='pending'\"); c.commit()",
+            home.join("clawdis.db").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(edit.status.success(), "{edit:?}");
+    phone
+        .page
+        .find_element("button[data-passkey=approve]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let said: String = tokio::time::timeout(
+        WAIT,
+        phone.page.evaluate(
+            "new Promise((done) => { const said = document.getElementById('said'); \
+             const check = () => said.textContent && done(said.textContent); \
+             new MutationObserver(check).observe(said, {childList: true, subtree: true, characterData: true}); \
+             check(); })",
+        ),
+    )
+    .await
+    .unwrap()
+    .unwrap()
+    .into_value()
+    .unwrap();
+    assert!(said.contains("changed since the page showed it"), "{said}");
+    let gate = |id: &str| owner.ok("GET", &format!("/approvals/{id}"), None)["approval"].clone();
+    assert_eq!(gate(&id)["status"], "pending");
+
+    // Revoked, the device approves nothing: its passkey is no one's now.
+    cli_ok(&home, &["devices", "revoke", "phone"]);
+    let listed = cli_ok(&home, &["devices", "list"]);
+    assert!(listed.contains("\trevoked "), "{listed}");
+    let said = phone.press(&link, "button[data-passkey=approve]").await;
+    assert!(said.contains("no device is paired"), "{said}");
+    assert_eq!(gate(&id)["status"], "pending");
+    assert!(!work.join("published.txt").exists());
+    // And the ledger shows the pairing and the revocation.
+    let kinds: Vec<Value> = owner.ok("GET", "/audit", None)["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"].as_str().unwrap().starts_with("device."))
+        .map(|e| json!([e["kind"], e["subject"]]))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            json!(["device.revoked", "device:phone"]),
+            json!(["device.paired", "device:phone"])
+        ]
+    );
+}
