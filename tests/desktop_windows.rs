@@ -159,7 +159,7 @@ fn the_approvals_window_confirms_or_refuses_an_approver_token_request() {
     let asking = ask_for_approver_token(&s, "phone");
     let pid = asking.id().to_string();
     let card = app.wait_for(
-        "document.querySelector('.token-request')?.textContent",
+        "document.querySelector('.request')?.textContent",
         json!(null),
         Duration::from_secs(10),
     );
@@ -173,12 +173,12 @@ fn the_approvals_window_confirms_or_refuses_an_approver_token_request() {
     );
     // Refuse comes first: the safe choice is the first one reached.
     let first = app.run(
-        "return document.querySelector('.token-request .actions button').textContent",
+        "return document.querySelector('.request .actions button').textContent",
         json!([]),
     );
     assert_eq!(first, "Refuse");
     assert_not_blank(&app, "approvals");
-    app.click(".token-request button.confirm");
+    app.click(".request button.confirm");
     let out = asking.wait_with_output().unwrap();
     assert!(
         out.status.success(),
@@ -190,18 +190,18 @@ fn the_approvals_window_confirms_or_refuses_an_approver_token_request() {
     let person = Client::with_token(port, &token);
     assert_eq!(person.call("GET", "/approvals", None).0, 200);
     app.wait_for(
-        "document.getElementById('token-requests').hidden",
+        "document.getElementById('requests').hidden",
         json!(null),
         Duration::from_secs(5),
     );
 
     let refused = ask_for_approver_token(&s, "laptop");
     app.wait_for(
-        "document.querySelector('.token-request')",
+        "document.querySelector('.request')",
         json!(null),
         Duration::from_secs(10),
     );
-    app.click(".token-request button.refuse");
+    app.click(".request button.refuse");
     let out = refused.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());

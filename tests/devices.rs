@@ -214,14 +214,28 @@ async fn a_paired_device_approves_a_human_gate_with_its_passkey() {
     phone.page.goto(url).await.unwrap();
     let again = phone.page.content().await.unwrap();
     assert!(again.contains("was used, has expired"), "{again}");
-    // Then locked: a pairing asked from a shell could be an agent's.
-    let second = clawdis_cli(&home, &["devices", "pair", "--name", "laptop"]);
+    // Then locked: a pairing asked from a shell could be an agent's. It
+    // waits for the person to confirm it in the app (which shows the
+    // asking process); unanswered, it prints no link.
+    let second = clawdis_cli(
+        &home,
+        &["devices", "pair", "--name", "laptop", "--wait", "2s"],
+    );
     assert_eq!(second.status.code(), Some(1));
     assert!(
-        String::from_utf8_lossy(&second.stderr).contains("pair another one from the Clawdis app"),
+        second.stdout.is_empty(),
         "{}",
-        String::from_utf8_lossy(&second.stderr)
+        String::from_utf8_lossy(&second.stdout)
     );
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        said.contains("Confirm or refuse it in the Clawdis app")
+            && said.contains("nobody answered"),
+        "{said}"
+    );
+    // Over TCP the person could not see who asks: refused.
+    let (status, body) = owner.call("POST", "/devices/pairings", Some(json!({"name": "laptop"})));
+    assert_eq!(status, 400, "{body}");
 
     // The link page of a human gate approves with the passkey.
     let (id, link) = pause(&home, &work, &receiver, "publish.lobster", PUBLISH);

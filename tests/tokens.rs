@@ -209,15 +209,9 @@ fn an_approver_token_waits_for_a_person_and_no_agent_confirms_it() {
     // the socket, confirm it through a route, ask over TCP (where the
     // person could not see who asks).
     let owner = Client::new(&server);
-    let (status, body) = owner.call("GET", &format!("/tokens/requests/{id}"), None);
+    let (status, body) = owner.call("GET", &format!("/requests/{id}"), None);
     assert_eq!(status, 403, "{body}");
-    let (status, body) = over_socket(
-        &home,
-        &server.token,
-        "GET",
-        &format!("/tokens/requests/{id}"),
-        "",
-    );
+    let (status, body) = over_socket(&home, &server.token, "GET", &format!("/requests/{id}"), "");
     assert_eq!(status, 403, "{body}");
     assert!(
         body["error"]
@@ -227,7 +221,8 @@ fn an_approver_token_waits_for_a_person_and_no_agent_confirms_it() {
         "{body}"
     );
     for path in [
-        format!("/tokens/requests/{id}"),
+        format!("/requests/{id}"),
+        format!("/requests/{id}/confirm"),
         format!("/tokens/requests/{id}/confirm"),
         format!("/tokens/requests/{id}/approve"),
     ] {

@@ -393,6 +393,23 @@ fn a_signed_link_shows_a_human_gate_and_only_its_own_form_denies_it_once() {
     assert_eq!(status, 403, "{page}");
     assert!(page.contains("cannot approve this gate"), "{page}");
     assert_eq!(gate()["status"], "pending");
+    // The attempt is in the ledger, as the link's.
+    let listed = clawdis_cli(&home, &["audit", "list"]);
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let refused = &listed["entries"][0];
+    assert_eq!(
+        (
+            refused["kind"].as_str(),
+            refused["subject"].as_str(),
+            refused["via"].as_str()
+        ),
+        (Some("gate.refused"), Some(approval_id), Some("link")),
+        "{listed}"
+    );
+    assert!(
+        refused["by"].as_str().unwrap().starts_with("link:"),
+        "{listed}"
+    );
     // Its own form denies, through the link.
     let (status, page) = from_public("POST", &path, &origin, "decision=deny&comment=not+today");
     assert_eq!(status, 200, "{page}");

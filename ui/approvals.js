@@ -108,52 +108,57 @@ function processLine(p) {
   return `pid ${p.pid} · ${p.exe || p.name}` + (args ? ` · ${args}` : "") + (p.cwd ? ` · in ${p.cwd}` : "");
 }
 
-/** A request for an approver token: who asked, through which process and
- * its parents, with Refuse first. Confirming gives whoever asked a token
- * that approves gates meant for a person. */
-function tokenRequestCard(r) {
+/** What a process asks of the person (an approver token, a device
+ * pairing): who asked, through which process and its parents, with Refuse
+ * first. Confirming gives whoever asked what approves gates meant for a
+ * person. */
+function requestCard(r) {
   const p = r.process;
   const chain = p ? el("ol", { class: "process-chain", "aria-label": "Parent processes" },
     (p.parents || []).map((parent) => el("li", {}, processLine(parent)))) : null;
-  return el("div", { class: "card token-request", "data-request": r.id },
-    el("strong", {}, `A process asks for approver token "${r.name}"`),
+  return el("div", { class: "card request", "data-request": r.id },
+    el("strong", {}, r.kind === "pairing"
+      ? `A process asks to pair a device named "${r.name}"`
+      : `A process asks for approver token "${r.name}"`),
     el("div", { class: "meta" }, `request ${r.id} · with ${r.askedBy} · ${age(r.askedAt)}`),
-    el("div", { class: "warning" }, "An approver token can approve gates meant for a person. Confirm only if you started this yourself."),
+    el("div", { class: "warning" }, r.kind === "pairing"
+      ? "A paired device can approve gates meant for a person. Confirm only if you started this pairing yourself."
+      : "An approver token can approve gates meant for a person. Confirm only if you started this yourself."),
     el("div", { class: "process" }, p ? processLine(p) : "The asking process could not be identified."),
     chain,
     el("div", { class: "actions" },
-      el("button", { class: "refuse", "aria-label": `Refuse token ${r.name}`, onclick: () => answerToken(r.id, false) }, "Refuse"),
-      el("button", { class: "primary confirm", "aria-label": `Confirm token ${r.name}`, onclick: () => answerToken(r.id, true) }, "Confirm")));
+      el("button", { class: "refuse", "aria-label": `Refuse ${r.name}`, onclick: () => answerRequest(r.id, false) }, "Refuse"),
+      el("button", { class: "primary confirm", "aria-label": `Confirm ${r.name}`, onclick: () => answerRequest(r.id, true) }, "Confirm")));
 }
 
-async function answerToken(id, confirm) {
+async function answerRequest(id, confirm) {
   status.textContent = "";
   try {
-    await call("token_requests_answer", { id, confirm });
-    status.textContent = confirm ? "Token confirmed." : "Token refused.";
+    await call("requests_answer", { id, confirm });
+    status.textContent = confirm ? "Confirmed." : "Refused.";
   } catch (e) {
     status.textContent = errorText(e);
   }
-  await renderTokenRequests();
+  await renderRequests();
 }
 
-async function renderTokenRequests(list) {
+async function renderRequests(list) {
   if (!list) {
     try {
-      list = await call("token_requests_list");
+      list = await call("requests_list");
     } catch (e) {
       status.textContent = errorText(e);
       return;
     }
   }
-  const section = document.getElementById("token-requests");
+  const section = document.getElementById("requests");
   section.hidden = list.length === 0;
-  document.getElementById("token-request-list").replaceChildren(...list.map(tokenRequestCard));
+  document.getElementById("request-list").replaceChildren(...list.map(requestCard));
 }
 
 on("approvals", render);
-on("tokenRequests", (event) => renderTokenRequests(event.payload));
+on("requests", (event) => renderRequests(event.payload));
 render();
-renderTokenRequests();
+renderRequests();
 // Keep the ages ("3 min ago") current while the window stays open.
 setInterval(render, 30000);

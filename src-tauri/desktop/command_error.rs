@@ -40,8 +40,8 @@ impl From<ApprovalsError> for CommandError {
     }
 }
 
-impl From<clawdis_server::token_requests::NotWaiting> for CommandError {
-    fn from(e: clawdis_server::token_requests::NotWaiting) -> Self {
+impl From<clawdis_server::requests::NotWaiting> for CommandError {
+    fn from(e: clawdis_server::requests::NotWaiting) -> Self {
         CommandError {
             error: e.to_string(),
             kind: "gone",

@@ -7,7 +7,7 @@ use clawdis_browser::settings::{FieldIssue, Settings};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Builder, Runtime, State};
 
-use clawdis_server::token_requests::{Confirmer, TokenRequest, Verdict};
+use clawdis_server::requests::{Confirmer, Request, Verdict};
 
 use super::command_error::CommandError;
 use super::{ApprovalsState, Backend, decider, tray};
@@ -17,8 +17,8 @@ pub fn register<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     builder.invoke_handler(tauri::generate_handler![
         approvals_list,
         approvals_decide,
-        token_requests_list,
-        token_requests_answer,
+        requests_list,
+        requests_answer,
         settings_get,
         settings_save,
         tabs_list,
@@ -60,17 +60,17 @@ async fn approvals_decide<R: Runtime>(
     result
 }
 
-/// The approver tokens waiting for the person's confirmation, each with the
-/// process that asked.
+/// What processes asked of the person (approver tokens, device pairings),
+/// each with the process that asked.
 #[tauri::command]
-fn token_requests_list(backend: State<'_, Backend>) -> Vec<TokenRequest> {
-    backend.state.token_requests.list()
+fn requests_list(backend: State<'_, Backend>) -> Vec<Request> {
+    backend.state.requests.list()
 }
 
-/// Confirms (`confirm: true`) or refuses a waiting approver token request,
-/// as the person at this app. No API route does this: only the app.
+/// Confirms (`confirm: true`) or refuses a waiting request, as the person
+/// at this app. No API route does this: only the app.
 #[tauri::command]
-fn token_requests_answer(
+fn requests_answer(
     backend: State<'_, Backend>,
     id: String,
     confirm: bool,
@@ -90,7 +90,7 @@ fn token_requests_answer(
     };
     backend
         .state
-        .token_requests
+        .requests
         .answer(&id, verdict)
         .map_err(CommandError::from)
 }

@@ -10,6 +10,8 @@ use clawdis_approvals::{Approval, Approvals, Channel, Choice, Event, Gate, RunSt
 use tauri::{AppHandle, Emitter, Runtime};
 use tokio::sync::broadcast::error::RecvError;
 
+use clawdis_server::requests::Asked;
+
 use super::{decider, tray, windows};
 
 /// Follows the bus until the app quits: notifies each pause, withdraws the
@@ -58,43 +60,47 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
     });
 }
 
-/// Tells the windows (`tokenRequests` event) whenever the approver token
-/// requests waiting for the person change, and notifies each new one: a
-/// request the person did not make is seen.
-pub fn follow_token_requests<R: Runtime>(
+/// Tells the windows (`requests` event) whenever what processes asked of
+/// the person (approver tokens, pairings) changes, and notifies each new
+/// request: one the person did not make is seen.
+pub fn follow_requests<R: Runtime>(
     app: AppHandle<R>,
     requests: std::sync::Arc<clawdis_server::AppState>,
 ) {
-    let mut changed = requests.token_requests.subscribe();
+    let mut changed = requests.requests.subscribe();
     tauri::async_runtime::spawn(async move {
         let mut seen = std::collections::HashSet::new();
         while changed.changed().await.is_ok() {
-            let waiting = requests.token_requests.list();
+            let waiting = requests.requests.list();
             for request in &waiting {
                 if seen.insert(request.id.clone()) {
                     ask_about(app.clone(), request.clone());
                 }
             }
-            let _ = app.emit("tokenRequests", &waiting);
+            let _ = app.emit("requests", &waiting);
         }
     });
 }
 
-/// A notification about an approver token request; its body opens the
-/// Approvals window, where the person confirms or refuses it (never from
-/// the notification: they should see the whole process chain first).
-fn ask_about<R: Runtime>(app: AppHandle<R>, request: clawdis_server::token_requests::TokenRequest) {
+/// A notification about a request; its body opens the Approvals window,
+/// where the person confirms or refuses it (never from the notification:
+/// they should see the whole process chain first).
+fn ask_about<R: Runtime>(app: AppHandle<R>, request: clawdis_server::requests::Request) {
     tauri::async_runtime::spawn(async move {
         let process = request
             .process
             .as_ref()
             .map(|p| format!("{} (pid {})", p.exe.as_deref().unwrap_or(&p.name), p.pid))
             .unwrap_or_else(|| "an unknown process".to_string());
+        let (title, what) = match request.kind {
+            Asked::ApproverToken => ("A process asks for an approver token", "approver token"),
+            Asked::Pairing => ("A process asks to pair a device", "a pairing of device"),
+        };
         let body = format!(
-            "{process} asks for approver token {:?}. Open Approvals to confirm or refuse it.",
+            "{process} asks for {what} {:?}. Open Approvals to confirm or refuse it.",
             request.name
         );
-        match show_plain("A process asks for an approver token", &body).await {
+        match show_plain(title, &body).await {
             Ok(true) => windows::open(&app, windows::Window::Approvals),
             Ok(false) => {}
             Err(e) => tracing::warn!(error = %e, "notifying a token request"),

@@ -113,42 +113,56 @@ pub(crate) async fn over_socket(
 
 /// Asks the person, through the backend of `home`, for an approver token
 /// named `name`, and waits up to `wait` seconds for their answer; the
-/// token once they confirm. Says on stderr what it waits for.
+/// token once they confirm.
 pub(crate) async fn approver_token(home: &Path, name: &str, wait: u64) -> Result<String> {
+    let body = serde_json::json!({ "name": name, "waitSeconds": wait });
+    let granted =
+        ask_the_person(home, "/tokens/requests", body, "approver token", name, wait).await?;
+    granted["token"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow::anyhow!("the backend answered without a token: {granted}"))
+}
+
+/// `POST path` with `body` to the backend of `home` over its local socket.
+/// What it grants at once (201), or, when the person must confirm it first
+/// (202, a request), what it grants once they do: the request's id is told
+/// on stderr, and this waits up to `wait` seconds.
+pub(crate) async fn ask_the_person(
+    home: &Path,
+    path: &str,
+    body: serde_json::Value,
+    what: &str,
+    name: &str,
+    wait: u64,
+) -> Result<serde_json::Value> {
     let not_running = || {
         anyhow::anyhow!(
-            "an approver token needs a person to confirm it in the Clawdis app, and no backend of \
-             {} is running: start the app (or `clawdis serve`) first",
+            "this needs a person to confirm it in the Clawdis app, and no backend of {} is \
+             running: start the app (or `clawdis serve`) first",
             home.display()
         )
     };
-    let asked = over_socket(
-        home,
-        hyper::Method::POST,
-        "/tokens/requests",
-        Some(serde_json::json!({ "name": name, "waitSeconds": wait })),
-    )
-    .await?
-    .ok_or_else(not_running)?;
-    if asked.status != 202 {
-        anyhow::bail!("{}", error_text(&asked));
+    let asked = over_socket(home, hyper::Method::POST, path, Some(body))
+        .await?
+        .ok_or_else(not_running)?;
+    match asked.status {
+        201 => return Ok(asked.body),
+        202 => {}
+        _ => anyhow::bail!("{}", error_text(&asked)),
     }
     let id = asked.body["id"].as_str().unwrap_or_default().to_string();
     tell(&format!(
-        "Asked for approver token {name:?} (request {id}). Confirm or refuse it in the Clawdis app; \
+        "Asked for {what} {name:?} (request {id}). Confirm or refuse it in the Clawdis app; \
          waiting up to {wait} s."
     ));
-    let answer = over_socket(
-        home,
-        hyper::Method::GET,
-        &format!("/tokens/requests/{id}"),
-        None,
-    )
-    .await?
-    .ok_or_else(not_running)?;
-    match answer.body["token"].as_str() {
-        Some(token) if answer.status == 201 => Ok(token.to_string()),
-        _ => anyhow::bail!("{}", error_text(&answer)),
+    let answer = over_socket(home, hyper::Method::GET, &format!("/requests/{id}"), None)
+        .await?
+        .ok_or_else(not_running)?;
+    if answer.status == 201 {
+        Ok(answer.body)
+    } else {
+        anyhow::bail!("{}", error_text(&answer))
     }
 }
 

@@ -8,18 +8,23 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::backend::{Answer, over_socket};
+use crate::backend::{Answer, ask_the_person, over_socket};
 
 /// What to do with paired devices.
 #[derive(Subcommand)]
 pub enum DevicesAction {
     /// Print a one-time pairing link (valid 10 minutes) to open on the
     /// device; its page registers the device's passkey. Once a device is
-    /// paired, new ones are paired from the app.
+    /// paired, the link comes only after the person confirms the pairing in
+    /// the app (which shows this process).
     Pair {
         /// The device's name (1 to 64 of A-Z a-z 0-9 . _ -).
         #[arg(long)]
         name: String,
+        /// Once a device is paired, how long to wait for the person to
+        /// confirm this pairing in the app: 30s, 5m, 1h (at most 1h).
+        #[arg(long, default_value = "5m", value_parser = crate::parse_wait)]
+        wait: u64,
     },
     /// List devices: name, relying party, paired, last used, revoked.
     List,
@@ -47,15 +52,12 @@ pub fn devices(home: &Path, action: DevicesAction) -> Result<()> {
                 })
         };
         match action {
-            DevicesAction::Pair { name } => {
-                let answer = ask(
-                    hyper::Method::POST,
-                    "/devices/pairings".into(),
-                    Some(json!({ "name": name })),
-                )
-                .await?;
-                let answer = expect(answer, 201)?;
-                crate::print_line(answer["url"].as_str().unwrap_or_default());
+            DevicesAction::Pair { name, wait } => {
+                let body = json!({ "name": name, "waitSeconds": wait });
+                let path = "/devices/pairings";
+                let link =
+                    ask_the_person(home, path, body, "a pairing of device", &name, wait).await?;
+                crate::print_line(link["url"].as_str().unwrap_or_default());
             }
             DevicesAction::List => {
                 let answer = expect(ask(hyper::Method::GET, "/devices".into(), None).await?, 200)?;

@@ -213,7 +213,7 @@ pub enum RoleArg {
 }
 
 /// `--wait`: a duration (`30s`, `5m`, `1h`) of at most an hour, in seconds.
-fn parse_wait(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_wait(text: &str) -> Result<u64, String> {
     clawdis_engine::workflow::duration_secs(text)
         .filter(|s| *s <= 3600)
         .ok_or_else(|| format!("{text:?} is not a duration of at most 1h such as 30s, 5m or 1h"))

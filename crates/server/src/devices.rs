@@ -119,10 +119,7 @@ fn key_of(token: &str) -> String {
 }
 
 fn gone(what: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::GONE,
-        format!("{what} was used, has expired or never existed"),
-    )
+    ApiError::not_found(format!("{what} was used, has expired or never existed"))
 }
 
 impl Devices {
@@ -133,8 +130,9 @@ impl Devices {
     }
 }
 
-/// `POST /devices/pairings {name}`: a one-time pairing link for a device
-/// named `name`, valid 10 minutes.
+/// `POST /devices/pairings {name, waitSeconds?}`: a one-time pairing link
+/// for a device named `name`, valid 10 minutes; once a device is paired, a
+/// request the person confirms in the app first.
 #[utoipa::path(
     post,
     path = "/devices/pairings",
@@ -142,16 +140,17 @@ impl Devices {
     tag = "devices",
     request_body(content = crate::openapi::PairingBody, content_type = "application/json"),
     responses(
-        (status = 201, description = "The pairing link: open it on the device", body = crate::openapi::PairingLink),
-        (status = 400, description = "A bad name", body = crate::openapi::ErrorBody),
+        (status = 201, description = "The pairing link (no device is paired yet: trust on first use): open it on the device", body = crate::openapi::PairingLink),
+        (status = 202, description = "A device is paired already: the request waits for the person to confirm it in the app (`GET /requests/{id}`)", body = Object),
+        (status = 400, description = "A bad name or wait, or (once a device is paired) not asked over the home's local socket", body = crate::openapi::ErrorBody),
         (status = 401, description = "No or a wrong bearer token", content_type = "text/plain", body = String),
-        (status = 403, description = "A device is paired already: new pairings are made in the app", body = crate::openapi::ErrorBody),
         (status = 409, description = "A device has this name already", body = crate::openapi::ErrorBody),
     )
 )]
 pub async fn pair(
     State(state): State<Arc<AppState>>,
     axum::Extension(principal): axum::Extension<Principal>,
+    peer: crate::requests::PeerInfo,
     body: Body,
 ) -> ApiResult {
     let name = body
@@ -164,18 +163,29 @@ pub async fn pair(
                 .replace("token", "device"),
         ));
     }
+    crate::requests::wait_of(&body)?;
     let store = state.approvals().await?.store().clone();
     // Trust on first use, then locked: once a device is paired, a pairing
-    // asked for from a shell could be an agent's.
+    // asked for from a shell could be an agent's, so the person confirms
+    // it in the app first (`GET /requests/{id}` then gives the link).
     if store
         .any_live_device()
         .await
         .map_err(ApprovalsError::from)?
     {
-        return Err(ApiError::forbidden(
-            "a device is paired already: pair another one from the Clawdis app, so that a \
-             pairing an agent starts is never trusted",
-        ));
+        if store
+            .list_devices()
+            .await
+            .map_err(ApprovalsError::from)?
+            .iter()
+            .any(|d| d.name == name)
+        {
+            return Err(ApiError::conflict(format!(
+                "a device named {name:?} exists already"
+            )));
+        }
+        let pairing = crate::requests::Asked::Pairing;
+        return crate::requests::open(&state, &principal, peer, &body, pairing, name).await;
     }
     let link = start_pairing(&state, &store, &name, &principal.label()).await?;
     Ok((StatusCode::CREATED, Json(link)).into_response())
@@ -276,7 +286,7 @@ pub async fn revoke(
     tag = "links",
     security(()),
     params(("token" = String, Path, description = "The pairing link's secret")),
-    responses((status = 200, description = "The pairing page", content_type = "text/html", body = String), (status = 403, description = "A foreign Host", content_type = "text/html", body = String), (status = 410, description = "Used or expired", content_type = "text/html", body = String))
+    responses((status = 200, description = "The pairing page", content_type = "text/html", body = String), (status = 403, description = "A foreign Host", content_type = "text/html", body = String), (status = 404, description = "Used, expired or never made", content_type = "text/html", body = String))
 )]
 pub async fn pair_page(State(state): State<Arc<AppState>>, Path(token): Path<String>) -> Response {
     let name = state.devices.pairings.lock().ok().and_then(|p| {
@@ -298,7 +308,7 @@ pub async fn pair_page(State(state): State<Arc<AppState>>, Path(token): Path<Str
             ),
         ),
         None => crate::links::page_with_passkeys(
-            StatusCode::GONE,
+            StatusCode::NOT_FOUND,
             "Pair a device",
             "<p>This pairing link was used, has expired or never existed.</p>",
         ),
@@ -313,7 +323,7 @@ pub async fn pair_page(State(state): State<Arc<AppState>>, Path(token): Path<Str
     tag = "links",
     security(()),
     params(("token" = String, Path, description = "The pairing link's secret")),
-    responses((status = 200, description = "WebAuthn creation options", body = Object), (status = 410, description = "Used or expired", body = crate::openapi::ErrorBody))
+    responses((status = 200, description = "WebAuthn creation options", body = Object), (status = 404, description = "Used, expired or never made", body = crate::openapi::ErrorBody))
 )]
 pub async fn pair_options(
     State(state): State<Arc<AppState>>,
@@ -345,14 +355,22 @@ pub async fn pair_options(
     tag = "links",
     security(()),
     params(("token" = String, Path, description = "The pairing link's secret")),
-    request_body(content = Object, description = "The WebAuthn credential the device created", content_type = "application/json"),
-    responses((status = 201, description = "Paired", body = Object), (status = 400, description = "The credential does not verify", body = crate::openapi::ErrorBody), (status = 409, description = "A device has this name already", body = crate::openapi::ErrorBody), (status = 410, description = "Used or expired", body = crate::openapi::ErrorBody))
+    request_body(content = crate::openapi::PasskeyCredential, description = "The WebAuthn credential the device created", content_type = "application/json"),
+    responses((status = 201, description = "Paired", body = Object), (status = 400, description = "The credential does not verify", body = crate::openapi::ErrorBody), (status = 409, description = "A device has this name already", body = crate::openapi::ErrorBody), (status = 404, description = "Used, expired or never made", body = crate::openapi::ErrorBody))
 )]
 pub async fn pair_finish(
     State(state): State<Arc<AppState>>,
     Path(token): Path<String>,
-    Json(credential): Json<RegisterPublicKeyCredential>,
+    body: Body,
 ) -> ApiResult {
+    let known = state.devices.pairings.lock().ok().is_some_and(|p| {
+        p.get(&key_of(&token))
+            .is_some_and(|p| p.expires > Instant::now())
+    });
+    if !known {
+        return Err(gone("this pairing link"));
+    }
+    let credential: RegisterPublicKeyCredential = parse(body)?;
     // One use: the pairing is gone whatever comes of it.
     let pairing = state
         .devices
@@ -410,14 +428,15 @@ pub struct ChallengeBody {
     tag = "links",
     security(()),
     params(("signed" = String, Path, description = "The signed link")),
-    request_body(content = Object, description = "`{decision: \"approve\", digest}`", content_type = "application/json"),
-    responses((status = 200, description = "`{ceremony, publicKey}`: WebAuthn request options", body = Object), (status = 400, description = "Not an approval", body = crate::openapi::ErrorBody), (status = 403, description = "A forged link", body = crate::openapi::ErrorBody), (status = 404, description = "No paired device", body = crate::openapi::ErrorBody), (status = 409, description = "The gate changed since the page showed it", body = crate::openapi::ErrorBody), (status = 410, description = "Used or expired", body = crate::openapi::ErrorBody))
+    request_body(content = crate::openapi::PasskeyChallenge, content_type = "application/json"),
+    responses((status = 200, description = "`{ceremony, publicKey}`: WebAuthn request options", body = Object), (status = 400, description = "Not an approval", body = crate::openapi::ErrorBody), (status = 403, description = "A forged link", body = crate::openapi::ErrorBody), (status = 404, description = "No paired device", body = crate::openapi::ErrorBody), (status = 409, description = "The gate changed since the page showed it", body = crate::openapi::ErrorBody), (status = 404, description = "Used, expired or never made", body = crate::openapi::ErrorBody))
 )]
 pub async fn challenge(
     State(state): State<Arc<AppState>>,
     Path(link): Path<String>,
-    Json(body): Json<ChallengeBody>,
+    body: Body,
 ) -> ApiResult {
+    let body: ChallengeBody = parse(body)?;
     if body.decision != "approve" {
         return Err(ApiError::bad_request(
             "a passkey approves; deny with the form",
@@ -483,14 +502,25 @@ pub struct AssertionBody {
     tag = "links",
     security(()),
     params(("signed" = String, Path, description = "The signed link")),
-    request_body(content = Object, description = "`{ceremony, credential}`", content_type = "application/json"),
-    responses((status = 200, description = "Approved: the resumed run's envelope", body = Object), (status = 403, description = "The assertion does not verify, or its device is revoked", body = crate::openapi::ErrorBody), (status = 409, description = "The gate changed since the page showed it", body = crate::openapi::ErrorBody), (status = 410, description = "The link or the ceremony was used or expired", body = crate::openapi::ErrorBody))
+    request_body(content = crate::openapi::PasskeyAssertion, content_type = "application/json"),
+    responses((status = 200, description = "Approved: the resumed run's envelope", body = Object), (status = 400, description = "Not a ceremony and an assertion", body = crate::openapi::ErrorBody), (status = 403, description = "The assertion does not verify, or its device is revoked", body = crate::openapi::ErrorBody), (status = 409, description = "The gate changed since the page showed it", body = crate::openapi::ErrorBody), (status = 404, description = "No such ceremony (used or expired)", body = crate::openapi::ErrorBody), (status = 410, description = "The link was used or expired", body = crate::openapi::ErrorBody))
 )]
 pub async fn assert(
     State(state): State<Arc<AppState>>,
     Path(link): Path<String>,
-    Json(body): Json<AssertionBody>,
+    body: Body,
 ) -> ApiResult {
+    let id = body.str("ceremony").unwrap_or_default().to_string();
+    let known = state
+        .devices
+        .ceremonies
+        .lock()
+        .ok()
+        .is_some_and(|c| c.get(&id).is_some_and(|c| c.link == link));
+    if !known {
+        return Err(gone("this passkey ceremony"));
+    }
+    let body: AssertionBody = parse(body)?;
     let ceremony = state
         .devices
         .take_ceremony(&body.ceremony)
@@ -529,6 +559,12 @@ pub async fn assert(
     ok(json!({ "ok": true, "device": name, "result": result }))
 }
 
+/// A JSON body as `T`; what does not fit answers 400 `{error}`.
+fn parse<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, ApiError> {
+    serde_json::from_value(serde_json::Value::Object(body.0))
+        .map_err(|e| ApiError::bad_request(format!("request body: {e}")))
+}
+
 /// The live devices of `rp` and their passkeys.
 async fn device_passkeys(store: &Store, rp: &Rp) -> Result<Vec<(String, Passkey)>, ApiError> {
     let live = store
@@ -553,7 +589,7 @@ async fn device_passkeys(store: &Store, rp: &Rp) -> Result<Vec<(String, Passkey)
     operation_id = "get_passkey_js",
     tag = "links",
     security(()),
-    responses((status = 200, description = "The pages' script", content_type = "text/javascript", body = String))
+    responses((status = 200, description = "The pages' script (JavaScript)"))
 )]
 pub async fn script() -> Response {
     (

@@ -15,13 +15,13 @@ mod links;
 mod mcp;
 mod openapi;
 mod principal;
+pub mod requests;
 mod runs;
 mod security;
 mod sessions;
 mod state;
 mod tabs;
 mod token;
-pub mod token_requests;
 mod triggers;
 mod validate;
 mod webhooks;
@@ -84,8 +84,9 @@ pub struct AppState {
     sessions: tokio::sync::OnceCell<Arc<clawdis_browser::session::Sessions>>,
     /// The workflow service's settings (webhooks, `publicBaseUrl`).
     service: clawdis_approvals::ServiceSettings,
-    /// Approver tokens waiting for a person's confirmation.
-    pub token_requests: token_requests::TokenRequests,
+    /// What processes asked of the person (approver tokens, pairings),
+    /// waiting for their answer.
+    pub requests: requests::Requests,
     /// Device pairings and passkey ceremonies in progress.
     devices: devices::Devices,
     /// Turns true when the server shuts down; long-lived responses (event
@@ -117,7 +118,7 @@ impl AppState {
             triggers: tokio::sync::OnceCell::new(),
             sessions: tokio::sync::OnceCell::new(),
             service: config.service,
-            token_requests: token_requests::TokenRequests::default(),
+            requests: requests::Requests::default(),
             devices: devices::Devices::default(),
             closing: tokio::sync::watch::Sender::new(false),
         })
@@ -441,8 +442,8 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(webhooks::get_one))
         .routes(routes!(webhooks::redeliver))
         .routes(routes!(audit::list))
-        .routes(routes!(token_requests::ask))
-        .routes(routes!(token_requests::wait))
+        .routes(routes!(requests::ask))
+        .routes(routes!(requests::wait))
         .routes(routes!(devices::pair))
         .routes(routes!(devices::list))
         .routes(routes!(devices::revoke))
@@ -575,8 +576,7 @@ pub async fn serve_on(
     let (socket_closing, socket_closed) = tokio::sync::watch::channel(false);
     let socket = match local_socket(&state) {
         Ok(uds) => {
-            let app =
-                router(state.clone()).into_make_service_with_connect_info::<token_requests::Peer>();
+            let app = router(state.clone()).into_make_service_with_connect_info::<requests::Peer>();
             let mut closed = socket_closed.clone();
             Some(tokio::spawn(async move {
                 let stop = async move {

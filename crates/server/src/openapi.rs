@@ -607,6 +607,10 @@ pub struct PairingBody {
     /// The device's name: 1 to 64 of `A-Z a-z 0-9 . _ -`.
     #[schema(pattern = "^[A-Za-z0-9._-]{1,64}$")]
     name: String,
+    /// Once a device is paired: how long the request waits for the person,
+    /// in seconds (300 unless given).
+    #[schema(rename = "waitSeconds", minimum = 1, maximum = 3600)]
+    wait_seconds: Option<u64>,
 }
 
 /// A pairing link: open it on the device, within 10 minutes, once.
@@ -637,6 +641,40 @@ pub struct Device {
 #[derive(ToSchema)]
 pub struct DeviceList {
     devices: Vec<Device>,
+}
+
+/// `POST /approve/{signed}/challenge`: a passkey ceremony for this gate.
+#[derive(ToSchema)]
+pub struct PasskeyChallenge {
+    /// Only `approve`: a denial needs no passkey.
+    #[schema(pattern = "^approve$")]
+    decision: String,
+    /// The approval's digest as the page showed it.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    digest: String,
+}
+
+/// A WebAuthn credential as the browser made it, its binary fields
+/// base64url.
+#[derive(ToSchema)]
+pub struct PasskeyCredential {
+    id: String,
+    #[schema(rename = "rawId")]
+    raw_id: String,
+    /// `public-key`.
+    #[schema(rename = "type")]
+    kind: String,
+    /// The authenticator's response.
+    response: Value,
+}
+
+/// `POST /approve/{signed}/passkey`.
+#[derive(ToSchema)]
+pub struct PasskeyAssertion {
+    /// The ceremony's id, from the challenge.
+    ceremony: String,
+    /// The device's assertion.
+    credential: PasskeyCredential,
 }
 
 /// `POST /tokens/requests`.

@@ -85,7 +85,7 @@ pub fn valid_name(name: &str) -> bool {
 
 /// Creates a token named `name` with `role`, issued by `issuer`, and
 /// returns it: the only time it is seen in clear. An approver token is
-/// made only once a person confirmed it (see [`crate::token_requests`]).
+/// made only once a person confirmed it (see [`crate::requests`]).
 pub async fn create_token(
     store: &Store,
     name: &str,

@@ -1,8 +1,11 @@
-//! Approver tokens need a person (issue #34, break 1). `clawdis token
-//! create --role approver` asks over the home's local socket, which names
-//! the asking process; the request waits, in this process's memory only,
-//! until the person confirms or refuses it in the app, or it runs out. The
-//! token is made only then and travels only on the asking connection: it is
+//! What a process asks of the person, and only the person grants: an
+//! approver token (issue #34, break 1), or a device pairing once one is
+//! paired (trust on first use, then locked). The asking command (`clawdis
+//! token create --role approver`, `clawdis devices pair`) asks over the
+//! home's local socket, which names the asking process. The request waits,
+//! in this process's memory only, until the person confirms or refuses it
+//! in the app, or it runs out. What it grants (the token, the pairing link)
+//! is made only then and travels only to the process that asked: it is
 //! never kept in clear, and no API call confirms a request.
 
 use std::collections::HashMap;
@@ -28,16 +31,44 @@ pub const DEFAULT_WAIT: Duration = Duration::from_secs(300);
 /// The longest a request may wait.
 pub const MAX_WAIT: Duration = Duration::from_secs(3600);
 
-/// A request for an approver token, as the person is shown it.
+/// What a process asks the person for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Asked {
+    /// An approver token named `name`.
+    ApproverToken,
+    /// A pairing link for a device named `name`.
+    Pairing,
+}
+
+impl Asked {
+    /// The ledger's prefix for it.
+    fn kind(self) -> &'static str {
+        match self {
+            Asked::ApproverToken => "token",
+            Asked::Pairing => "pairing",
+        }
+    }
+
+    /// The ledger's subject for `name`.
+    fn subject(self, name: &str) -> String {
+        match self {
+            Asked::ApproverToken => format!("{name} (approver)"),
+            Asked::Pairing => format!("device:{name}"),
+        }
+    }
+}
+
+/// A request, as the person is shown it.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TokenRequest {
+pub struct Request {
     /// Its id (the asking command prints it).
     pub id: String,
-    /// The token's name.
+    /// What is asked for.
+    pub kind: Asked,
+    /// The token's or the device's name.
     pub name: String,
-    /// Always `approver`: agent tokens need no one.
-    pub role: Role,
     /// The credential it came with (`owner`, `token:<name>`).
     pub asked_by: String,
     /// The process that asked, as the operating system describes it.
@@ -74,7 +105,7 @@ pub struct Confirmer {
 pub struct NotWaiting(pub String);
 
 struct Entry {
-    request: TokenRequest,
+    request: Request,
     /// The asking process: only it picks the token up.
     pid: u32,
     deadline: tokio::time::Instant,
@@ -83,24 +114,24 @@ struct Entry {
 
 /// The requests waiting for a person; the app lists and answers them.
 #[derive(Default)]
-pub struct TokenRequests {
+pub struct Requests {
     entries: Mutex<HashMap<String, Entry>>,
     /// Bumped whenever the list of unanswered requests changes.
     changed: watch::Sender<u64>,
 }
 
-impl std::fmt::Debug for TokenRequests {
+impl std::fmt::Debug for Requests {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenRequests")
+        f.debug_struct("Requests")
             .field("waiting", &self.list().len())
             .finish()
     }
 }
 
-impl TokenRequests {
+impl Requests {
     /// The requests no one has answered yet, oldest first.
-    pub fn list(&self) -> Vec<TokenRequest> {
-        let mut list: Vec<TokenRequest> = self
+    pub fn list(&self) -> Vec<Request> {
+        let mut list: Vec<Request> = self
             .entries
             .lock()
             .map(|entries| {
@@ -115,7 +146,7 @@ impl TokenRequests {
         list
     }
 
-    /// A receiver that changes whenever [`TokenRequests::list`] does.
+    /// A receiver that changes whenever [`Requests::list`] does.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.changed.subscribe()
     }
@@ -158,14 +189,15 @@ impl TokenRequests {
         removed
     }
 
-    /// What `pid` needs to wait on request `id`: its verdict and deadline.
+    /// What `pid` needs to wait on request `id`: the request, its verdict
+    /// and deadline.
     fn waiter(
         &self,
         id: &str,
         pid: Option<u32>,
     ) -> Result<
         (
-            String,
+            Request,
             watch::Receiver<Option<Verdict>>,
             tokio::time::Instant,
         ),
@@ -174,18 +206,18 @@ impl TokenRequests {
         let entries = self
             .entries
             .lock()
-            .map_err(|_| ApiError::internal("the token requests are poisoned"))?;
+            .map_err(|_| ApiError::internal("the requests are poisoned"))?;
         let entry = entries
             .get(id)
-            .ok_or_else(|| ApiError::not_found(format!("no token request {id} waits")))?;
+            .ok_or_else(|| ApiError::not_found(format!("no request {id} waits")))?;
         if pid != Some(entry.pid) {
             return Err(ApiError::forbidden(format!(
-                "only the process that asked ({}) receives the token of request {id}",
+                "only the process that asked ({}) receives what request {id} grants",
                 entry.pid
             )));
         }
         Ok((
-            entry.request.name.clone(),
+            entry.request.clone(),
             entry.verdict.subscribe(),
             entry.deadline,
         ))
@@ -215,15 +247,16 @@ impl
     }
 }
 
-type PeerInfo = Option<Extension<ConnectInfo<Peer>>>;
+/// The peer of a connection to the local socket, when it came that way.
+pub type PeerInfo = Option<Extension<ConnectInfo<Peer>>>;
 
 fn pid_of(peer: PeerInfo) -> Option<u32> {
     peer.and_then(|Extension(ConnectInfo(peer))| peer.pid)
 }
 
 /// `POST /tokens/requests {name, waitSeconds?}`: asks the person for an
-/// approver token. Answers at once with the request; `GET
-/// /tokens/requests/{id}` then waits for the person's answer.
+/// approver token. Answers at once with the request; `GET /requests/{id}`
+/// then waits for the person's answer.
 #[utoipa::path(
     post,
     path = "/tokens/requests",
@@ -249,43 +282,74 @@ pub async fn ask(
     if !valid_name(&name) {
         return Err(ApiError::bad_request(TokenError::BadName(name).to_string()));
     }
-    let wait = match body.0.get("waitSeconds") {
-        None => DEFAULT_WAIT,
-        Some(v) => v
-            .as_u64()
-            .map(Duration::from_secs)
-            .filter(|w| (Duration::from_secs(1)..=MAX_WAIT).contains(w))
-            .ok_or_else(|| {
-                ApiError::bad_request("waitSeconds: a whole number of seconds from 1 to 3600")
-            })?,
-    };
-    let Some(pid) = pid_of(peer) else {
-        return Err(ApiError::bad_request(
-            "an approver token is asked for over the home's local socket, which tells the person \
-             which process asks: run `clawdis token create --role approver` on this machine",
-        ));
-    };
     let store = state.approvals().await?.store().clone();
     if taken(&store, &name).await? {
         return Err(ApiError::conflict(TokenError::Taken(name).to_string()));
     }
+    open(&state, &principal, peer, &body, Asked::ApproverToken, name).await
+}
+
+/// How long a request in `body` waits: `waitSeconds`, 1 to 3600 (300
+/// unless given).
+pub fn wait_of(body: &Body) -> Result<Duration, ApiError> {
+    match body.0.get("waitSeconds") {
+        None | Some(serde_json::Value::Null) => Ok(DEFAULT_WAIT),
+        // A whole number, however it is written (JSON Schema's integer
+        // takes 221.0 too).
+        Some(v) => v
+            .as_f64()
+            .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= MAX_WAIT.as_secs_f64())
+            .map(|n| Duration::from_secs(n as u64))
+            .filter(|w| (Duration::from_secs(1)..=MAX_WAIT).contains(w))
+            .ok_or_else(|| {
+                ApiError::bad_request("waitSeconds: a whole number of seconds from 1 to 3600")
+            }),
+    }
+}
+
+/// Opens a request for `kind` named `name`, asked by `principal` from the
+/// process on the other end of `peer`: answered 202 with the request.
+pub async fn open(
+    state: &Arc<AppState>,
+    principal: &Principal,
+    peer: PeerInfo,
+    body: &Body,
+    kind: Asked,
+    name: String,
+) -> ApiResult {
+    let wait = wait_of(body)?;
+    let Some(pid) = pid_of(peer) else {
+        return Err(ApiError::bad_request(match kind {
+            Asked::ApproverToken => {
+                "an approver token is asked for over the home's local socket, which tells the \
+                 person which process asks: run `clawdis token create --role approver` on this machine"
+            }
+            Asked::Pairing => {
+                "a device is paired already, so a new pairing needs the person: ask over the \
+                 home's local socket, which tells them which process asks (`clawdis devices pair` \
+                 on this machine), or pair it from the Clawdis app"
+            }
+        }));
+    };
+    let store = state.approvals().await?.store().clone();
     let now = chrono::Utc::now();
     let at =
         |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let request = TokenRequest {
+    let request = Request {
         id: uuid::Uuid::new_v4().simple().to_string()[..8].to_string(),
+        kind,
         name: name.clone(),
-        role: Role::Approver,
         asked_by: principal.label(),
         process: Process::of(pid),
         asked_at: at(now),
         expires_at: at(now + chrono::Duration::from_std(wait).unwrap_or_default()),
     };
     let id = request.id.clone();
-    tracing::info!(%id, %name, pid, "an approver token is asked for");
+    tracing::info!(%id, %name, pid, ?kind, "the person is asked");
     record(
         &store,
-        "token.requested",
+        kind,
+        "requested",
         &name,
         Some(principal.label()),
         "socket",
@@ -294,7 +358,7 @@ pub async fn ask(
     .await;
     let answer = json!(request);
     let deadline = tokio::time::Instant::now() + wait;
-    state.token_requests.add(Entry {
+    state.requests.add(Entry {
         request,
         pid,
         deadline,
@@ -304,28 +368,28 @@ pub async fn ask(
     let expiring = state.clone();
     tokio::spawn(async move {
         tokio::time::sleep_until(deadline).await;
-        if expiring.token_requests.remove(&id).is_some() {
-            record(&store, "token.expired", &name, None, "socket", None).await;
+        if expiring.requests.remove(&id).is_some() {
+            record(&store, kind, "expired", &name, None, "socket", None).await;
         }
     });
     Ok((StatusCode::ACCEPTED, Json(answer)).into_response())
 }
 
-/// `GET /tokens/requests/{id}`: waits for the person's answer to request
-/// `id`; only the process that asked gets it.
+/// `GET /requests/{id}`: waits for the person's answer to request `id`;
+/// only the process that asked gets what it grants.
 #[utoipa::path(
     get,
-    path = "/tokens/requests/{id}",
-    operation_id = "get_tokens_requests_id",
+    path = "/requests/{id}",
+    operation_id = "get_requests_id",
     tag = "tokens",
     params(("id" = String, Path, description = "The request's id", pattern = "^[0-9a-f]{8}$")),
     responses(
-        (status = 201, description = "The person confirmed: the token, the only time it is shown", body = crate::openapi::IssuedToken),
+        (status = 201, description = "The person confirmed: the token (shown this once) or the pairing link", body = Object),
         (status = 401, description = "No or a wrong bearer token", content_type = "text/plain", body = String),
         (status = 403, description = "The person refused, or this is not the process that asked", body = crate::openapi::ErrorBody),
         (status = 404, description = "No such request waits", body = crate::openapi::ErrorBody),
         (status = 408, description = "Nobody answered in time", body = crate::openapi::ErrorBody),
-        (status = 409, description = "A token took the name meanwhile", body = crate::openapi::ErrorBody),
+        (status = 409, description = "A token or a device took the name meanwhile", body = crate::openapi::ErrorBody),
         (status = 503, description = "The backend is stopping", body = crate::openapi::ErrorBody),
     )
 )]
@@ -334,8 +398,8 @@ pub async fn wait(
     Path(id): Path<String>,
     peer: PeerInfo,
 ) -> ApiResult {
-    let requests = &state.token_requests;
-    let (name, mut verdict, deadline) = requests.waiter(&id, pid_of(peer))?;
+    let requests = &state.requests;
+    let (request, mut verdict, deadline) = requests.waiter(&id, pid_of(peer))?;
     let answered = tokio::select! {
         v = verdict.wait_for(Option::is_some) => v.ok().and_then(|v| v.clone()),
         () = tokio::time::sleep_until(deadline) => None,
@@ -345,30 +409,49 @@ pub async fn wait(
     };
     // Whatever the answer, the request is used up now.
     if requests.remove(&id).is_none() {
-        return Err(ApiError::not_found(format!("no token request {id} waits")));
+        return Err(ApiError::not_found(format!("no request {id} waits")));
     }
     let store = state.approvals().await?.store().clone();
+    let (kind, name) = (request.kind, request.name);
     match answered {
-        Some(Verdict::Confirmed(who)) => {
-            let issuer = Issuer {
-                by: who.by,
-                via: who.via,
-                presence: Some(who.presence),
-            };
-            match create_token(&store, &name, Role::Approver, &issuer).await {
-                Ok(token) => Ok((
-                    StatusCode::CREATED,
-                    Json(json!({ "name": name, "role": "approver", "token": token })),
-                )
-                    .into_response()),
-                Err(e @ TokenError::Taken(_)) => Err(ApiError::conflict(e.to_string())),
-                Err(e) => Err(ApiError::internal(e.to_string())),
+        Some(Verdict::Confirmed(who)) => match kind {
+            Asked::ApproverToken => {
+                let issuer = Issuer {
+                    by: who.by,
+                    via: who.via,
+                    presence: Some(who.presence),
+                };
+                match create_token(&store, &name, Role::Approver, &issuer).await {
+                    Ok(token) => Ok((
+                        StatusCode::CREATED,
+                        Json(json!({ "name": name, "role": "approver", "token": token })),
+                    )
+                        .into_response()),
+                    Err(e @ TokenError::Taken(_)) => Err(ApiError::conflict(e.to_string())),
+                    Err(e) => Err(ApiError::internal(e.to_string())),
+                }
             }
-        }
+            Asked::Pairing => {
+                record(
+                    &store,
+                    kind,
+                    "confirmed",
+                    &name,
+                    who.by.clone(),
+                    &who.via,
+                    Some(who.presence),
+                )
+                .await;
+                let confirmer = who.by.unwrap_or_else(|| who.via.clone());
+                let link = crate::devices::start_pairing(&state, &store, &name, &confirmer).await?;
+                Ok((StatusCode::CREATED, Json(link)).into_response())
+            }
+        },
         Some(Verdict::Refused(who)) => {
             record(
                 &store,
-                "token.refused",
+                kind,
+                "refused",
                 &name,
                 who.by.clone(),
                 &who.via,
@@ -376,15 +459,19 @@ pub async fn wait(
             )
             .await;
             Err(ApiError::forbidden(format!(
-                "the request {id} for approver token {name:?} was refused{}",
+                "the request {id} for {} {name:?} was refused{}",
+                match kind {
+                    Asked::ApproverToken => "approver token",
+                    Asked::Pairing => "a pairing of device",
+                },
                 who.by.map(|by| format!(" by {by}")).unwrap_or_default()
             )))
         }
         None => {
-            record(&store, "token.expired", &name, None, "socket", None).await;
+            record(&store, kind, "expired", &name, None, "socket", None).await;
             Err(ApiError::new(
                 StatusCode::REQUEST_TIMEOUT,
-                format!("nobody answered the request {id} for approver token {name:?} in time"),
+                format!("nobody answered the request {id} for {name:?} in time"),
             ))
         }
     }
@@ -399,25 +486,27 @@ async fn taken(store: &Store, name: &str) -> Result<bool, ApiError> {
         .any(|t| t.name == name))
 }
 
-/// Records what became of a request in the ledger; a failure to record is
-/// logged (the answer itself is recorded with the token, when one is made).
+/// Records what became of a request in the ledger (`token.requested`,
+/// `pairing.refused`, ...); a failure to record is logged (what is granted
+/// is recorded with it: `token.issued`, `device.paired`).
 async fn record(
     store: &Store,
-    kind: &str,
+    kind: Asked,
+    what: &str,
     name: &str,
     by: Option<String>,
     via: &str,
     presence: Option<Presence>,
 ) {
     let entry = NewAuditEntry {
-        kind: kind.into(),
-        subject: format!("{name} (approver)"),
+        kind: format!("{}.{what}", kind.kind()),
+        subject: kind.subject(name),
         by,
         via: Some(via.into()),
         presence,
         digest: None,
     };
     if let Err(e) = store.record_audit(&entry).await {
-        tracing::warn!(error = %e, kind, "recording a token request in the ledger");
+        tracing::warn!(error = %e, "recording a request in the ledger");
     }
 }
