@@ -239,6 +239,92 @@ fn the_approvals_window_confirms_or_refuses_an_approver_token_request() {
     );
 }
 
+/// Issue #34, item 2: the person pairs a device from Settings with no other
+/// confirmation; once one is paired, a pairing a shell asks for waits for
+/// the person in the Approvals window, which shows the asking process.
+#[test]
+fn the_app_pairs_a_device_and_confirms_a_pairing_a_shell_asked_for() {
+    require();
+    let s = Scratch::new();
+    let port = write_settings(&s.home, json!({"enabled": false}));
+    let desktop = Desktop::start();
+    let settings = open_window(&desktop, &s, "settings");
+    settings.fill("#device-name", "phone");
+    settings.click("#pair-form button");
+    let url = settings.wait_for(
+        "document.querySelector('.pairing-url')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let url = url.as_str().unwrap().to_string();
+    let prefix = format!("http://localhost:{port}/pair/");
+    assert!(url.starts_with(&prefix), "{url}");
+    let (status, page) = clawdis_e2e::control::request(
+        port,
+        "GET",
+        &url[prefix.len() - 6..],
+        &[("Host", "localhost")],
+        "",
+    );
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Pair this device as"), "{page}");
+    drop(settings);
+
+    // A device is paired (as the link's page would record it): from now on
+    // a shell's pairing waits for the person.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let store = clawdis_store::Store::open_dir(&s.state).await.unwrap();
+        let person = clawdis_store::Issuer::cli();
+        assert!(
+            store
+                .insert_device("tablet", "localhost", "{}", &person)
+                .await
+                .unwrap()
+        );
+    });
+    let app = open_window(&desktop, &s, "approvals");
+    let socket = s.home.join("clawdis.sock");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !socket.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the app's backend never listened"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let asking = std::process::Command::new(clawdis_e2e::bin("clawdis"))
+        .args(["--home", s.home.to_str().unwrap()])
+        .args(["devices", "pair", "--name", "laptop", "--wait", "1m"])
+        .env("LOBSTER_STATE_DIR", &s.state)
+        .env("CLAWDIS_KEYCHAIN", "off")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let card = app.wait_for(
+        "document.querySelector('.request')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let card = card.as_str().unwrap();
+    assert!(
+        card.contains("pair a device named \"laptop\"")
+            && card.contains(&format!("pid {}", asking.id()))
+            && card.contains("devices pair --name laptop"),
+        "{card}"
+    );
+    app.click(".request button.confirm");
+    let out = asking.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let link = String::from_utf8(out.stdout).unwrap();
+    assert!(link.trim().starts_with(&prefix), "{link}");
+}
+
 #[test]
 fn the_settings_window_validates_next_to_the_field_and_saves() {
     require();

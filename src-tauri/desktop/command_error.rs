@@ -50,6 +50,22 @@ impl From<clawdis_server::requests::NotWaiting> for CommandError {
     }
 }
 
+impl From<clawdis_server::ApiError> for CommandError {
+    fn from(e: clawdis_server::ApiError) -> Self {
+        let kind = match e.status().as_u16() {
+            404 => "not_found",
+            409 => "conflict",
+            400 => "invalid",
+            _ => "failed",
+        };
+        CommandError {
+            error: e.message().to_string(),
+            kind,
+            code: e.code(),
+        }
+    }
+}
+
 impl From<BrowserError> for CommandError {
     fn from(e: BrowserError) -> Self {
         CommandError {

@@ -19,6 +19,9 @@ pub fn register<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         approvals_decide,
         requests_list,
         requests_answer,
+        devices_list,
+        devices_pair,
+        devices_revoke,
         settings_get,
         settings_save,
         tabs_list,
@@ -93,6 +96,52 @@ fn requests_answer(
         .requests
         .answer(&id, verdict)
         .map_err(CommandError::from)
+}
+
+/// The paired devices (never their passkeys).
+#[tauri::command]
+async fn devices_list(
+    backend: State<'_, Backend>,
+) -> Result<Vec<clawdis_server::DeviceRecord>, CommandError> {
+    let approvals = backend.state.approvals().await?;
+    Ok(approvals
+        .store()
+        .list_devices()
+        .await
+        .map_err(clawdis_approvals::ApprovalsError::from)?)
+}
+
+/// A one-time pairing link for a device named `name`, made by the person
+/// at this app: it needs no confirmation.
+#[tauri::command]
+async fn devices_pair(
+    backend: State<'_, Backend>,
+    name: String,
+) -> Result<serde_json::Value, CommandError> {
+    let approvals = backend.state.approvals().await?;
+    let person = decider(Channel::App).by.unwrap_or_else(|| "app".into());
+    if !clawdis_server::valid_name(&name) {
+        return Err(clawdis_server::ApiError::bad_request(
+            "a device name is 1 to 64 of A-Z a-z 0-9 . _ -",
+        )
+        .into());
+    }
+    Ok(
+        clawdis_server::devices::start_pairing(&backend.state, approvals.store(), &name, &person)
+            .await?,
+    )
+}
+
+/// Revokes device `name`, as the person at this app.
+#[tauri::command]
+async fn devices_revoke(backend: State<'_, Backend>, name: String) -> Result<(), CommandError> {
+    let person = decider(Channel::App);
+    let issuer = clawdis_server::Issuer {
+        by: person.by,
+        via: Channel::App.as_str().to_string(),
+        presence: person.presence,
+    };
+    Ok(clawdis_server::devices::revoke_device(&backend.state, &name, &issuer).await?)
 }
 
 /// The settings window's view: the saved settings and what is wrong or

@@ -82,6 +82,47 @@ pub fn follow_requests<R: Runtime>(
     });
 }
 
+/// Tells the person of every device paired (however it was paired), so a
+/// pairing they did not make is seen, and tells the windows (`devices`
+/// event) whenever the devices change.
+pub fn follow_devices<R: Runtime>(
+    app: AppHandle<R>,
+    state: std::sync::Arc<clawdis_server::AppState>,
+) {
+    let mut changed = state.devices.subscribe();
+    tauri::async_runtime::spawn(async move {
+        let live = |devices: &[clawdis_server::DeviceRecord]| -> std::collections::HashSet<String> {
+            devices
+                .iter()
+                .filter(|d| d.revoked_at.is_none())
+                .map(|d| d.name.clone())
+                .collect()
+        };
+        let list = || async {
+            match state.approvals().await {
+                Ok(approvals) => approvals.store().list_devices().await.unwrap_or_default(),
+                Err(_) => Vec::new(),
+            }
+        };
+        let mut known = live(&list().await);
+        while changed.changed().await.is_ok() {
+            let devices = list().await;
+            let now = live(&devices);
+            for name in now.difference(&known) {
+                let body = format!(
+                    "{name:?} can now approve gates that need a person. If you did not pair it, \
+                     revoke it in Settings."
+                );
+                if let Err(e) = show_plain("Clawdis: a device was paired", &body).await {
+                    tracing::warn!(error = %e, "notifying a pairing");
+                }
+            }
+            known = now;
+            let _ = app.emit("devices", &devices);
+        }
+    });
+}
+
 /// A notification about a request; its body opens the Approvals window,
 /// where the person confirms or refuses it (never from the notification:
 /// they should see the whole process chain first).

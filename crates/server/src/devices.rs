@@ -100,6 +100,20 @@ struct Ceremony {
 pub struct Devices {
     pairings: Mutex<HashMap<String, Pairing>>,
     ceremonies: Mutex<HashMap<String, Ceremony>>,
+    /// Bumped when a device is paired or revoked: the app tells the person
+    /// of every pairing, so one they did not make is seen.
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+impl Devices {
+    /// A receiver that changes whenever a device is paired or revoked.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n += 1);
+    }
 }
 
 impl std::fmt::Debug for Devices {
@@ -260,14 +274,20 @@ pub async fn revoke(
     axum::Extension(principal): axum::Extension<Principal>,
     Path(name): Path<String>,
 ) -> ApiResult {
-    let store = state.approvals().await?.store().clone();
     let issuer = Issuer {
         by: Some(principal.label()),
         via: "http".into(),
         presence: None,
     };
+    revoke_device(&state, &name, &issuer).await?;
+    ok(json!({ "ok": true }))
+}
+
+/// Revokes device `name`, by `issuer`: it approves nothing after.
+pub async fn revoke_device(state: &AppState, name: &str, issuer: &Issuer) -> Result<(), ApiError> {
+    let store = state.approvals().await?.store().clone();
     if !store
-        .revoke_device(&name, &issuer)
+        .revoke_device(name, issuer)
         .await
         .map_err(ApprovalsError::from)?
     {
@@ -275,7 +295,8 @@ pub async fn revoke(
             "no live device named {name:?}"
         )));
     }
-    ok(json!({ "ok": true }))
+    state.devices.bump();
+    Ok(())
 }
 
 /// `GET /pair/{token}`: the pairing page.
@@ -407,6 +428,7 @@ pub async fn pair_finish(
         )));
     }
     tracing::info!(name = %pairing.name, "a device was paired");
+    state.devices.bump();
     Ok((StatusCode::CREATED, Json(json!({ "name": pairing.name }))).into_response())
 }
 

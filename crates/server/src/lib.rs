@@ -8,7 +8,7 @@ mod approvals;
 mod audit;
 mod basic;
 mod bodies;
-mod devices;
+pub mod devices;
 mod events;
 mod inspect;
 mod links;
@@ -43,7 +43,9 @@ use utoipa::OpenApi as _;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub use principal::{Principal, TokenError, create_token};
+pub use api::ApiError;
+pub use clawdis_store::{DeviceRecord, Issuer};
+pub use principal::{Principal, TokenError, create_token, valid_name};
 pub use token::control_token;
 
 /// Largest accepted JSON body.
@@ -88,7 +90,7 @@ pub struct AppState {
     /// waiting for their answer.
     pub requests: requests::Requests,
     /// Device pairings and passkey ceremonies in progress.
-    devices: devices::Devices,
+    pub devices: devices::Devices,
     /// Turns true when the server shuts down; long-lived responses (event
     /// streams) end then, so the graceful shutdown does not wait on them.
     closing: tokio::sync::watch::Sender<bool>,
