@@ -119,6 +119,49 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
     assert_eq!(s.sent(), "sent\n");
 }
 
+/// Issue #34: a gate with `presence: verified` takes a paired device's
+/// passkey or the operating system's check; this platform has no such
+/// check, and a click in the window is refused (under X11 any program can
+/// synthesize one). The gate keeps waiting.
+#[test]
+fn a_verified_gate_refuses_the_windows_click_on_linux() {
+    require();
+    let s = Scratch::new();
+    write_settings(&s.home, json!({"enabled": false}));
+    std::fs::write(
+        s.work.join("wire.lobster"),
+        "name: wire\nsteps:\n  - id: gate\n    approval:\n      prompt: Wire the money?\n      \
+         presence: verified\n  - id: go\n    run: echo wired > wired.txt\n",
+    )
+    .unwrap();
+    let paused = s.run("wire.lobster");
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "approvals");
+    app.wait_for(
+        "document.querySelector('.card.pending button.primary')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    app.click(".card.pending button.primary");
+    let said = app.wait_for(
+        "document.getElementById('status').textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let said = said.as_str().unwrap();
+    assert!(
+        said.contains("a click is not enough") && said.contains("passkey"),
+        "{said}"
+    );
+    assert!(
+        !app.run("return document.querySelector('.card.pending')", json!([]))
+            .is_null(),
+        "still waiting for a verified person"
+    );
+    assert!(!s.work.join("wired.txt").exists());
+}
+
 /// `clawdis token create --role approver` in `s`'s home, waiting up to a
 /// minute for the person; its output once it exits.
 fn ask_for_approver_token(s: &Scratch, name: &str) -> std::process::Child {

@@ -197,6 +197,17 @@ async fn a_paired_device_approves_a_human_gate_with_its_passkey() {
     let (server, receiver) = backend(&home);
     let owner = Client::new(&server);
 
+    // An agent's credential never pairs a device, not even the first
+    // (found by the red team: an agent token paired its own software
+    // passkey while none was paired).
+    let agent = clawdis_e2e::create_token(&home, "agent", "agent");
+    let (status, body) = Client::with_token(server.port, &agent).call(
+        "POST",
+        "/devices/pairings",
+        Some(json!({"name": "mine"})),
+    );
+    assert_eq!(status, 403, "{body}");
+
     // Trust on first use: the command line pairs the first device.
     let url = cli_ok(&home, &["devices", "pair", "--name", "phone"]);
     let url = url.trim();
@@ -262,6 +273,16 @@ async fn a_paired_device_approves_a_human_gate_with_its_passkey() {
         "{ledger}"
     );
     assert_eq!(decision["digest"], gate["digest"]);
+    // A used link starts no other ceremony.
+    let path = link.split_once(&format!(":{}", server.port)).unwrap().1;
+    let (status, said) = clawdis_e2e::control::request(
+        server.port,
+        "POST",
+        &format!("{path}/challenge"),
+        &[("Host", "localhost"), ("Content-Type", "application/json")],
+        &json!({"decision": "approve", "digest": gate["digest"]}).to_string(),
+    );
+    assert_eq!(status, 410, "{said}");
 
     // A gate that asks for a verified person takes the passkey too.
     let verified = PUBLISH.replace("approvers: human", "presence: verified");

@@ -51,10 +51,23 @@ async fn approvals_decide<R: Runtime>(
 ) -> Result<serde_json::Value, CommandError> {
     let choice = Choice::parse(&choice, response).map_err(CommandError::from)?;
     // Decided on what the window showed (its `digest`).
-    let decider = clawdis_approvals::Decider {
+    let mut decider = clawdis_approvals::Decider {
         seen: digest,
         ..decider(Channel::App)
     };
+    // A gate that asks for a verified person gets the operating system's
+    // own check (Touch ID, the login password) where there is one; without
+    // it the click is refused (under X11 any program can make one).
+    if choice == Choice::Approve {
+        let gate = approvals.get(&id).await.map_err(CommandError::from)?;
+        if gate.policy.presence == "verified" {
+            let reason = format!("approve “{}”", gate.prompt);
+            match clawdis_approvals::os_check::check_person(&reason).await {
+                Ok(()) => decider.presence = Some(clawdis_approvals::Presence::Os),
+                Err(e) => tracing::info!(error = %e, "no operating-system check of the person"),
+            }
+        }
+    }
     let result = approvals
         .decide(&id, choice, decider)
         .await

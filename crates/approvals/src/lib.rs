@@ -22,6 +22,7 @@
 mod approval;
 mod catalog;
 mod links;
+pub mod os_check;
 mod runs;
 mod settings;
 mod triggers;

@@ -178,6 +178,15 @@ pub async fn pair(
         ));
     }
     crate::requests::wait_of(&body)?;
+    // A device approves what only a person may: an agent's credential
+    // never pairs one, even the first (red team, issue #34).
+    if !matches!(principal, Principal::Owner) && principal.presence().is_none() {
+        return Err(ApiError::forbidden(format!(
+            "{} may not pair a device: pair it with `clawdis devices pair` as the owner, or from \
+             the Clawdis app",
+            principal.label()
+        )));
+    }
     let store = state.approvals().await?.store().clone();
     // Trust on first use, then locked: once a device is paired, a pairing
     // asked for from a shell could be an agent's, so the person confirms
@@ -451,7 +460,7 @@ pub struct ChallengeBody {
     security(()),
     params(("signed" = String, Path, description = "The signed link")),
     request_body(content = crate::openapi::PasskeyChallenge, content_type = "application/json"),
-    responses((status = 200, description = "`{ceremony, publicKey}`: WebAuthn request options", body = Object), (status = 400, description = "Not an approval", body = crate::openapi::ErrorBody), (status = 403, description = "A forged link", body = crate::openapi::ErrorBody), (status = 404, description = "No paired device", body = crate::openapi::ErrorBody), (status = 409, description = "The gate changed since the page showed it", body = crate::openapi::ErrorBody), (status = 404, description = "Used, expired or never made", body = crate::openapi::ErrorBody))
+    responses((status = 200, description = "`{ceremony, publicKey}`: WebAuthn request options", body = Object), (status = 400, description = "Not an approval", body = crate::openapi::ErrorBody), (status = 403, description = "A forged link", body = crate::openapi::ErrorBody), (status = 404, description = "No paired device", body = crate::openapi::ErrorBody), (status = 409, description = "The gate changed since the page showed it", body = crate::openapi::ErrorBody), (status = 410, description = "The link was used or expired", body = crate::openapi::ErrorBody))
 )]
 pub async fn challenge(
     State(state): State<Arc<AppState>>,
@@ -466,6 +475,15 @@ pub async fn challenge(
     }
     let claim = state.links().await?.verify(&link)?;
     let approvals = state.approvals().await?;
+    // A used link starts nothing (red team, issue #34).
+    if approvals
+        .store()
+        .link_spent(&claim.nonce)
+        .await
+        .map_err(ApprovalsError::from)?
+    {
+        return Err(ApprovalsError::Gone("this approval link was already used".into()).into());
+    }
     let gate = approvals.get(&claim.state_key).await?;
     if gate.digest != body.digest {
         return Err(ApprovalsError::Stale(

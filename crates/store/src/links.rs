@@ -16,6 +16,15 @@ impl Store {
         .await?;
         Ok(done.rows_affected() == 1)
     }
+
+    /// Whether the link `nonce` names was spent already.
+    pub async fn link_spent(&self, nonce: &str) -> Result<bool> {
+        let row = sqlx::query("SELECT 1 FROM used_links WHERE nonce = ?")
+            .bind(nonce)
+            .fetch_optional(&mut *self.conns.get().await?)
+            .await?;
+        Ok(row.is_some())
+    }
 }
 
 #[cfg(test)]
@@ -26,7 +35,9 @@ mod tests {
     async fn a_link_is_spent_once() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_dir(dir.path()).await.unwrap();
+        assert!(!store.link_spent("n1").await.unwrap());
         assert!(store.spend_link("n1", "k1").await.unwrap());
+        assert!(store.link_spent("n1").await.unwrap());
         assert!(!store.spend_link("n1", "k1").await.unwrap());
         assert!(store.spend_link("n2", "k1").await.unwrap());
     }
