@@ -246,6 +246,18 @@ fn workflows_run_to_their_gates_and_resume_in_every_transport() {
                 .any(|a| a["approvalId"] == gate),
             "{how}: {pending}"
         );
+        // The refusal is in the ledger, as the MCP client's.
+        let ledger = Client::new(&server).ok("GET", "/audit?limit=1", None);
+        let refusal = &ledger["entries"][0];
+        assert_eq!(
+            (
+                refusal["kind"].as_str(),
+                refusal["subject"].as_str(),
+                refusal["via"].as_str()
+            ),
+            (Some("gate.refused"), Some(gate), Some("mcp")),
+            "{how}: {ledger}"
+        );
         let (status, decided) = person.call("POST", &format!("/approvals/{gate}/approve"), None);
         assert_eq!(status, 200, "{how}: {decided}");
         let run = mcp.ok("run_status", json!({ "runId": gated["runId"] }));
