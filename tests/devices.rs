@@ -105,6 +105,12 @@ impl Phone {
     /// Opens `url` and presses the button `css`; what the page then says.
     async fn press(&self, url: &str, css: &str) -> String {
         self.page.goto(url).await.unwrap();
+        self.click(css, "").await
+    }
+
+    /// Presses the button `css` of the page as it is; what the page then
+    /// says, once that holds `needle`.
+    async fn click(&self, css: &str, needle: &str) -> String {
         self.page
             .find_element(css)
             .await
@@ -112,17 +118,15 @@ impl Phone {
             .click()
             .await
             .unwrap();
-        let said = self
-            .page
-            .evaluate(
-                "new Promise((done) => { const said = document.getElementById('said'); \
-                 const check = () => said.textContent && done(said.textContent); \
-                 new MutationObserver(check).observe(said, {childList: true, subtree: true, characterData: true}); \
-                 check(); })",
-            );
+        let said = self.page.evaluate(format!(
+            "new Promise((done) => {{ const said = document.getElementById('said'); \
+             const check = () => said.textContent && said.textContent.includes({needle:?}) && done(said.textContent); \
+             new MutationObserver(check).observe(said, {{childList: true, subtree: true, characterData: true}}); \
+             check(); }})"
+        ));
         tokio::time::timeout(WAIT, said)
             .await
-            .expect("the page says what came of it")
+            .unwrap_or_else(|_| panic!("the page says {needle:?}"))
             .unwrap()
             .into_value::<String>()
             .unwrap()
@@ -283,6 +287,42 @@ async fn a_paired_device_approves_a_human_gate_with_its_passkey() {
         &json!({"decision": "approve", "digest": gate["digest"]}).to_string(),
     );
     assert_eq!(status, 410, "{said}");
+
+    // The inbox: signed in with the passkey, it lists what waits; each
+    // approval there takes an assertion of its own.
+    let inbox = format!("http://localhost:{}/inbox", server.port);
+    let (status, _) = clawdis_e2e::control::request(
+        server.port,
+        "GET",
+        "/inbox/approvals",
+        &[("Host", "localhost")],
+        "",
+    );
+    assert_eq!(status, 401, "not signed in");
+    let again = PUBLISH.replace("published.txt", "again.txt");
+    let (id, _) = pause(&home, &work, &receiver, "again.lobster", &again);
+    let said = phone.press(&inbox, "button[data-passkey=signin]").await;
+    assert!(said.contains("Signed in as \"phone\""), "{said}");
+    let said = phone
+        .click(
+            &format!("button[data-passkey=inbox-approve][data-id=\"{id}\"]"),
+            "Approved",
+        )
+        .await;
+    assert!(
+        said.contains(&format!("Approved {id} with the passkey of \"phone\"")),
+        "{said}"
+    );
+    let gate = owner.ok("GET", &format!("/approvals/{id}"), None)["approval"].clone();
+    assert_eq!(
+        (gate["decidedBy"].as_str(), gate["decidedVia"].as_str()),
+        (Some("device:phone"), Some("device")),
+        "{gate:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("again.txt")).unwrap(),
+        "published\n"
+    );
 
     // A gate that asks for a verified person takes the passkey too.
     let verified = PUBLISH.replace("approvers: human", "presence: verified");

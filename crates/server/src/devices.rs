@@ -87,9 +87,21 @@ struct Pairing {
     registration: Option<PasskeyRegistration>,
 }
 
+/// What a passkey ceremony was started for: kept here, never taken from
+/// the page that finishes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// Approving the gate the signed link `link` names, as shown with
+    /// `digest`.
+    Link { link: String, digest: String },
+    /// Approving gate `state_key` from the inbox, as shown with `digest`.
+    Gate { state_key: String, digest: String },
+    /// Signing in to the inbox.
+    SignIn,
+}
+
 struct Ceremony {
-    link: String,
-    digest: String,
+    bound: Bound,
     rp: Rp,
     expires: Instant,
     authentication: PasskeyAuthentication,
@@ -491,14 +503,31 @@ pub async fn challenge(
         )
         .into());
     }
-    let rp = Rp::of(&state)?;
-    let passkeys = device_passkeys(approvals.store(), &rp).await?;
-    if passkeys.is_empty() {
+    ok(begin(
+        &state,
+        Bound::Link {
+            link,
+            digest: gate.digest,
+        },
+    )
+    .await?)
+}
+
+/// Starts a passkey ceremony bound to `bound`, over every live device:
+/// `{ceremony, publicKey}` for the page.
+pub(crate) async fn begin(state: &AppState, bound: Bound) -> Result<serde_json::Value, ApiError> {
+    let rp = Rp::of(state)?;
+    let store = state.approvals().await?.store().clone();
+    let keys: Vec<Passkey> = device_passkeys(&store, &rp)
+        .await?
+        .into_iter()
+        .map(|(_, key)| key)
+        .collect();
+    if keys.is_empty() {
         return Err(ApiError::not_found(
             "no device is paired: pair one with `clawdis devices pair --name NAME`",
         ));
     }
-    let keys: Vec<Passkey> = passkeys.into_iter().map(|(_, k)| k).collect();
     let (options, authentication) = rp
         .webauthn()?
         .start_passkey_authentication(&keys)
@@ -509,8 +538,7 @@ pub async fn challenge(
         ceremonies.insert(
             id.clone(),
             Ceremony {
-                link,
-                digest: gate.digest,
+                bound,
                 rp,
                 expires: Instant::now() + CEREMONY_TTL,
                 authentication,
@@ -520,14 +548,63 @@ pub async fn challenge(
     let mut answer =
         serde_json::to_value(options).map_err(|e| ApiError::internal(e.to_string()))?;
     answer["ceremony"] = json!(id);
-    ok(answer)
+    Ok(answer)
+}
+
+/// Finishes the ceremony `body` names (`{ceremony, credential}`) when it
+/// was bound as `fits` says: the live device whose passkey signed it, and
+/// what the ceremony was bound to. Its counter is kept.
+pub(crate) async fn finish(
+    state: &AppState,
+    body: Body,
+    fits: impl Fn(&Bound) -> bool,
+) -> Result<(String, Bound), ApiError> {
+    let id = body.str("ceremony").unwrap_or_default().to_string();
+    let known = state
+        .devices
+        .ceremonies
+        .lock()
+        .ok()
+        .is_some_and(|c| c.get(&id).is_some_and(|c| fits(&c.bound)));
+    if !known {
+        return Err(gone("this passkey ceremony"));
+    }
+    let body: AssertionBody = parse(body)?;
+    let ceremony = state
+        .devices
+        .take_ceremony(&id)
+        .filter(|c| fits(&c.bound))
+        .ok_or_else(|| gone("this passkey ceremony"))?;
+    let verified = ceremony
+        .rp
+        .webauthn()?
+        .finish_passkey_authentication(&body.credential, &ceremony.authentication)
+        .map_err(|e| ApiError::forbidden(format!("the passkey assertion does not verify: {e}")))?;
+    // The device, among the live ones now (one revoked meanwhile is not).
+    let store = state.approvals().await?.store().clone();
+    let device = device_passkeys(&store, &ceremony.rp)
+        .await?
+        .into_iter()
+        .find(|(_, key)| key.cred_id() == verified.cred_id());
+    let Some((name, mut passkey)) = device else {
+        return Err(ApiError::forbidden(
+            "the passkey belongs to no live device (revoked?)",
+        ));
+    };
+    if passkey.update_credential(&verified).is_some() {
+        let json =
+            serde_json::to_string(&passkey).map_err(|e| ApiError::internal(e.to_string()))?;
+        store
+            .used_device(&name, &json)
+            .await
+            .map_err(ApprovalsError::from)?;
+    }
+    Ok((name, ceremony.bound))
 }
 
 /// What finishes a ceremony.
 #[derive(Deserialize)]
 pub struct AssertionBody {
-    /// The ceremony's id.
-    ceremony: String,
     /// The device's assertion.
     credential: PublicKeyCredential,
 }
@@ -550,51 +627,20 @@ pub async fn assert(
     Path(link): Path<String>,
     body: Body,
 ) -> ApiResult {
-    let id = body.str("ceremony").unwrap_or_default().to_string();
-    let known = state
-        .devices
-        .ceremonies
-        .lock()
-        .ok()
-        .is_some_and(|c| c.get(&id).is_some_and(|c| c.link == link));
-    if !known {
-        return Err(gone("this passkey ceremony"));
-    }
-    let body: AssertionBody = parse(body)?;
-    let ceremony = state
-        .devices
-        .take_ceremony(&body.ceremony)
-        .filter(|c| c.link == link)
-        .ok_or_else(|| gone("this passkey ceremony"))?;
-    let approvals = state.approvals().await?;
-    let verified = ceremony
-        .rp
-        .webauthn()?
-        .finish_passkey_authentication(&body.credential, &ceremony.authentication)
-        .map_err(|e| ApiError::forbidden(format!("the passkey assertion does not verify: {e}")))?;
-    // The device, among the live ones now (one revoked meanwhile is not).
-    let store = approvals.store();
-    let device = device_passkeys(store, &ceremony.rp)
-        .await?
-        .into_iter()
-        .find(|(_, key)| key.cred_id() == verified.cred_id());
-    let Some((name, mut passkey)) = device else {
-        return Err(ApiError::forbidden(
-            "the passkey belongs to no live device (revoked?)",
-        ));
+    let (name, bound) = finish(
+        &state,
+        body,
+        |b| matches!(b, Bound::Link { link: bound, .. } if *bound == link),
+    )
+    .await?;
+    let Bound::Link { digest, .. } = bound else {
+        return Err(ApiError::internal("a ceremony bound to something else"));
     };
-    if passkey.update_credential(&verified).is_some() {
-        let json =
-            serde_json::to_string(&passkey).map_err(|e| ApiError::internal(e.to_string()))?;
-        store
-            .used_device(&name, &json)
-            .await
-            .map_err(ApprovalsError::from)?;
-    }
+    let approvals = state.approvals().await?;
     let result = state
         .links()
         .await?
-        .approve_as_device(&approvals, &ceremony.link, &name, ceremony.digest)
+        .approve_as_device(&approvals, &link, &name, digest)
         .await?;
     ok(json!({ "ok": true, "device": name, "result": result }))
 }

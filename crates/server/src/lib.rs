@@ -10,6 +10,7 @@ mod basic;
 mod bodies;
 pub mod devices;
 mod events;
+mod inbox;
 mod inspect;
 mod links;
 mod mcp;
@@ -91,6 +92,8 @@ pub struct AppState {
     pub requests: requests::Requests,
     /// Device pairings and passkey ceremonies in progress.
     pub devices: devices::Devices,
+    /// The devices signed in to the inbox.
+    inbox: inbox::Sessions,
     /// Turns true when the server shuts down; long-lived responses (event
     /// streams) end then, so the graceful shutdown does not wait on them.
     closing: tokio::sync::watch::Sender<bool>,
@@ -122,6 +125,7 @@ impl AppState {
             service: config.service,
             requests: requests::Requests::default(),
             devices: devices::Devices::default(),
+            inbox: inbox::Sessions::default(),
             closing: tokio::sync::watch::Sender::new(false),
         })
     }
@@ -468,7 +472,14 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(devices::assert))
         .routes(routes!(devices::pair_page, devices::pair_finish))
         .routes(routes!(devices::pair_options))
-        .routes(routes!(devices::script));
+        .routes(routes!(devices::script))
+        .routes(routes!(inbox::page))
+        .routes(routes!(inbox::signin_challenge))
+        .routes(routes!(inbox::signin))
+        .routes(routes!(inbox::approvals))
+        .routes(routes!(inbox::challenge))
+        .routes(routes!(inbox::approve))
+        .routes(routes!(inbox::deny));
     (guarded, links)
 }
 

@@ -407,10 +407,9 @@ pub async fn wait(
             return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the backend is stopping"));
         }
     };
-    // Whatever the answer, the request is used up now.
-    if requests.remove(&id).is_none() {
-        return Err(ApiError::not_found(format!("no request {id} waits")));
-    }
+    // Whatever the answer, the request is used up now. Its deadline's own
+    // task may have taken it first (and recorded that it ran out).
+    let ours = requests.remove(&id).is_some();
     let store = state.approvals().await?.store().clone();
     let (kind, name) = (request.kind, request.name);
     match answered {
@@ -468,7 +467,9 @@ pub async fn wait(
             )))
         }
         None => {
-            record(&store, kind, "expired", &name, None, "socket", None).await;
+            if ours {
+                record(&store, kind, "expired", &name, None, "socket", None).await;
+            }
             Err(ApiError::new(
                 StatusCode::REQUEST_TIMEOUT,
                 format!("nobody answered the request {id} for {name:?} in time"),
