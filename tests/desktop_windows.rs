@@ -300,6 +300,15 @@ fn the_app_pairs_a_device_and_confirms_a_pairing_a_shell_asked_for() {
         Duration::from_secs(10),
     );
     let url = url.as_str().unwrap().to_string();
+    assert!(
+        !settings
+            .run(
+                "return document.querySelector('svg.pairing-qr[aria-label=\"QR code of the pairing link\"]')",
+                json!([])
+            )
+            .is_null(),
+        "the link's QR code is shown"
+    );
     let prefix = format!("http://localhost:{port}/pair/");
     assert!(url.starts_with(&prefix), "{url}");
     let (status, page) = clawdis_e2e::control::request(

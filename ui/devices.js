@@ -42,8 +42,18 @@ document.getElementById("pair-form").addEventListener("submit", async (event) =>
   const name = event.target.elements.name.value.trim();
   try {
     const link = await call("devices_pair", { name });
+    // The QR code is an SVG the app made from the link; parsed as SVG, never as HTML.
+    const qr = link.qrSvg
+      ? new DOMParser().parseFromString(link.qrSvg, "image/svg+xml").documentElement
+      : null;
+    if (qr) {
+      qr.setAttribute("role", "img");
+      qr.setAttribute("aria-label", "QR code of the pairing link");
+      qr.classList.add("pairing-qr");
+    }
     pairing.replaceChildren(
-      el("div", {}, `Open this link on the device within 10 minutes (until ${link.expiresAt}); it works once:`),
+      el("div", {}, `Open this link on the device within 10 minutes (until ${link.expiresAt}), or scan the code; it works once:`),
+      qr,
       el("pre", { class: "pairing-url" }, link.url));
   } catch (e) {
     pairing.textContent = errorText(e);

@@ -177,6 +177,6 @@ fn error_text(answer: &Answer) -> String {
 /// A line for the person at the terminal, on stderr (stdout carries the
 /// token alone).
 #[expect(clippy::print_stderr, reason = "told to the person waiting, not a log")]
-fn tell(line: &str) {
+pub(crate) fn tell(line: &str) {
     eprintln!("{line}");
 }

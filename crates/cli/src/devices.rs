@@ -2,6 +2,7 @@
 //! that need a person with a passkey. They are asked of the running
 //! backend, which keeps the pairing ceremonies.
 
+use std::io::IsTerminal;
 use std::path::Path;
 
 use anyhow::{Result, bail};
@@ -57,7 +58,15 @@ pub fn devices(home: &Path, action: DevicesAction) -> Result<()> {
                 let path = "/devices/pairings";
                 let link =
                     ask_the_person(home, path, body, "a pairing of device", &name, wait).await?;
-                crate::print_line(link["url"].as_str().unwrap_or_default());
+                let url = link["url"].as_str().unwrap_or_default();
+                crate::print_line(url);
+                // The same link for the phone's camera, where a person
+                // looks (stdout carries the link alone).
+                if std::io::stderr().is_terminal()
+                    && let Some(code) = clawdis_server::qr::terminal(url)
+                {
+                    crate::backend::tell(&code);
+                }
             }
             DevicesAction::List => {
                 let answer = expect(ask(hyper::Method::GET, "/devices".into(), None).await?, 200)?;

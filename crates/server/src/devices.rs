@@ -262,6 +262,7 @@ pub async fn start_pairing(
     tracing::info!(%name, %by, "a device pairing was started");
     Ok(json!({
         "name": name,
+        "qrSvg": crate::qr::svg(&url),
         "url": url,
         "expiresAt": expires.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     }))

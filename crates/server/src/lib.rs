@@ -16,6 +16,7 @@ mod links;
 mod mcp;
 mod openapi;
 mod principal;
+pub mod qr;
 pub mod requests;
 mod runs;
 mod security;

@@ -618,6 +618,9 @@ pub struct PairingBody {
 pub struct PairingLink {
     name: String,
     url: String,
+    /// The link as a QR code (SVG), for the phone's camera.
+    #[schema(rename = "qrSvg")]
+    qr_svg: Option<String>,
     #[schema(rename = "expiresAt")]
     expires_at: String,
 }
