@@ -170,6 +170,7 @@ impl Devices {
         (status = 202, description = "A device is paired already: the request waits for the person to confirm it in the app (`GET /requests/{id}`)", body = Object),
         (status = 400, description = "A bad name or wait, or (once a device is paired) not asked over the home's local socket", body = crate::openapi::ErrorBody),
         (status = 401, description = "No or a wrong bearer token", content_type = "text/plain", body = String),
+        (status = 403, description = "An agent's credential (an agent token, MCP) never pairs a device", body = crate::openapi::ErrorBody),
         (status = 409, description = "A device has this name already", body = crate::openapi::ErrorBody),
     )
 )]
