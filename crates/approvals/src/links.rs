@@ -178,13 +178,7 @@ impl ApprovalLinks {
         digest: String,
     ) -> Result<serde_json::Value, ApprovalsError> {
         let claim = self.verify(token)?;
-        let decider = Decider {
-            by: Some(format!("device:{device}")),
-            via: Channel::Device,
-            presence: Some(clawdis_store::Presence::Passkey),
-            seen: Some(digest),
-            comment: None,
-        };
+        let decider = Decider::device(device, Some(digest), None);
         spend_and_decide(approvals, &claim, Choice::Approve, decider).await
     }
 }

@@ -295,6 +295,20 @@ pub struct Decider {
     pub comment: Option<String>,
 }
 
+impl Decider {
+    /// Paired device `device`, whose passkey signed this decision, made on
+    /// what was shown with digest `seen`.
+    pub fn device(device: &str, seen: Option<String>, comment: Option<String>) -> Decider {
+        Decider {
+            by: Some(format!("device:{device}")),
+            via: clawdis_store::Channel::Device,
+            presence: Some(clawdis_store::Presence::Passkey),
+            seen,
+            comment,
+        }
+    }
+}
+
 impl Ctx {
     /// A context for this process: its environment, cwd, stdout and TTY state.
     pub fn from_process(mode: Mode) -> Ctx {

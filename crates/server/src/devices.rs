@@ -35,7 +35,6 @@ use webauthn_rs::prelude::{
 use webauthn_rs::{Webauthn, WebauthnBuilder};
 
 use crate::api::{ApiError, ApiResult, Body, ok};
-use crate::principal::{TokenError, valid_name};
 use crate::{AppState, Principal};
 
 /// How long a pairing link works.
@@ -180,16 +179,7 @@ pub async fn pair(
     peer: crate::requests::PeerInfo,
     body: Body,
 ) -> ApiResult {
-    let name = body
-        .text("name")?
-        .ok_or_else(|| ApiError::bad_request("name is required"))?;
-    if !valid_name(&name) {
-        return Err(ApiError::bad_request(
-            TokenError::BadName(name)
-                .to_string()
-                .replace("token", "device"),
-        ));
-    }
+    let name = crate::requests::name_in(&body, "device")?;
     crate::requests::wait_of(&body)?;
     // A device approves what only a person may: an agent's credential
     // never pairs one, even the first (red team, issue #34).

@@ -11,7 +11,7 @@ use std::time::Duration;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
-use clawdis_approvals::{ApprovalState, ApprovalsError, Channel, Choice, Decider, Presence};
+use clawdis_approvals::{ApprovalState, ApprovalsError, Choice, Decider};
 use serde_json::json;
 use tokio::time::Instant;
 
@@ -242,13 +242,7 @@ pub async fn approve(
     let Bound::Gate { state_key, digest } = bound else {
         return Err(ApiError::internal("a ceremony bound to another gate"));
     };
-    let decider = Decider {
-        by: Some(format!("device:{device}")),
-        via: Channel::Device,
-        presence: Some(Presence::Passkey),
-        seen: Some(digest),
-        comment: None,
-    };
+    let decider = Decider::device(&device, Some(digest), None);
     let result = approvals
         .decide(&state_key, Choice::Approve, decider)
         .await?;
@@ -274,13 +268,7 @@ pub async fn deny(
     body: Body,
 ) -> ApiResult {
     let device = state.inbox.device(&headers)?;
-    let decider = Decider {
-        by: Some(format!("device:{device}")),
-        via: Channel::Device,
-        presence: Some(Presence::Passkey),
-        seen: None,
-        comment: body.note("reason")?,
-    };
+    let decider = Decider::device(&device, None, body.note("reason")?);
     let result = state
         .approvals()
         .await?

@@ -276,17 +276,26 @@ pub async fn ask(
     peer: PeerInfo,
     body: Body,
 ) -> ApiResult {
-    let name = body
-        .text("name")?
-        .ok_or_else(|| ApiError::bad_request("name is required"))?;
-    if !valid_name(&name) {
-        return Err(ApiError::bad_request(TokenError::BadName(name).to_string()));
-    }
+    let name = name_in(&body, "token")?;
     let store = state.approvals().await?.store().clone();
     if taken(&store, &name).await? {
         return Err(ApiError::conflict(TokenError::Taken(name).to_string()));
     }
     open(&state, &principal, peer, &body, Asked::ApproverToken, name).await
+}
+
+/// The `name` field of `body`, as a token or a device (`what`) may be
+/// named: 1 to 64 of `A-Z a-z 0-9 . _ -`.
+pub fn name_in(body: &Body, what: &str) -> Result<String, ApiError> {
+    let name = body
+        .text("name")?
+        .ok_or_else(|| ApiError::bad_request("name is required"))?;
+    if !valid_name(&name) {
+        return Err(ApiError::bad_request(format!(
+            "a {what} name is 1 to 64 of A-Z a-z 0-9 . _ - (got {name:?})"
+        )));
+    }
+    Ok(name)
 }
 
 /// How long a request in `body` waits: `waitSeconds`, 1 to 3600 (300
