@@ -438,3 +438,159 @@ async fn the_app_tells_the_person_of_a_device_paired() {
         app.log()
     );
 }
+
+/// Starts `clawdis <args>` in `home`, which asks the person over the local
+/// socket; the process and the request id it printed.
+fn asking(home: &Path, args: &[&str]) -> (Child, String) {
+    use std::io::BufRead;
+    let mut child = Command::new(clawdis_e2e::bin("clawdis"))
+        .arg("--home")
+        .arg(home)
+        .args(args)
+        .env("CLAWDIS_KEYCHAIN", "off")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut told = String::new();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    stderr.read_line(&mut told).unwrap();
+    let id = told
+        .split_once("(request ")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(id, _)| id.to_string())
+        .unwrap_or_else(|| panic!("{args:?} printed no request id: {told}"));
+    // The rest of what it says, for when it ends.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, id)
+}
+
+/// Issue #34, item 2: once a device is paired, what a shell asks of the
+/// person (a new pairing, an approver token) waits for them "in the app or
+/// on a paired device". The paired phone's inbox shows each request with
+/// the process that asked; confirming takes its passkey, refusing its
+/// signed-in session. Nothing else answers a request: not the owner's
+/// token, not a caller without the inbox's session.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paired_device_confirms_or_refuses_what_a_shell_asks() {
+    let (_dir, home, _work) = dirs();
+    let (server, _receiver) = backend(&home);
+    let owner = Client::new(&server);
+    let url = cli_ok(&home, &["devices", "pair", "--name", "phone"]);
+    let phone = Phone::start().await;
+    let said = phone.press(url.trim(), "button[data-passkey=pair]").await;
+    assert!(said.contains("Paired"), "{said}");
+
+    let (pairing, pairing_id) = asking(
+        &home,
+        &["devices", "pair", "--name", "laptop", "--wait", "60s"],
+    );
+    let (token, token_id) = asking(
+        &home,
+        &[
+            "token", "create", "--name", "deputy", "--role", "approver", "--wait", "60s",
+        ],
+    );
+
+    // No credential of the control API answers a request, and the inbox's
+    // routes want its session.
+    for path in [
+        format!("/inbox/requests/{token_id}/refuse"),
+        format!("/inbox/requests/{token_id}/challenge"),
+        format!("/inbox/requests/{token_id}/passkey"),
+    ] {
+        let (status, body) = owner.call("POST", &path, Some(json!({})));
+        assert_eq!(status, 401, "{path}: {body}");
+    }
+    let (status, _) = owner.call("GET", "/inbox/requests", None);
+    assert_eq!(status, 401);
+
+    let inbox = format!("http://localhost:{}/inbox", server.port);
+    let said = phone.press(&inbox, "button[data-passkey=signin]").await;
+    assert!(said.contains("Signed in as \"phone\""), "{said}");
+    // The person sees which process asks.
+    let shown: String = phone
+        .page
+        .evaluate(format!(
+            "document.querySelector('[data-request=\"{pairing_id}\"]').textContent"
+        ))
+        .await
+        .unwrap()
+        .into_value()
+        .unwrap();
+    assert!(
+        shown.contains("pair a device named \"laptop\"")
+            && shown.contains(&format!("pid {} · ", pairing.id()))
+            && shown.contains("devices pair --name laptop"),
+        "{shown}"
+    );
+
+    // Confirmed with the passkey: the asking command prints the link.
+    let said = phone
+        .click(
+            &format!("button[data-passkey=request-confirm][data-id=\"{pairing_id}\"]"),
+            "Confirmed",
+        )
+        .await;
+    assert!(
+        said.contains(&format!(
+            "Confirmed request {pairing_id} with the passkey of \"phone\""
+        )),
+        "{said}"
+    );
+    let paired = pairing.wait_with_output().unwrap();
+    assert!(paired.status.success(), "{paired:?}");
+    let link = String::from_utf8(paired.stdout).unwrap();
+    assert!(
+        link.trim()
+            .starts_with(&format!("http://localhost:{}/pair/", server.port)),
+        "{link}"
+    );
+
+    // Refused from the inbox: the asking command gets no token.
+    let said = phone
+        .click(
+            &format!("button[data-passkey=request-refuse][data-id=\"{token_id}\"]"),
+            "Refused",
+        )
+        .await;
+    assert!(
+        said.contains(&format!("Refused request {token_id}")),
+        "{said}"
+    );
+    let refused = token.wait_with_output().unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(refused.stdout.is_empty());
+    let tokens = cli_ok(&home, &["token", "list"]);
+    assert!(!tokens.contains("deputy"), "{tokens}");
+
+    // The ledger names the device and its passkey for both answers.
+    let entries = owner.ok("GET", "/audit", None)["entries"].clone();
+    let answered: Vec<Value> = entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| ["pairing.confirmed", "token.refused"].contains(&e["kind"].as_str().unwrap()))
+        .map(|e| json!([e["kind"], e["subject"], e["by"], e["via"], e["presence"]]))
+        .collect();
+    assert_eq!(
+        answered,
+        [
+            json!([
+                "token.refused",
+                "deputy (approver)",
+                "device:phone",
+                "device",
+                "passkey"
+            ]),
+            json!([
+                "pairing.confirmed",
+                "device:laptop",
+                "device:phone",
+                "device",
+                "passkey"
+            ]),
+        ],
+        "{entries:#}"
+    );
+}

@@ -153,7 +153,8 @@ pub(crate) async fn ask_the_person(
     }
     let id = asked.body["id"].as_str().unwrap_or_default().to_string();
     tell(&format!(
-        "Asked for {what} {name:?} (request {id}). Confirm or refuse it in the Clawdis app; \
+        "Asked for {what} {name:?} (request {id}). Confirm or refuse it in the Clawdis app or \
+         in a paired device's inbox; \
          waiting up to {wait} s."
     ));
     let answer = over_socket(home, hyper::Method::GET, &format!("/requests/{id}"), None)

@@ -95,6 +95,9 @@ pub(crate) enum Bound {
     Link { link: String, digest: String },
     /// Approving gate `state_key` from the inbox, as shown with `digest`.
     Gate { state_key: String, digest: String },
+    /// Confirming request `id` (an approver token, a pairing) from the
+    /// inbox.
+    Request { id: String },
     /// Signing in to the inbox.
     SignIn,
 }

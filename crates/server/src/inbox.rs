@@ -3,6 +3,10 @@
 //! 10 minutes); each approval there takes an assertion of its own, bound
 //! to the gate, the decision and the digest the page showed, as a link's
 //! page does. Denying needs the signed-in device only.
+//!
+//! What a shell asks of the person (an approver token, a pairing once a
+//! device is paired) waits here too: confirming it takes an assertion bound
+//! to the request, refusing it the signed-in device.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,6 +22,7 @@ use tokio::time::Instant;
 use crate::AppState;
 use crate::api::{ApiError, ApiResult, Body, ok};
 use crate::devices::{Bound, begin, finish};
+use crate::requests::{Confirmer, NotWaiting, Verdict};
 
 /// How long a sign-in lasts.
 const SESSION_TTL: Duration = Duration::from_secs(600);
@@ -92,7 +97,7 @@ pub async fn page() -> Response {
         "Inbox",
         "<h1>What waits for you</h1>\
          <p><button type=button data-passkey=signin>Sign in with this device's passkey</button></p>\
-         <p id=said role=status></p><div id=inbox></div>",
+         <p id=said role=status></p><div id=requests></div><div id=inbox></div>",
     )
 }
 
@@ -275,4 +280,103 @@ pub async fn deny(
         .decide(&id, Choice::Deny, decider)
         .await?;
     ok(json!({ "ok": true, "device": device, "result": result }))
+}
+
+/// `GET /inbox/requests`: what processes ask of the person (approver
+/// tokens, pairings), with the asking process, for the signed-in device.
+#[utoipa::path(
+    get,
+    path = "/inbox/requests",
+    operation_id = "get_inbox_requests",
+    tag = "links",
+    security(()),
+    responses((status = 200, description = "`{device, requests}`: what waits for a confirmation", body = Object), (status = 401, description = "Not signed in", body = crate::openapi::ErrorBody))
+)]
+pub async fn requests(State(state): State<Arc<AppState>>, headers: HeaderMap) -> ApiResult {
+    let device = state.inbox.device(&headers)?;
+    ok(json!({ "device": device, "requests": state.requests.list() }))
+}
+
+/// `POST /inbox/requests/{id}/challenge`: a ceremony bound to confirming
+/// request `id`.
+#[utoipa::path(
+    post,
+    path = "/inbox/requests/{id}/challenge",
+    operation_id = "post_inbox_requests_id_challenge",
+    tag = "links",
+    security(()),
+    params(("id" = String, Path, description = "The request's id", pattern = "^[0-9a-f]{8}$")),
+    responses((status = 200, description = "`{ceremony, publicKey}`", body = Object), (status = 401, description = "Not signed in", body = crate::openapi::ErrorBody), (status = 404, description = "No such request waits", body = crate::openapi::ErrorBody))
+)]
+pub async fn request_challenge(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult {
+    state.inbox.device(&headers)?;
+    if !state.requests.list().iter().any(|r| r.id == id) {
+        return Err(not_waiting(NotWaiting(id)));
+    }
+    ok(begin(&state, Bound::Request { id }).await?)
+}
+
+/// `POST /inbox/requests/{id}/passkey {ceremony, credential}`: confirms
+/// request `id` as the device whose assertion finishes the ceremony.
+#[utoipa::path(
+    post,
+    path = "/inbox/requests/{id}/passkey",
+    operation_id = "post_inbox_requests_id_passkey",
+    tag = "links",
+    security(()),
+    params(("id" = String, Path, description = "The request's id", pattern = "^[0-9a-f]{8}$")),
+    request_body(content = crate::openapi::PasskeyAssertion, content_type = "application/json"),
+    responses((status = 200, description = "Confirmed: `{ok, device, id}`; the asking process receives what it asked for", body = Object), (status = 400, description = "Not a ceremony and an assertion", body = crate::openapi::ErrorBody), (status = 401, description = "Not signed in", body = crate::openapi::ErrorBody), (status = 403, description = "The assertion does not verify", body = crate::openapi::ErrorBody), (status = 404, description = "No such ceremony, or the request waits no more", body = crate::openapi::ErrorBody))
+)]
+pub async fn confirm_request(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult {
+    state.inbox.device(&headers)?;
+    let (device, _) = finish(
+        &state,
+        body,
+        |b| matches!(b, Bound::Request { id: bound } if *bound == id),
+    )
+    .await?;
+    tracing::info!(%id, %device, "a request is confirmed from a paired device");
+    state
+        .requests
+        .answer(&id, Verdict::Confirmed(Confirmer::device(&device)))
+        .map_err(not_waiting)?;
+    ok(json!({ "ok": true, "device": device, "id": id }))
+}
+
+/// `POST /inbox/requests/{id}/refuse`: refuses request `id` as the
+/// signed-in device.
+#[utoipa::path(
+    post,
+    path = "/inbox/requests/{id}/refuse",
+    operation_id = "post_inbox_requests_id_refuse",
+    tag = "links",
+    security(()),
+    params(("id" = String, Path, description = "The request's id", pattern = "^[0-9a-f]{8}$")),
+    responses((status = 200, description = "Refused: `{ok, device, id}`", body = Object), (status = 401, description = "Not signed in", body = crate::openapi::ErrorBody), (status = 404, description = "The request waits no more", body = crate::openapi::ErrorBody))
+)]
+pub async fn refuse_request(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult {
+    let device = state.inbox.device(&headers)?;
+    state
+        .requests
+        .answer(&id, Verdict::Refused(Confirmer::device(&device)))
+        .map_err(not_waiting)?;
+    ok(json!({ "ok": true, "device": device, "id": id }))
+}
+
+fn not_waiting(e: NotWaiting) -> ApiError {
+    ApiError::not_found(e.to_string())
 }

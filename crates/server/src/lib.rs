@@ -480,7 +480,11 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(inbox::approvals))
         .routes(routes!(inbox::challenge))
         .routes(routes!(inbox::approve))
-        .routes(routes!(inbox::deny));
+        .routes(routes!(inbox::deny))
+        .routes(routes!(inbox::requests))
+        .routes(routes!(inbox::request_challenge))
+        .routes(routes!(inbox::confirm_request))
+        .routes(routes!(inbox::refuse_request));
     (guarded, links)
 }
 

@@ -2,7 +2,9 @@
 // browser, checked by the server (webauthn-rs). A button's `data-passkey`
 // says which: `pair` registers this device; `approve` approves the gate a
 // link's page shows, as it was shown (`data-digest`); `signin` opens the
-// inbox, whose `inbox-approve` and `inbox-deny` decide what waits.
+// inbox, whose `inbox-approve` and `inbox-deny` decide what waits, and
+// `request-confirm` and `request-refuse` answer what a process asks of the
+// person (an approver token, a pairing).
 "use strict";
 
 const b64u = {
@@ -90,13 +92,20 @@ async function signin() {
   const { ceremony, publicKey } = await post("/inbox/signin/challenge", {});
   const done = await post("/inbox/signin", { ceremony, credential: await assertion(publicKey) });
   await showInbox();
+  follow();
   say(`Signed in as "${done.device}".`);
 }
 
-async function showInbox() {
-  const response = await fetch("/inbox/approvals");
+async function signedIn(path) {
+  const response = await fetch(path);
   const answer = await response.json();
   if (!response.ok) throw new Error(answer.error || response.statusText);
+  return answer;
+}
+
+async function showInbox() {
+  const [answer, asked] = await Promise.all([signedIn("/inbox/approvals"), signedIn("/inbox/requests")]);
+  showRequests(asked.requests);
   const list = document.getElementById("inbox");
   list.replaceChildren();
   if (!answer.approvals.length) list.textContent = "Nothing waits for you.";
@@ -128,6 +137,68 @@ async function showInbox() {
   }
 }
 
+/** One process as the OS describes it: pid, executable, arguments, cwd. */
+function processLine(p) {
+  const args = (p.args || []).join(" ");
+  return `pid ${p.pid} · ${p.exe || p.name}` + (args ? ` · ${args}` : "") + (p.cwd ? ` · in ${p.cwd}` : "");
+}
+
+function button(kind, id, label, text) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.dataset.passkey = kind;
+  b.dataset.id = id;
+  b.setAttribute("aria-label", label);
+  b.textContent = text;
+  return b;
+}
+
+/** What processes ask of the person, with the asking process and its
+ * parents; Refuse comes first. */
+function showRequests(requests) {
+  const list = document.getElementById("requests");
+  list.replaceChildren();
+  for (const r of requests) {
+    const card = document.createElement("div");
+    card.className = "card request";
+    card.dataset.request = r.id;
+    const title = document.createElement("h2");
+    title.textContent = r.kind === "pairing"
+      ? `A process asks to pair a device named "${r.name}"`
+      : `A process asks for approver token "${r.name}"`;
+    const meta = document.createElement("p");
+    meta.className = "wf";
+    meta.textContent = `request ${r.id} · with ${r.askedBy} · asked ${r.askedAt}`;
+    const warning = document.createElement("p");
+    warning.textContent = r.kind === "pairing"
+      ? "A paired device can approve gates meant for a person. Confirm only if you started this pairing yourself."
+      : "An approver token can approve gates meant for a person. Confirm only if you started this yourself.";
+    const process = document.createElement("pre");
+    const p = r.process;
+    process.textContent = p
+      ? [processLine(p), ...(p.parents || []).map((parent) => `  from ${processLine(parent)}`)].join("\n")
+      : "The asking process could not be identified.";
+    card.append(title, meta, warning, process,
+      button("request-refuse", r.id, `Refuse ${r.name}`, "Refuse"), " ",
+      button("request-confirm", r.id, `Confirm ${r.name}`, "Confirm with this device's passkey"));
+    list.append(card);
+  }
+}
+
+async function requestConfirm(button) {
+  const id = button.dataset.id;
+  const { ceremony, publicKey } = await post(`/inbox/requests/${id}/challenge`, {});
+  const done = await post(`/inbox/requests/${id}/passkey`, { ceremony, credential: await assertion(publicKey) });
+  await showInbox();
+  say(`Confirmed request ${id} with the passkey of "${done.device}".`);
+}
+
+async function requestRefuse(button) {
+  const done = await post(`/inbox/requests/${button.dataset.id}/refuse`, {});
+  await showInbox();
+  say(`Refused request ${done.id}.`);
+}
+
 async function inboxApprove(button) {
   const { id, digest } = button.dataset;
   const { ceremony, publicKey } = await post(`/inbox/${id}/challenge`, { decision: "approve", digest });
@@ -142,15 +213,46 @@ async function inboxDeny(button) {
   say(`Denied ${button.dataset.id}. The run is now ${done.result.status}.`);
 }
 
+// A ceremony in progress keeps the inbox as it is; otherwise it follows
+// what waits, every two seconds, once signed in.
+let busy = 0;
+
 document.addEventListener("click", (event) => {
   const button = event.target.closest("button[data-passkey]");
   if (!button) return;
   event.preventDefault();
   button.disabled = true;
-  const run = { pair, approve, signin, "inbox-approve": inboxApprove, "inbox-deny": inboxDeny };
-  const ceremony = run[button.dataset.passkey](button);
-  ceremony.catch((e) => {
-    say(e.message);
-    button.disabled = false;
-  });
+  const run = {
+    pair,
+    approve,
+    signin,
+    "inbox-approve": inboxApprove,
+    "inbox-deny": inboxDeny,
+    "request-confirm": requestConfirm,
+    "request-refuse": requestRefuse,
+  };
+  busy += 1;
+  run[button.dataset.passkey](button)
+    .catch((e) => {
+      say(e.message);
+      button.disabled = false;
+    })
+    .finally(() => {
+      busy -= 1;
+    });
 });
+
+if (document.getElementById("inbox")) {
+  // A session still open (a reload) shows the inbox without a new sign-in.
+  showInbox().then(follow, () => {});
+}
+
+let following = false;
+
+function follow() {
+  if (following) return;
+  following = true;
+  setInterval(() => {
+    if (!busy) showInbox().catch(() => {});
+  }, 2000);
+}

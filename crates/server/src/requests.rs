@@ -6,7 +6,9 @@
 //! in this process's memory only, until the person confirms or refuses it
 //! in the app, or it runs out. What it grants (the token, the pairing link)
 //! is made only then and travels only to the process that asked: it is
-//! never kept in clear, and no API call confirms a request.
+//! never kept in clear. The app answers in its window; a paired device
+//! answers from its inbox, confirming with a passkey assertion. No
+//! credential of the control API confirms a request.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -99,9 +101,20 @@ pub struct Confirmer {
     pub presence: Presence,
 }
 
+impl Confirmer {
+    /// Paired device `device`, signed in with its passkey.
+    pub fn device(device: &str) -> Confirmer {
+        Confirmer {
+            by: Some(format!("device:{device}")),
+            via: "device".into(),
+            presence: Presence::Passkey,
+        }
+    }
+}
+
 /// Why a request could not be answered.
 #[derive(Debug, thiserror::Error)]
-#[error("no token request {0} waits for an answer (answered already, or run out)")]
+#[error("no request {0} waits for an answer (answered already, or run out)")]
 pub struct NotWaiting(pub String);
 
 struct Entry {
@@ -151,8 +164,9 @@ impl Requests {
         self.changed.subscribe()
     }
 
-    /// Answers request `id`, once. Only the app calls this: no API route
-    /// does.
+    /// Answers request `id`, once: the app, or a paired device's inbox
+    /// (`inbox::confirm_request`, after a passkey assertion). No route of
+    /// the control API does.
     pub fn answer(&self, id: &str, verdict: Verdict) -> Result<(), NotWaiting> {
         let entries = self
             .entries
