@@ -39,6 +39,11 @@ impl Drop for Phone {
 
 impl Phone {
     async fn start() -> Phone {
+        Phone::start_with(&[]).await
+    }
+
+    /// A phone whose Chromium also takes `flags`.
+    async fn start_with(flags: &[String]) -> Phone {
         let executable = clawdis_browser::discovery::find_executable(
             None,
             std::env::var("PATH").ok().as_deref(),
@@ -57,6 +62,7 @@ impl Phone {
                 "--disable-sync",
                 "--remote-debugging-port=0",
             ])
+            .args(flags)
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")
             .stdout(Stdio::null())
@@ -136,14 +142,19 @@ impl Phone {
 /// A backend whose public base URL is its own loopback port (the relying
 /// party `localhost`), sending `approval.pending` to a receiver.
 fn backend(home: &Path) -> (Server, Receiver) {
+    let port = free_port();
+    backend_at(home, port, &format!("http://localhost:{port}/"))
+}
+
+/// A backend on loopback port `port` whose public base URL is `public`.
+fn backend_at(home: &Path, port: u16, public: &str) -> (Server, Receiver) {
     let secret = clawdis_cli(home, &["webhooks", "secret"]);
     let receiver = Receiver::start(String::from_utf8_lossy(&secret.stdout).trim());
-    let port = free_port();
     let server = start_server_full(
         home,
         json!({
             "controlUrl": format!("http://127.0.0.1:{port}"),
-            "publicBaseUrl": format!("http://localhost:{port}/"),
+            "publicBaseUrl": public,
             "webhooks": [{ "url": receiver.url("/phone"), "events": ["approval.pending"] }],
         }),
         &["--no-browser"],
@@ -592,5 +603,51 @@ async fn a_paired_device_confirms_or_refuses_what_a_shell_asks() {
             ]),
         ],
         "{entries:#}"
+    );
+}
+
+/// Issue #34, item 2: "remote ones under `publicBaseUrl`". The phone
+/// reaches the backend by a name that is not `localhost` (here
+/// `clawdis.test`, which the phone's resolver maps to this machine, as a
+/// tunnel or a reverse proxy would): the pairing link, the passkey's
+/// relying party and the approval link are all that host's, and a passkey
+/// made there approves.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_device_pairs_and_approves_under_a_public_base_url() {
+    let (_dir, home, work) = dirs();
+    let port = free_port();
+    let public = format!("http://clawdis.test:{port}");
+    let (server, receiver) = backend_at(&home, port, &format!("{public}/"));
+    let owner = Client::new(&server);
+    let url = cli_ok(&home, &["devices", "pair", "--name", "phone"]);
+    assert!(url.starts_with(&format!("{public}/pair/")), "{url}");
+    // WebAuthn wants a secure context: a real deployment serves HTTPS;
+    // this phone is told to treat the test origin as one.
+    let phone = Phone::start_with(&[
+        "--host-resolver-rules=MAP clawdis.test 127.0.0.1".into(),
+        format!("--unsafely-treat-insecure-origin-as-secure={public}"),
+    ])
+    .await;
+    let said = phone.press(url.trim(), "button[data-passkey=pair]").await;
+    assert!(said.contains("Paired as \"phone\""), "{said}");
+    let listed = cli_ok(&home, &["devices", "list"]);
+    assert!(listed.starts_with("phone\tclawdis.test\t"), "{listed}");
+
+    let (id, link) = pause(&home, &work, &receiver, "publish.lobster", PUBLISH);
+    assert!(link.starts_with(&format!("{public}/approve/")), "{link}");
+    let said = phone.press(&link, "button[data-passkey=approve]").await;
+    assert!(
+        said.contains("Approved with the passkey of \"phone\""),
+        "{said}"
+    );
+    let gate = owner.ok("GET", &format!("/approvals/{id}"), None)["approval"].clone();
+    assert_eq!(
+        (gate["decidedBy"].as_str(), gate["runStatus"].as_str()),
+        (Some("device:phone"), Some("done")),
+        "{gate:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("published.txt")).unwrap(),
+        "published\n"
     );
 }
