@@ -73,7 +73,8 @@ fn approval_routes_decide_once_and_keep_what_was_said() {
         "one\n"
     );
 
-    // Deny by run id; the reason is kept as the comment.
+    // Deny by run id; the reason is kept as the comment, and the agent's
+    // envelope says it, and that a denial means stop (issue #35).
     pause(
         &home,
         &work,
@@ -88,6 +89,11 @@ fn approval_routes_decide_once_and_keep_what_was_said() {
         Some(json!({"reason": "not today"})),
     );
     assert_eq!(denied["result"]["status"], "cancelled", "{denied}");
+    let reason = denied["result"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("Denied by owner: not today.") && reason.contains("A denial means stop"),
+        "{denied}"
+    );
     let two = &c.ok("GET", &format!("/approvals/{id}"), None)["approval"];
     assert_eq!(
         (two["decision"].as_str(), two["comment"].as_str()),

@@ -181,6 +181,68 @@ async fn deny_in_dunst_cancels_the_run_once() {
     assert_eq!(rig.s.sent(), "", "nothing after the gate ran");
 }
 
+/// Issue #35: a prompt with a right-to-left override read "exe.txt" in
+/// dunst. The notification now shows hidden characters as escapes with a
+/// warning, escapes markup (dunst reads it: `<b>` would be bold), and
+/// offers no Approve for text like that (the window shows all of it).
+/// Dismissing it leaves the gate pending.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_notification_shows_hidden_characters_and_offers_no_approve_for_them() {
+    clawdis_e2e::desktop::require();
+    let s = Scratch::new();
+    let desktop = Desktop::start();
+    let dunst = Dunst::start(&desktop);
+    let app = App::start(
+        &desktop,
+        &s.home,
+        &s.state,
+        serde_json::json!({"enabled": false}),
+    );
+    std::fs::write(
+        s.work.join("notes.lobster"),
+        "name: notes\nsteps:\n  - id: gate\n    approval:\n      prompt: \"Publish <b>notes</b> to \u{202E}txt.exe\u{202C} the list?\"\n  - id: go\n    run: echo published > published.txt\n",
+    )
+    .unwrap();
+    let paused = s.run("notes.lobster");
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    dunst.wait_displayed(1, Duration::from_secs(5));
+    let menu = dunst.pick("#nothing to pick");
+    assert!(
+        menu.iter()
+            .any(|l| l.starts_with("#Deny (Clawdis: approval needed)"))
+            && !menu.iter().any(|l| l.starts_with("#Approve (")),
+        "menu: {menu:?}\n{}",
+        app.log()
+    );
+    dunst.close();
+    dunst.wait_displayed(0, Duration::from_secs(5));
+    let bodies = dunst.history_bodies();
+    let body = bodies.first().expect("the closed notification");
+    assert!(
+        body.starts_with("⚠ This text holds 2 hidden")
+            && body
+                .contains("Publish &lt;b&gt;notes&lt;/b&gt; to ⟨U+202E⟩txt.exe⟨U+202C⟩ the list?")
+            && !body.contains('\u{202E}'),
+        "{body}"
+    );
+    // Dismissed is neither approved nor denied: the agent's own denial is
+    // the one recorded.
+    let denied = envelope(&s.resume(
+        paused["requiresApproval"]["resumeToken"].as_str().unwrap(),
+        &["--approve", "no"],
+    ));
+    assert_eq!(denied["status"], "cancelled", "{denied}");
+    let approvals = Approvals::open(&s.state).await.unwrap();
+    let id = paused["requiresApproval"]["approvalId"].as_str().unwrap();
+    let gate = approvals.get(id).await.unwrap();
+    assert_eq!(
+        gate.decided_via.map(Channel::as_str),
+        Some("cli"),
+        "{gate:?}"
+    );
+    assert!(!s.work.join("published.txt").exists());
+}
+
 /// A run decided elsewhere (the agent's own resume) takes its notification
 /// off dunst's screen.
 #[tokio::test(flavor = "multi_thread")]

@@ -37,6 +37,17 @@ fn open_window(desktop: &Desktop, s: &Scratch, window: &str) -> Session {
     )
 }
 
+/// Clicks the first pending card's Approve once it is armed (a second
+/// after the card shows).
+fn approve_when_armed(app: &Session) {
+    app.wait_for(
+        "document.querySelector('.card.pending button.approve:not([disabled])')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    app.click(".card.pending button.approve");
+}
+
 fn assert_not_blank(session: &Session, window: &str) {
     // WebKitGTK's WebDriver screenshot waits for the page's next rendering
     // update; drawn without GL (the app sets GDK_GL=disable), a page that
@@ -82,7 +93,7 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
     );
     assert_not_blank(&app, "approvals");
 
-    app.click(".card.pending button.primary");
+    approve_when_armed(&app);
     // The card passes through "running" while the rest of the run runs.
     let decided = app.wait_for(
         "[...document.querySelectorAll('.card.decided')].map(c => c.textContent).find(t => t.includes(arg))",
@@ -138,12 +149,7 @@ fn a_verified_gate_refuses_the_windows_click_on_linux() {
     assert_eq!(paused["status"], "needs_approval", "{paused}");
     let desktop = Desktop::start();
     let app = open_window(&desktop, &s, "approvals");
-    app.wait_for(
-        "document.querySelector('.card.pending button.primary')",
-        json!(null),
-        Duration::from_secs(10),
-    );
-    app.click(".card.pending button.primary");
+    approve_when_armed(&app);
     let said = app.wait_for(
         "document.getElementById('status').textContent",
         json!(null),
@@ -621,4 +627,86 @@ fn turning_the_browser_off_in_settings_stops_it() {
                 .contains("Browser disabled in settings"),
         "{status} {body}"
     );
+}
+
+/// Issue #35: `Publish notes to \u{202E}txt.exe\u{202C} the list?` read
+/// "exe.txt" in the Approvals window. Now hidden and direction-changing
+/// characters show as escapes and a word with a Cyrillic look-alike is
+/// named, with warnings above; the card fails closed (the focus on Deny,
+/// Approve armed a second after it shows, Enter and Escape approve
+/// nothing); and Deny's reason reaches the agent's envelope.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_that_hides_characters_is_shown_escaped_and_fails_closed() {
+    require();
+    let s = Scratch::new();
+    write_settings(&s.home, json!({"enabled": false}));
+    std::fs::write(
+        s.work.join("notes.lobster"),
+        "name: notes\nsteps:\n  - id: gate\n    approval:\n      prompt: \"Publish notes to \u{202E}txt.exe\u{202C} the p\u{0430}ypal list?\"\n  - id: go\n    run: echo published > published.txt\n",
+    )
+    .unwrap();
+    let paused = s.run("notes.lobster");
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let id = paused["requiresApproval"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "approvals");
+    // Shown unarmed, with the focus on Deny.
+    let shown = app.wait_for(
+        "(() => { const c = document.querySelector('.card.pending'); \
+           return c && c.querySelector('button.approve').disabled \
+             && {text: c.textContent, focused: document.activeElement.className, \
+                 alerts: [...c.querySelectorAll('[role=alert]')].map(a => a.textContent)}; })()",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let text = shown["text"].as_str().unwrap();
+    assert!(
+        text.contains("Publish notes to ⟨U+202E⟩txt.exe⟨U+202C⟩ the p\u{0430}ypal list?")
+            && !text.contains('\u{202E}'),
+        "{shown:#}"
+    );
+    let alerts = shown["alerts"].to_string();
+    assert!(
+        alerts.contains("2 hidden") && alerts.contains("reads as \\\"paypal\\\""),
+        "{shown:#}"
+    );
+    assert_eq!(shown["focused"], "deny", "{shown:#}");
+    // Armed, Approve still takes no Enter (nor Escape).
+    app.wait_for(
+        "document.querySelector('.card.pending button.approve:not([disabled])')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    app.run(
+        "document.querySelector('.card.pending button.approve').focus(); return null;",
+        json!([]),
+    );
+    app.press("\u{E007}\u{E00C}");
+    // Denied with a reason; had Enter approved, this would find the gate
+    // decided already.
+    app.run(
+        "document.querySelector('.card.pending select.reason').value = 'Wrong target or recipient'; return null;",
+        json!([]),
+    );
+    app.fill(".card.pending input.reason-text", "it is an .exe");
+    app.click(".card.pending button.deny");
+    app.wait_for(
+        "[...document.querySelectorAll('.card.decided')].map(c => c.textContent).find(t => t.includes(arg))",
+        json!("reject"),
+        Duration::from_secs(10),
+    );
+    let approvals = Approvals::open(&s.state).await.unwrap();
+    let gate = approvals.get(&id).await.unwrap();
+    assert_eq!(gate.decision, Some(Decision::Reject), "{gate:?}");
+    let result: Value = serde_json::from_str(gate.result.as_ref().unwrap().get()).unwrap();
+    let reason = result["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("Wrong target or recipient: it is an .exe")
+            && reason.contains("A denial means stop"),
+        "{result:#}"
+    );
+    assert!(!s.work.join("published.txt").exists());
 }

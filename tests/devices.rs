@@ -310,10 +310,29 @@ async fn a_paired_device_approves_a_human_gate_with_its_passkey() {
         "",
     );
     assert_eq!(status, 401, "not signed in");
-    let again = PUBLISH.replace("published.txt", "again.txt");
+    let again = PUBLISH
+        .replace("published.txt", "again.txt")
+        .replace("Publish?", "\"Publish \u{202E}txt.exe\u{202C}?\"");
     let (id, _) = pause(&home, &work, &receiver, "again.lobster", &again);
     let said = phone.press(&inbox, "button[data-passkey=signin]").await;
     assert!(said.contains("Signed in as \"phone\""), "{said}");
+    // What it shows is legible: the hidden characters escaped, a warning
+    // above (issue #35).
+    let card: String = phone
+        .page
+        .evaluate(format!(
+            "document.querySelector('.card[data-id=\"{id}\"]').textContent"
+        ))
+        .await
+        .unwrap()
+        .into_value()
+        .unwrap();
+    assert!(
+        card.contains("⚠ This text holds 2 hidden")
+            && card.contains("Publish ⟨U+202E⟩txt.exe⟨U+202C⟩?")
+            && !card.contains('\u{202E}'),
+        "{card}"
+    );
     let said = phone
         .click(
             &format!("button[data-passkey=inbox-approve][data-id=\"{id}\"]"),

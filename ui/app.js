@@ -35,3 +35,16 @@ function age(iso) {
   if (s < 86400) return Math.floor(s / 3600) + " h ago";
   return Math.floor(s / 86400) + " d ago";
 }
+
+/** Text a person reads, as the backend made it legible (`{text, warnings}`:
+ * hidden and direction-changing characters already escaped, look-alike
+ * words named): the warnings above, then the text in `tag`. Long text
+ * scrolls (a `pre`) and has Copy, which copies what is shown. */
+function legible(shown, tag, attrs) {
+  const warnings = (shown.warnings || []).map((w) => el("div", { class: "warning legible", role: "alert" }, "⚠ " + w));
+  const body = el(tag, attrs || {}, shown.text);
+  if (tag !== "pre") return [warnings, body];
+  const copy = el("button", { type: "button", class: "copy", "aria-label": `Copy ${(attrs && attrs["aria-label"]) || "the text"}`,
+    onclick: () => navigator.clipboard.writeText(shown.text).catch(() => {}) }, "Copy");
+  return [warnings, el("div", { class: "scroll" }, body, copy)];
+}

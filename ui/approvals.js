@@ -11,10 +11,10 @@ const gateOf = (a) => a.approvalId || a.id;
 
 /** Decides gate `id` as it was shown (its `digest`): a gate that changed
  * since is refused, and the window shows it as it is now. */
-async function decide(id, choice, response, digest) {
+async function decide(id, choice, response, digest, reason) {
   status.textContent = "";
   try {
-    const result = await call("approvals_decide", { id, choice, response, digest });
+    const result = await call("approvals_decide", { id, choice, response, digest, reason });
     status.textContent = `Resumed: ${result.ok ? result.status : "failed: " + result.error.message}`;
   } catch (e) {
     status.textContent = errorText(e);
@@ -60,28 +60,51 @@ function inputForm(a) {
 }
 
 function card(a) {
-  const title = a.workflow ? `${a.workflow}` : "pipeline";
+  const shown = a.readable;
+  const title = shown.workflow ? shown.workflow.text : "pipeline";
   const head = el("div", {},
-    el("strong", {}, a.prompt || "(no prompt)"),
+    legible(shown.prompt, "strong", { class: "prompt" }),
     el("div", { class: "meta" }, `${title} · ${a.itemCount} item${a.itemCount === 1 ? "" : "s"} · ${age(a.createdAt)}`
       + (a.approvalId ? ` · id ${a.approvalId}` : "")),
+    shown.workflow ? shown.workflow.warnings.map((w) => el("div", { class: "warning legible", role: "alert" }, "⚠ " + w)) : null,
     // What runs after the gate is the definition it paused with; the file
     // on disk was changed since, and that change does not run.
     a.fileChanged ? el("div", { class: "warning file-changed" },
       "The workflow file was changed after this run paused. Approving runs the steps as they were when it paused, not the edited file.") : null);
-  const preview = a.items.length ? el("pre", {}, JSON.stringify(a.items, null, 2) + (a.itemCount > a.items.length ? "\n…" : "")) : null;
+  const preview = a.items.length ? legible(shown.items, "pre", { "aria-label": "Items" }) : null;
   if (a.status !== "pending") {
     const who = [a.decision, a.decidedBy && `by ${a.decidedBy}`, a.decidedVia && `via ${a.decidedVia}`, a.decidedAt && age(a.decidedAt)]
       .filter(Boolean).join(" ");
     return el("div", { class: "card decided", "data-id": gateOf(a) }, head, el("div", { class: "meta" }, `${a.runStatus}: ${who}`));
   }
-  const body = a.gate === "input"
-    ? inputForm(a)
-    : el("div", { class: "actions" },
-        el("button", { class: "primary", onclick: () => decide(gateOf(a), "approve", undefined, a.digest) }, "Approve"),
-        el("button", { onclick: () => decide(gateOf(a), "deny") }, "Deny"),
-        el("button", { onclick: () => decide(gateOf(a), "cancel") }, "Cancel run"));
-  return el("div", { class: "card pending", "data-id": gateOf(a) }, head, preview, body);
+  const body = a.gate === "input" ? inputForm(a) : approvalActions(a);
+  return el("div", { class: "card pending", "data-id": gateOf(a), "data-digest": a.digest }, head, preview, body);
+}
+
+/** Ready reasons for a denial; the agent is told the one picked, and the
+ * person's own words. */
+const REASONS = ["Not what I asked for", "Wrong target or recipient", "Too risky", "Not now"];
+
+/** An approval gate's controls, failing closed: Deny comes first and takes
+ * the focus, with a reason the agent is told; Approve is armed one second
+ * after the card shows (or its content changes), and Enter never presses
+ * it. */
+function approvalActions(a) {
+  const id = gateOf(a);
+  const picked = el("select", { class: "reason", "aria-label": "Why you deny it" },
+    el("option", { value: "" }, "No reason given"), REASONS.map((r) => el("option", { value: r }, r)));
+  const words = el("input", { type: "text", class: "reason-text", "aria-label": "Your reason, in your words",
+    placeholder: "Why (optional; the agent is told)" });
+  const reason = () => [picked.value, words.value.trim()].filter(Boolean).join(": ") || undefined;
+  const approve = el("button", { class: "primary approve", disabled: true, "aria-label": "Approve",
+    onkeydown: (ev) => { if (ev.key === "Enter") ev.preventDefault(); },
+    onclick: () => decide(id, "approve", undefined, a.digest) }, "Approve");
+  setTimeout(() => { approve.disabled = false; }, 1000);
+  return el("div", { class: "actions" },
+    el("button", { class: "deny", "aria-label": "Deny", onclick: () => decide(id, "deny", undefined, undefined, reason()) }, "Deny"),
+    picked, words,
+    el("button", { class: "cancel", "aria-label": "Cancel run", onclick: () => decide(id, "cancel") }, "Cancel run"),
+    approve);
 }
 
 async function render() {
@@ -96,26 +119,24 @@ async function render() {
   const decided = list.filter((a) => a.status !== "pending");
   // A form someone is filling in survives re-renders (other runs changing,
   // the age ticker): keep the card of a still-pending input gate as it is.
+  // So does a pending card whose content is unchanged (its digest): its
+  // Approve stays armed, its reason as typed.
   const open = new Map([...document.querySelectorAll(".card.pending")].map((c) => [c.dataset.id, c]));
-  const keep = (a) => (a.gate === "input" && open.get(gateOf(a))) || card(a);
+  const same = (a) => { const c = open.get(gateOf(a)); return c && c.dataset.digest === a.digest ? c : null; };
+  const keep = (a) => (a.gate === "input" && open.get(gateOf(a))) || same(a) || card(a);
   document.getElementById("pending").replaceChildren(...(pending.length ? pending.map(keep) : [el("div", { class: "empty" }, "Nothing waits for you.")]));
   document.getElementById("decided").replaceChildren(...(decided.length ? decided.map(card) : [el("div", { class: "empty" }, "No decisions yet.")]));
-}
-
-/** One process, as the OS describes it: pid, executable, arguments, cwd. */
-function processLine(p) {
-  const args = (p.args || []).join(" ");
-  return `pid ${p.pid} · ${p.exe || p.name}` + (args ? ` · ${args}` : "") + (p.cwd ? ` · in ${p.cwd}` : "");
+  // The focus starts on Deny, never on Approve.
+  const focused = document.activeElement;
+  if (!focused || focused === document.body) document.querySelector(".card.pending button.deny")?.focus();
 }
 
 /** What a process asks of the person (an approver token, a device
- * pairing): who asked, through which process and its parents, with Refuse
+ * pairing): who asked, through which process and its parents (made
+ * legible by the backend: an agent picks its own arguments), with Refuse
  * first. Confirming gives whoever asked what approves gates meant for a
  * person. */
 function requestCard(r) {
-  const p = r.process;
-  const chain = p ? el("ol", { class: "process-chain", "aria-label": "Parent processes" },
-    (p.parents || []).map((parent) => el("li", {}, processLine(parent)))) : null;
   return el("div", { class: "card request", "data-request": r.id },
     el("strong", {}, r.kind === "pairing"
       ? `A process asks to pair a device named "${r.name}"`
@@ -124,8 +145,7 @@ function requestCard(r) {
     el("div", { class: "warning" }, r.kind === "pairing"
       ? "A paired device can approve gates meant for a person. Confirm only if you started this pairing yourself."
       : "An approver token can approve gates meant for a person. Confirm only if you started this yourself."),
-    el("div", { class: "process" }, p ? processLine(p) : "The asking process could not be identified."),
-    chain,
+    legible(r.readable.process, "pre", { class: "process", "aria-label": "The asking process and its parents" }),
     el("div", { class: "actions" },
       el("button", { class: "refuse", "aria-label": `Refuse ${r.name}`, onclick: () => answerRequest(r.id, false) }, "Refuse"),
       el("button", { class: "primary confirm", "aria-label": `Confirm ${r.name}`, onclick: () => answerRequest(r.id, true) }, "Confirm")));

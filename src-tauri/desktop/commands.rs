@@ -30,16 +30,19 @@ pub fn register<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     ])
 }
 
-/// Pending runs, then recently decided ones.
+/// Pending runs, then recently decided ones, each with what a person reads
+/// of it (`readable`).
 #[tauri::command]
 async fn approvals_list(
     approvals: State<'_, ApprovalsState>,
-) -> Result<Vec<Approval>, CommandError> {
-    approvals.list().await.map_err(CommandError::from)
+) -> Result<Vec<clawdis_approvals::ForAPerson>, CommandError> {
+    let list = approvals.list().await.map_err(CommandError::from)?;
+    Ok(list.into_iter().map(Approval::for_a_person).collect())
 }
 
 /// `approve`, `deny` or `cancel` a run, or `respond` with `response`, as
-/// shown with `digest` (a gate changed since is refused).
+/// shown with `digest` (a gate changed since is refused). A denial's
+/// `reason` goes back to the agent in the run's envelope.
 #[tauri::command]
 async fn approvals_decide<R: Runtime>(
     app: AppHandle<R>,
@@ -48,11 +51,15 @@ async fn approvals_decide<R: Runtime>(
     choice: String,
     response: Option<serde_json::Value>,
     digest: Option<String>,
+    reason: Option<String>,
 ) -> Result<serde_json::Value, CommandError> {
     let choice = Choice::parse(&choice, response).map_err(CommandError::from)?;
     // Decided on what the window showed (its `digest`).
     let mut decider = clawdis_approvals::Decider {
         seen: digest,
+        comment: reason
+            .map(|r| r.trim().to_string())
+            .filter(|r| !r.is_empty()),
         ..decider(Channel::App)
     };
     // A gate that asks for a verified person gets the operating system's
@@ -61,7 +68,10 @@ async fn approvals_decide<R: Runtime>(
     if choice == Choice::Approve {
         let gate = approvals.get(&id).await.map_err(CommandError::from)?;
         if gate.policy.presence == "verified" {
-            let reason = format!("approve “{}”", gate.prompt);
+            let reason = format!(
+                "approve “{}”",
+                clawdis_approvals::legible(&gate.prompt).text
+            );
             match clawdis_approvals::os_check::check_person(&reason).await {
                 Ok(()) => decider.presence = Some(clawdis_approvals::Presence::Os),
                 Err(e) => tracing::info!(error = %e, "no operating-system check of the person"),
@@ -79,12 +89,14 @@ async fn approvals_decide<R: Runtime>(
 /// What processes asked of the person (approver tokens, device pairings),
 /// each with the process that asked.
 #[tauri::command]
-fn requests_list(backend: State<'_, Backend>) -> Vec<Request> {
-    backend.state.requests.list()
+fn requests_list(backend: State<'_, Backend>) -> Vec<serde_json::Value> {
+    let list = backend.state.requests.list();
+    list.iter().map(Request::for_a_person).collect()
 }
 
 /// Confirms (`confirm: true`) or refuses a waiting request, as the person
-/// at this app. No API route does this: only the app.
+/// at this app. No credential of the control API does this: only the app
+/// and a paired device's inbox (with its passkey).
 #[tauri::command]
 fn requests_answer(
     backend: State<'_, Backend>,

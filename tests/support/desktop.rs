@@ -371,7 +371,16 @@ impl Dunst {
         std::fs::set_permissions(&pick, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         let conf = dir.path().join("dunstrc");
-        std::fs::write(&conf, format!("[global]\n    dmenu = {}\n", pick.display())).unwrap();
+        // Markup on, as dunst's own example configuration has it: what the
+        // app sends is read as Pango markup.
+        std::fs::write(
+            &conf,
+            format!(
+                "[global]\n    dmenu = {}\n    markup = full\n",
+                pick.display()
+            ),
+        )
+        .unwrap();
         let mut cmd = Command::new("dunst");
         cmd.arg("-conf")
             .arg(&conf)
@@ -413,6 +422,26 @@ impl Dunst {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("dunst shows {seen:?} notifications, not {n}, after {timeout:?}");
+    }
+
+    /// Closes the newest notification, as a person dismissing it does.
+    pub fn close(&self) {
+        assert!(self.dunstctl(&["close"]).is_some(), "dunstctl close failed");
+    }
+
+    /// The bodies of the notifications dunst has closed, newest first, as
+    /// it received them.
+    pub fn history_bodies(&self) -> Vec<String> {
+        let text = self.dunstctl(&["history"]).expect("dunstctl history");
+        let history: serde_json::Value = serde_json::from_str(&text).unwrap();
+        history["data"][0]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .filter_map(|n| n["body"]["data"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Opens dunst's action menu and picks the first line containing

@@ -154,6 +154,26 @@ impl Session {
         );
     }
 
+    /// Presses `keys` on whatever has the focus, one after another, as a
+    /// keyboard does (WebDriver's key codes: `\u{E007}` is Enter,
+    /// `\u{E00C}` Escape).
+    pub fn press(&self, keys: &str) {
+        let actions: Vec<Value> = keys
+            .chars()
+            .flat_map(|k| {
+                [
+                    json!({"type": "keyDown", "value": k.to_string()}),
+                    json!({"type": "keyUp", "value": k.to_string()}),
+                ]
+            })
+            .collect();
+        self.send(
+            "POST",
+            &self.at("/actions"),
+            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
+        );
+    }
+
     /// Replaces the text of the input matching `css`.
     pub fn fill(&self, css: &str, text: &str) {
         let id = self.find(css);

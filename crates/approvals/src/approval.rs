@@ -4,6 +4,7 @@ use clawdis_store::{Channel, Decision, Gate, RunKind, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::legible::{Legible, legible};
 use crate::view::{DecisionView, gate_decisions};
 
 /// How many items a preview carries; `itemCount` has the total.
@@ -89,6 +90,31 @@ pub struct Approval {
     pub decisions: Vec<DecisionView>,
 }
 
+/// What a person reads of a gate, made legible: the API keeps the raw
+/// text, every human view shows this.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Readable {
+    /// The workflow's name.
+    pub workflow: Option<Legible>,
+    /// The prompt.
+    pub prompt: Legible,
+    /// The items, one pretty-printed JSON value after another; what is not
+    /// shown is said.
+    pub items: Legible,
+}
+
+/// A gate with what a person reads of it: the approval's own fields (JSON
+/// kept as written, keys in order), and `readable`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ForAPerson {
+    /// The gate.
+    #[serde(flatten)]
+    pub approval: Approval,
+    /// What a person reads of it.
+    pub readable: Readable,
+}
+
 /// Where a gate stands, as the approvals API says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -162,6 +188,37 @@ impl Approval {
         }
     }
 
+    /// What a person reads of the gate: its workflow's name, prompt and
+    /// items, each made legible (hidden characters escaped, look-alikes
+    /// flagged).
+    pub fn readable(&self) -> Readable {
+        let mut items = String::new();
+        for item in &self.items {
+            items.push_str(&pretty(item.get()));
+            items.push('\n');
+        }
+        let more = self.item_count.saturating_sub(self.items.len());
+        if more > 0 {
+            items.push_str(&format!(
+                "… and {more} more item{} not shown here\n",
+                if more == 1 { "" } else { "s" }
+            ));
+        }
+        Readable {
+            workflow: self.workflow.as_deref().map(legible),
+            prompt: legible(&self.prompt),
+            items: legible(items.trim_end()),
+        }
+    }
+
+    /// The gate as a person's view takes it: its fields, and `readable`.
+    pub fn for_a_person(self) -> ForAPerson {
+        ForAPerson {
+            readable: self.readable(),
+            approval: self,
+        }
+    }
+
     /// Whether only a person may approve the gate: `approvers: human`, or
     /// `presence: verified`.
     pub fn needs_a_person(&self) -> bool {
@@ -184,6 +241,17 @@ impl Approval {
             ""
         };
         format!("{} ({what}){changed}", self.prompt)
+    }
+}
+
+/// JSON text indented, its keys in the order written.
+fn pretty(raw: &str) -> String {
+    let mut out = Vec::new();
+    let mut from = serde_json::Deserializer::from_str(raw);
+    let mut to = serde_json::Serializer::pretty(&mut out);
+    match serde_transcode::transcode(&mut from, &mut to) {
+        Ok(()) => String::from_utf8(out).unwrap_or_else(|_| raw.to_string()),
+        Err(_) => raw.to_string(),
     }
 }
 

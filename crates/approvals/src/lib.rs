@@ -21,6 +21,7 @@
 
 mod approval;
 mod catalog;
+mod legible;
 mod links;
 pub mod os_check;
 mod runs;
@@ -40,10 +41,11 @@ use clawdis_engine::value::Value;
 use clawdis_store::Store;
 use tokio::sync::broadcast;
 
-pub use approval::{Approval, ApprovalState, Event, Policy};
+pub use approval::{Approval, ApprovalState, Event, ForAPerson, Policy, Readable};
 pub use catalog::Catalog;
 pub use clawdis_engine::context::{Decider, Services};
 pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, Presence, RunStatus, StepStatus};
+pub use legible::{Legible, Lookalike, legible};
 pub use links::{ApprovalLinks, LinkClaim};
 pub use runs::{MAX_PAGE, RunEvent, RunQuery, RunRequest, Runs, Started, What};
 pub use settings::{

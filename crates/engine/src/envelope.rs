@@ -42,6 +42,10 @@ pub enum Envelope {
         requires_approval: Option<Value>,
         /// The input request, when paused for input.
         requires_input: Option<Value>,
+        /// Why a person denied the run, for the agent: what they said, and
+        /// that a denial means stop (a denial made through the backend;
+        /// Lobster's own `resume --approve no` has none).
+        reason: Option<String>,
     },
     /// A failure.
     Failure(Error),
@@ -55,6 +59,7 @@ impl Envelope {
             output,
             requires_approval: None,
             requires_input: None,
+            reason: None,
         }
     }
 
@@ -65,6 +70,25 @@ impl Envelope {
             output: Vec::new(),
             requires_approval: None,
             requires_input: None,
+            reason: None,
+        }
+    }
+
+    /// A run a person denied: cancelled, with why, for the agent.
+    pub fn denied(by: &str, said: Option<&str>) -> Envelope {
+        let why = said
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map_or_else(String::new, |s| format!(": {s}"));
+        Envelope::Success {
+            status: Status::Cancelled,
+            output: Vec::new(),
+            requires_approval: None,
+            requires_input: None,
+            reason: Some(format!(
+                "Denied by {by}{why}. A denial means stop: do not retry this, rephrase it or \
+                 find another way to do it."
+            )),
         }
     }
 
@@ -75,6 +99,7 @@ impl Envelope {
             output: Vec::new(),
             requires_approval: Some(request),
             requires_input: None,
+            reason: None,
         }
     }
 
@@ -85,6 +110,7 @@ impl Envelope {
             output: Vec::new(),
             requires_approval: None,
             requires_input: Some(request),
+            reason: None,
         }
     }
 
@@ -121,6 +147,7 @@ impl Envelope {
                 output,
                 requires_approval,
                 requires_input,
+                reason,
             } => {
                 obj.insert("ok", Value::Bool(true));
                 obj.insert("status", Value::from(status.as_str()));
@@ -133,6 +160,9 @@ impl Envelope {
                     "requiresInput",
                     requires_input.clone().unwrap_or(Value::Null),
                 );
+                if let Some(reason) = reason {
+                    obj.insert("reason", Value::from(reason.as_str()));
+                }
             }
             Envelope::Failure(e) => {
                 obj.insert("ok", Value::Bool(false));
@@ -185,6 +215,10 @@ impl Envelope {
             output,
             requires_approval: present("requiresApproval"),
             requires_input: present("requiresInput"),
+            reason: match obj.get("reason") {
+                Some(Value::String(r)) => Some(r.to_string()),
+                _ => None,
+            },
         })
     }
 

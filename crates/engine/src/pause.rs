@@ -131,6 +131,25 @@ impl Intent {
     }
 }
 
+/// The envelope of a run that `intent` stops (a cancel, a denial): a
+/// denial decided through the backend tells the agent why and that it
+/// means stop; Lobster's own `resume --approve no` answers as Lobster does.
+pub fn stopped(intent: &Intent, ctx: &Ctx) -> Envelope {
+    match (intent, &ctx.decider) {
+        (Intent::Approve(false), Some(decider)) => {
+            let by = match (&decider.by, decider.via) {
+                (_, clawdis_store::Channel::Expiry) => {
+                    "the gate's expiry (nobody decided in time)".to_string()
+                }
+                (Some(by), _) => by.clone(),
+                (None, via) => format!("a decision through {}", via.as_str()),
+            };
+            Envelope::denied(&by, decider.comment.as_deref())
+        }
+        _ => Envelope::cancelled(),
+    }
+}
+
 /// Where a service run got to with `envelope`, its steps from the
 /// context's journal (none for a run without one).
 pub fn history_end(envelope: &Envelope, ctx: &Ctx) -> HistoryEnd {

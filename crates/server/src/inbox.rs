@@ -169,6 +169,7 @@ pub async fn approvals(State(state): State<Arc<AppState>>, headers: HeaderMap) -
                 "policy": a.policy,
                 "fileChanged": a.file_changed,
                 "digest": a.digest,
+                "readable": a.readable(),
             })
         })
         .collect();
@@ -294,7 +295,13 @@ pub async fn deny(
 )]
 pub async fn requests(State(state): State<Arc<AppState>>, headers: HeaderMap) -> ApiResult {
     let device = state.inbox.device(&headers)?;
-    ok(json!({ "device": device, "requests": state.requests.list() }))
+    let requests: Vec<serde_json::Value> = state
+        .requests
+        .list()
+        .iter()
+        .map(crate::requests::Request::for_a_person)
+        .collect();
+    ok(json!({ "device": device, "requests": requests }))
 }
 
 /// `POST /inbox/requests/{id}/challenge`: a ceremony bound to confirming

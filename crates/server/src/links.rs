@@ -205,24 +205,24 @@ const FILE_CHANGED_HTML: &str = "<p class=warn><strong>The workflow file was cha
 
 fn gate_html(approval: &Approval) -> String {
     let mut html = String::new();
-    if let Some(workflow) = &approval.workflow {
-        html.push_str(&format!("<p class=wf>{}</p>", escape(workflow)));
+    let shown = approval.readable();
+    if let Some(workflow) = &shown.workflow {
+        html.push_str(&warnings_html(workflow));
+        html.push_str(&format!("<p class=wf>{}</p>", escape(&workflow.text)));
     }
-    html.push_str(&format!("<h1>{}</h1>", escape(&approval.prompt)));
+    html.push_str(&warnings_html(&shown.prompt));
+    html.push_str(&format!("<h1>{}</h1>", escape(&shown.prompt.text)));
     if approval.file_changed == Some(true) {
         html.push_str(FILE_CHANGED_HTML);
     }
     if approval.item_count > 0 {
         html.push_str(&format!(
-            "<p>{} item{}:</p><pre>",
+            "<p>{} item{}:</p>{}<pre>{}</pre>",
             approval.item_count,
-            if approval.item_count == 1 { "" } else { "s" }
+            if approval.item_count == 1 { "" } else { "s" },
+            warnings_html(&shown.items),
+            escape(&shown.items.text)
         ));
-        for item in &approval.items {
-            html.push_str(&escape(item.get()));
-            html.push('\n');
-        }
-        html.push_str("</pre>");
     }
     if approval.state != clawdis_approvals::ApprovalState::Pending {
         let how = approval
@@ -318,6 +318,15 @@ fn page_of(status: StatusCode, title: &str, body: &str, script: bool) -> Respons
         );
     }
     response
+}
+
+/// The warnings of legible text, one line each, above it.
+fn warnings_html(shown: &clawdis_approvals::Legible) -> String {
+    shown
+        .warnings
+        .iter()
+        .map(|w| format!("<p class=warn role=alert>⚠ {}</p>", escape(w)))
+        .collect()
 }
 
 /// `text` with HTML's special characters escaped.

@@ -113,13 +113,14 @@ async function showInbox() {
     const card = document.createElement("div");
     card.className = "card";
     card.dataset.id = a.id;
+    const shown = a.readable;
     const title = document.createElement("h2");
-    title.textContent = a.prompt;
+    title.textContent = shown.prompt.text;
     const meta = document.createElement("p");
     meta.className = "wf";
-    meta.textContent = `${a.workflow || "pipeline"} · ${a.itemCount} item${a.itemCount === 1 ? "" : "s"} · id ${a.id}`;
+    meta.textContent = `${shown.workflow ? shown.workflow.text : "pipeline"} · ${a.itemCount} item${a.itemCount === 1 ? "" : "s"} · id ${a.id}`;
     const items = document.createElement("pre");
-    items.textContent = a.items.map((i) => JSON.stringify(i)).join("\n");
+    items.textContent = shown.items.text;
     const approve = document.createElement("button");
     approve.type = "button";
     approve.dataset.passkey = "inbox-approve";
@@ -132,15 +133,29 @@ async function showInbox() {
     deny.dataset.passkey = "inbox-deny";
     deny.dataset.id = a.id;
     deny.textContent = "Deny";
-    card.append(title, meta, a.items.length ? items : "", approve, " ", deny);
+    const reason = document.createElement("input");
+    reason.type = "text";
+    reason.className = "reason";
+    reason.setAttribute("aria-label", "Why you deny it");
+    reason.placeholder = "Why you deny it (optional; the agent is told)";
+    card.append(
+      ...warnings(shown.workflow), ...warnings(shown.prompt), title, meta,
+      ...(a.items.length ? [...warnings(shown.items), items] : []),
+      deny, " ", reason, " ", approve);
     list.append(card);
   }
 }
 
-/** One process as the OS describes it: pid, executable, arguments, cwd. */
-function processLine(p) {
-  const args = (p.args || []).join(" ");
-  return `pid ${p.pid} · ${p.exe || p.name}` + (args ? ` · ${args}` : "") + (p.cwd ? ` · in ${p.cwd}` : "");
+/** Lines that warn of what legible text hides (escaped characters,
+ * look-alike words), to put above it. */
+function warnings(shown) {
+  return ((shown && shown.warnings) || []).map((w) => {
+    const line = document.createElement("p");
+    line.className = "warn";
+    line.setAttribute("role", "alert");
+    line.textContent = "⚠ " + w;
+    return line;
+  });
 }
 
 function button(kind, id, label, text) {
@@ -174,11 +189,8 @@ function showRequests(requests) {
       ? "A paired device can approve gates meant for a person. Confirm only if you started this pairing yourself."
       : "An approver token can approve gates meant for a person. Confirm only if you started this yourself.";
     const process = document.createElement("pre");
-    const p = r.process;
-    process.textContent = p
-      ? [processLine(p), ...(p.parents || []).map((parent) => `  from ${processLine(parent)}`)].join("\n")
-      : "The asking process could not be identified.";
-    card.append(title, meta, warning, process,
+    process.textContent = r.readable.process.text;
+    card.append(title, meta, warning, ...warnings(r.readable.process), process,
       button("request-refuse", r.id, `Refuse ${r.name}`, "Refuse"), " ",
       button("request-confirm", r.id, `Confirm ${r.name}`, "Confirm with this device's passkey"));
     list.append(card);
@@ -208,7 +220,8 @@ async function inboxApprove(button) {
 }
 
 async function inboxDeny(button) {
-  const done = await post(`/inbox/${button.dataset.id}/deny`, {});
+  const reason = button.closest(".card").querySelector("input.reason").value.trim();
+  const done = await post(`/inbox/${button.dataset.id}/deny`, reason ? { reason } : {});
   await showInbox();
   say(`Denied ${button.dataset.id}. The run is now ${done.result.status}.`);
 }
@@ -253,6 +266,8 @@ function follow() {
   if (following) return;
   following = true;
   setInterval(() => {
-    if (!busy) showInbox().catch(() => {});
+    // Not while the person types a reason.
+    const typing = document.activeElement && document.activeElement.matches("input");
+    if (!busy && !typing) showInbox().catch(() => {});
   }, 2000);
 }

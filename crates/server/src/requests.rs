@@ -81,6 +81,41 @@ pub struct Request {
     pub expires_at: String,
 }
 
+impl Request {
+    /// The request as a person's view takes it: its fields, and
+    /// `readable.process`, the asking process and its parents one line
+    /// each (pid, executable, arguments, working directory), made legible:
+    /// an agent picks its own arguments and paths.
+    pub fn for_a_person(&self) -> serde_json::Value {
+        let process = match &self.process {
+            Some(p) => std::iter::once(process_line(p))
+                .chain(
+                    p.parents
+                        .iter()
+                        .map(|q| format!("  from {}", process_line(q))),
+                )
+                .collect::<Vec<_>>()
+                .join("\n"),
+            None => "The asking process could not be identified.".to_string(),
+        };
+        let mut view = json!(self);
+        view["readable"] = json!({ "process": clawdis_approvals::legible(&process) });
+        view
+    }
+}
+
+/// One process: `pid 12 · /usr/bin/x · x --flag · in /home/me`.
+fn process_line(p: &Process) -> String {
+    let mut line = format!("pid {} · {}", p.pid, p.exe.as_deref().unwrap_or(&p.name));
+    if !p.args.is_empty() {
+        line.push_str(&format!(" · {}", p.args.join(" ")));
+    }
+    if let Some(cwd) = &p.cwd {
+        line.push_str(&format!(" · in {cwd}"));
+    }
+    line
+}
+
 /// What the person said.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {

@@ -4,7 +4,7 @@ use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::{Error, Result};
 use crate::items::Items;
-use crate::pause::{Claimed, Intent, as_shown, claim, decision_for, pending};
+use crate::pause::{Claimed, Intent, as_shown, claim, decision_for, pending, stopped};
 use crate::pipeline::parse::Stage;
 use crate::pipeline::run_pipeline;
 use crate::pipeline::tool::{PauseOrItems, pause_from};
@@ -76,7 +76,7 @@ async fn resume_inner(
     let claimed = claim(ctx, state_key, decided, NOT_FOUND).await?;
     let ctx = &claimed.journaled(ctx);
     if matches!(intent, Intent::Cancel | Intent::Approve(false)) {
-        return claimed.finish(ctx, Envelope::cancelled(), None).await;
+        return claimed.finish(ctx, stopped(&intent, ctx), None).await;
     }
     continue_run(claimed, &state, intent, ctx).await
 }

@@ -7,7 +7,7 @@ use crate::context::Ctx;
 use crate::envelope::Envelope;
 use crate::error::{Error, Failure, Result};
 use crate::exec::login_env::LoginSession;
-use crate::pause::{Intent, as_shown, claim, decision_for, pending};
+use crate::pause::{Intent, as_shown, claim, decision_for, pending, stopped};
 use crate::schema::Schema;
 use crate::value::{Object, Value};
 
@@ -565,7 +565,7 @@ async fn resume_stored_inner(
     let claimed = claimed?;
     let ctx = &claimed.journaled(ctx);
     let Some(workflow) = workflow else {
-        return claimed.finish(ctx, Envelope::cancelled(), None).await;
+        return claimed.finish(ctx, stopped(&intent, ctx), None).await;
     };
     let (envelope, next) = match continue_run(&state, workflow, results, login, &intent, ctx).await
     {
