@@ -114,6 +114,20 @@ impl Phone {
         self.click(css, "").await
     }
 
+    /// Resolves once the page's `check` expression holds, looked at on
+    /// every change of the page.
+    async fn until(&self, check: &str) {
+        let script = format!(
+            "new Promise((done) => {{ const check = () => ({check}) && done(true); \
+             new MutationObserver(check).observe(document.body, {{childList: true, subtree: true, characterData: true}}); \
+             check(); }})"
+        );
+        tokio::time::timeout(WAIT, self.page.evaluate(script))
+            .await
+            .unwrap_or_else(|_| panic!("the page never shows {check}"))
+            .unwrap();
+    }
+
     /// Presses the button `css` of the page as it is; what the page then
     /// says, once that holds `needle`.
     async fn click(&self, css: &str, needle: &str) -> String {
@@ -332,6 +346,24 @@ async fn a_paired_device_approves_a_human_gate_with_its_passkey() {
             && card.contains("Publish ⟨U+202E⟩txt.exe⟨U+202C⟩?")
             && !card.contains('\u{202E}'),
         "{card}"
+    );
+    // The inbox follows what waits: a gate paused now shows up, and one
+    // decided elsewhere leaves within a second (issue #35).
+    let other = PUBLISH.replace("published.txt", "other.txt");
+    let (other, _) = pause(&home, &work, &receiver, "other.lobster", &other);
+    let card = format!("document.querySelector('.card[data-id=\"{other}\"]')");
+    phone.until(&format!("!!{card}")).await;
+    owner.ok(
+        "POST",
+        &format!("/approvals/{other}/deny"),
+        Some(json!({"reason": "not this one"})),
+    );
+    let decided = Instant::now();
+    phone.until(&format!("!{card}")).await;
+    assert!(
+        decided.elapsed() < Duration::from_secs(1),
+        "the decided gate left the inbox after {:?}",
+        decided.elapsed()
     );
     let said = phone
         .click(

@@ -387,3 +387,40 @@ pub async fn refuse_request(
 fn not_waiting(e: NotWaiting) -> ApiError {
     ApiError::not_found(e.to_string())
 }
+
+/// `GET /inbox/events`: an SSE event `changed` (its data says nothing more:
+/// a browser drops an event without data) whenever what
+/// waits changes (a gate paused or decided anywhere, a request asked or
+/// answered), for the signed-in device; the page then fetches the lists
+/// again with its session.
+#[utoipa::path(
+    get,
+    path = "/inbox/events",
+    operation_id = "get_inbox_events",
+    tag = "links",
+    security(()),
+    responses((status = 200, description = "Server-sent events `changed`", content_type = "text/event-stream", body = String), (status = 401, description = "Not signed in", body = crate::openapi::ErrorBody))
+)]
+pub async fn events(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+) -> Result<impl axum::response::IntoResponse, ApiError> {
+    use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+    use futures::StreamExt;
+    use tokio::sync::broadcast::error::RecvError;
+    state.inbox.device(&headers)?;
+    let gates = futures::stream::unfold(state.approvals().await?.subscribe(), |mut rx| async {
+        match rx.recv().await {
+            Ok(_) | Err(RecvError::Lagged(_)) => Some(((), rx)),
+            Err(RecvError::Closed) => None,
+        }
+    });
+    let requests = futures::stream::unfold(state.requests.subscribe(), |mut rx| async {
+        rx.changed().await.ok().map(|()| ((), rx))
+    });
+    let changed = futures::stream::select(gates, requests).map(|()| {
+        Ok::<_, std::convert::Infallible>(SseEvent::default().event("changed").data("changed"))
+    });
+    let closed = async move { state.closed().await };
+    Ok(Sse::new(changed.take_until(closed)).keep_alive(KeepAlive::default()))
+}

@@ -484,7 +484,8 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(inbox::requests))
         .routes(routes!(inbox::request_challenge))
         .routes(routes!(inbox::confirm_request))
-        .routes(routes!(inbox::refuse_request));
+        .routes(routes!(inbox::refuse_request))
+        .routes(routes!(inbox::events));
     (guarded, links)
 }
 

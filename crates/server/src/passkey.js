@@ -227,7 +227,7 @@ async function inboxDeny(button) {
 }
 
 // A ceremony in progress keeps the inbox as it is; otherwise it follows
-// what waits, every two seconds, once signed in.
+// what waits as it changes (the server's events), and every ten seconds.
 let busy = 0;
 
 document.addEventListener("click", (event) => {
@@ -265,9 +265,11 @@ let following = false;
 function follow() {
   if (following) return;
   following = true;
-  setInterval(() => {
+  const refresh = () => {
     // Not while the person types a reason.
     const typing = document.activeElement && document.activeElement.matches("input");
     if (!busy && !typing) showInbox().catch(() => {});
-  }, 2000);
+  };
+  new EventSource("/inbox/events").addEventListener("changed", refresh);
+  setInterval(refresh, 10000);
 }
