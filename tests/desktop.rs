@@ -30,8 +30,15 @@ async fn a_paused_run_notifies_with_its_prompt_and_approve_and_deny() {
         .unwrap_or_else(|| panic!("no notification within 1 s:\n{}", app.log()));
     assert_eq!(shown.app_name, "Clawdis");
     assert!(shown.summary.contains("approval needed"), "{shown:?}");
+    // The prompt, the item count, the first line of what approving runs,
+    // and who started the run (issue #35).
     assert!(
-        shown.body.contains("Send 2 mails?") && shown.body.contains("2 items"),
+        shown.body.contains("Send 2 mails?")
+            && shown.body.contains("2 items")
+            && shown
+                .body
+                .contains("Then runs 3: exec --shell 'echo sent >> sent.txt; echo done'")
+            && shown.body.contains("Started by lobster"),
         "{shown:?}"
     );
     let keys: Vec<&str> = shown

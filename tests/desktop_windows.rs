@@ -91,6 +91,15 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
             && card.contains("\"to\": \"bob\""),
         "{card}"
     );
+    // With its context (issue #35): what approving runs, who started it.
+    assert!(
+        card.contains("Approving runs")
+            && card.contains("$ exec --shell 'echo sent >> sent.txt; echo done'")
+            && card.contains("Started by")
+            && card.contains("lobster")
+            && !card.contains("needs a person"),
+        "{card}"
+    );
     assert_not_blank(&app, "approvals");
 
     approve_when_armed(&app);

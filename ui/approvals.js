@@ -72,13 +72,34 @@ function card(a) {
     a.fileChanged ? el("div", { class: "warning file-changed" },
       "The workflow file was changed after this run paused. Approving runs the steps as they were when it paused, not the edited file.") : null);
   const preview = a.items.length ? legible(shown.items, "pre", { "aria-label": "Items" }) : null;
+  const context = contextOf(a, shown);
   if (a.status !== "pending") {
     const who = [a.decision, a.decidedBy && `by ${a.decidedBy}`, a.decidedVia && `via ${a.decidedVia}`, a.decidedAt && age(a.decidedAt)]
       .filter(Boolean).join(" ");
     return el("div", { class: "card decided", "data-id": gateOf(a) }, head, el("div", { class: "meta" }, `${a.runStatus}: ${who}`));
   }
   const body = a.gate === "input" ? inputForm(a) : approvalActions(a);
-  return el("div", { class: "card pending", "data-id": gateOf(a), "data-digest": a.digest }, head, preview, body);
+  return el("div", { class: "card pending", "data-id": gateOf(a), "data-digest": a.digest }, head, preview, context, body);
+}
+
+/** What the person decides on besides the prompt: what approving runs,
+ * who started the run, where the policy stands, what ran before. */
+function contextOf(a, shown) {
+  const c = a.context || {};
+  const p = c.policy || {};
+  const policy = [
+    p.approvers === "human" ? "needs a person" : "anyone may decide",
+    p.presence === "verified" ? "a passkey or the system's check" : null,
+    p.needed > 1 ? `${p.votes} of ${p.needed} approvals` : null,
+    p.expiresAt ? `expires ${new Date(p.expiresAt).toLocaleString()} (then ${p.onExpiry || "cancel"})` : null,
+  ].filter(Boolean).join(" · ");
+  return el("div", { class: "context" },
+    el("div", { class: "meta policy" }, policy),
+    shown.unlocks.text ? [el("h3", {}, "Approving runs"), legible(shown.unlocks, "pre", { class: "unlocks", "aria-label": "What approving runs" })] : null,
+    shown.startedBy ? [el("h3", {}, "Started by"), legible(shown.startedBy, "pre", { class: "started-by", "aria-label": "Who started the run" })] : null,
+    shown.before.text ? el("details", {},
+      el("summary", {}, `What ran before (${(c.before || []).length} step${(c.before || []).length === 1 ? "" : "s"})`),
+      legible(shown.before, "pre", { class: "before", "aria-label": "What ran before" })) : null);
 }
 
 /** Ready reasons for a denial; the agent is told the one picked, and the

@@ -4,6 +4,8 @@ use clawdis_store::{Channel, Decision, Gate, RunKind, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use clawdis_engine::workflow::{Ran, Unlocked};
+
 use crate::legible::{Legible, legible};
 use crate::view::{DecisionView, gate_decisions};
 
@@ -88,6 +90,72 @@ pub struct Approval {
     /// Every decision on the gate, oldest first: the approvals counted
     /// toward `minApprovals`, then the one that decided it.
     pub decisions: Vec<DecisionView>,
+    /// What the person decides on: what the gate unlocks, what ran before,
+    /// who started the run, and where its policy stands.
+    pub context: Context,
+}
+
+/// A gate in context (issue #35): what every human view shows of it.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Context {
+    /// What runs once the gate is approved, until the next gate, as it
+    /// will run (templates resolved where their inputs are known).
+    pub unlocks: Vec<Unlocked>,
+    /// What ran before it, in order.
+    pub before: Vec<Before>,
+    /// Who started the run, when recorded.
+    pub started_by: Option<StartedBy>,
+    /// Who may decide, how many have approved of how many needed, until
+    /// when.
+    pub policy: PolicyNow,
+    /// Whether the workflow file on disk differs from the definition the
+    /// run resumes with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_changed: Option<bool>,
+}
+
+/// A step run before the gate.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Before {
+    /// Its id, status, command and the start of its output.
+    #[serde(flatten)]
+    pub ran: Ran,
+    /// How long it took, where the run's history recorded it.
+    pub duration_ms: Option<u64>,
+}
+
+/// Who started a run.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StartedBy {
+    /// The principal: `owner`, `token:<name>`, `mcp:<client>`,
+    /// `trigger:<id>`, or `lobster` for a run a `lobster` process started.
+    pub principal: String,
+    /// For a `lobster` process: that process as the OS described it when
+    /// the run began (pid, executable, arguments, working directory,
+    /// terminal, parents).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<serde_json::Value>,
+}
+
+/// A gate's policy and where it stands.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyNow {
+    /// `human` or `any`.
+    pub approvers: String,
+    /// `verified` or `any`.
+    pub presence: String,
+    /// Approvals counted so far.
+    pub votes: usize,
+    /// Approvals needed.
+    pub needed: u32,
+    /// When the gate expires (RFC 3339), if it does.
+    pub expires_at: Option<String>,
+    /// What it comes to then.
+    pub on_expiry: Option<String>,
 }
 
 /// What a person reads of a gate, made legible: the API keeps the raw
@@ -102,6 +170,98 @@ pub struct Readable {
     /// The items, one pretty-printed JSON value after another; what is not
     /// shown is said.
     pub items: Legible,
+    /// What the gate unlocks, a few lines a step (command, directory, the
+    /// names of the environment it sets, its input).
+    pub unlocks: Legible,
+    /// What ran before it: each step's status, duration, command and
+    /// output.
+    pub before: Legible,
+    /// Who started the run, and through which process.
+    pub started_by: Option<Legible>,
+}
+
+/// What a gate unlocks, as text.
+fn unlocks_text(unlocks: &[Unlocked]) -> String {
+    let mut text = String::new();
+    for u in unlocks {
+        text.push_str(&format!("▶ {} ({})\n", u.id, u.kind));
+        if let Some(command) = &u.command {
+            text.push_str(&format!("  $ {command}\n"));
+        }
+        if let Some(cwd) = &u.cwd {
+            text.push_str(&format!("  in {cwd}\n"));
+        }
+        if !u.env.is_empty() {
+            text.push_str(&format!("  sets {}\n", u.env.join(", ")));
+        }
+        if let Some(stdin) = &u.stdin {
+            text.push_str(&format!("  reads {stdin}\n"));
+        }
+        if let Some(when) = &u.when {
+            text.push_str(&format!("  when {when}\n"));
+        }
+    }
+    text.trim_end().to_string()
+}
+
+/// What ran before a gate, as text.
+fn before_text(before: &[Before]) -> String {
+    let mut text = String::new();
+    for b in before {
+        let took = b
+            .duration_ms
+            .map(|ms| format!(", {ms} ms"))
+            .unwrap_or_default();
+        text.push_str(&format!("{} ({}{took})\n", b.ran.id, b.ran.status));
+        if let Some(command) = &b.ran.command {
+            text.push_str(&format!("  $ {command}\n"));
+        }
+        let output = b.ran.output.trim_end();
+        if !output.is_empty() {
+            for line in output.lines() {
+                text.push_str(&format!("  │ {line}\n"));
+            }
+            if b.ran.output_truncated {
+                text.push_str("  │ … (the first 2 KB of its output)\n");
+            }
+        }
+    }
+    text.trim_end().to_string()
+}
+
+/// Who started a run, as text: the principal, then the process and its
+/// parents one a line.
+fn started_by_text(started: &StartedBy) -> String {
+    let mut text = started.principal.clone();
+    let Some(process) = &started.process else {
+        return text;
+    };
+    let line = |p: &serde_json::Value| {
+        let mut line = format!(
+            "pid {} · {}",
+            p["pid"],
+            p["exe"].as_str().or(p["name"].as_str()).unwrap_or("?")
+        );
+        let args: Vec<&str> = p["args"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|a| a.as_str()).collect())
+            .unwrap_or_default();
+        if !args.is_empty() {
+            line.push_str(&format!(" · {}", args.join(" ")));
+        }
+        if let Some(cwd) = p["cwd"].as_str() {
+            line.push_str(&format!(" · in {cwd}"));
+        }
+        if let Some(tty) = p["terminal"].as_str() {
+            line.push_str(&format!(" · on {tty}"));
+        }
+        line
+    };
+    text.push_str(&format!("\n{}", line(process)));
+    for parent in process["parents"].as_array().into_iter().flatten() {
+        text.push_str(&format!("\n  from {}", line(parent)));
+    }
+    text
 }
 
 /// A gate with what a person reads of it: the approval's own fields (JSON
@@ -185,7 +345,70 @@ impl Approval {
                 .as_deref()
                 .and_then(|r| RawValue::from_string(r.to_string()).ok()),
             decisions: gate_decisions(run, &[]),
+            context: Context::default(),
         }
+        .in_context(run)
+    }
+
+    /// The approval with its [`Context`] as the run's kept state says: what
+    /// the gate unlocks, what ran before it, where its policy stands.
+    fn in_context(mut self, run: &clawdis_store::Run) -> Approval {
+        let kept = clawdis_engine::workflow::unlocks_of_state(&run.state_json).unwrap_or_default();
+        let votes = self.votes();
+        self.context = Context {
+            before: kept
+                .before
+                .into_iter()
+                .map(|ran| Before {
+                    ran,
+                    duration_ms: None,
+                })
+                .collect(),
+            unlocks: kept.unlocks,
+            started_by: None,
+            policy: PolicyNow {
+                approvers: self.policy.approvers.clone(),
+                presence: self.policy.presence.clone(),
+                votes,
+                needed: self.policy.min_approvals,
+                expires_at: self.policy.expires_at.clone(),
+                on_expiry: self.policy.on_expiry.clone(),
+            },
+            file_changed: self.file_changed,
+        };
+        self
+    }
+
+    /// The approvals counted on the gate so far.
+    pub(crate) fn votes(&self) -> usize {
+        self.decisions
+            .iter()
+            .filter(|d| d.decision == "approve")
+            .count()
+    }
+
+    /// Adds what the run's history knows to the context: who started the
+    /// run (and, for `lobster`'s runs, its process) and how long each step
+    /// before the gate took.
+    pub(crate) fn with_history(
+        mut self,
+        history: &clawdis_store::HistoryRun,
+        steps: &[clawdis_store::StepRecord],
+    ) -> Approval {
+        for before in &mut self.context.before {
+            before.duration_ms = steps
+                .iter()
+                .find(|s| s.id == before.ran.id)
+                .and_then(|s| s.duration_ms);
+        }
+        self.context.started_by = Some(StartedBy {
+            principal: history.started_by.clone(),
+            process: history
+                .provenance_json
+                .as_deref()
+                .and_then(|p| serde_json::from_str(p).ok()),
+        });
+        self
     }
 
     /// What a person reads of the gate: its workflow's name, prompt and
@@ -204,10 +427,17 @@ impl Approval {
                 if more == 1 { "" } else { "s" }
             ));
         }
+        let context = &self.context;
         Readable {
             workflow: self.workflow.as_deref().map(legible),
             prompt: legible(&self.prompt),
             items: legible(items.trim_end()),
+            unlocks: legible(&unlocks_text(&context.unlocks)),
+            before: legible(&before_text(&context.before)),
+            started_by: context
+                .started_by
+                .as_ref()
+                .map(|s| legible(&started_by_text(s))),
         }
     }
 
@@ -225,7 +455,8 @@ impl Approval {
         self.policy.approvers == "human" || self.policy.presence == "verified"
     }
 
-    /// One line for a notification body: the prompt and the item count.
+    /// A notification's body: the prompt; the workflow and its item count;
+    /// the first line of the command the gate unlocks; who started the run.
     pub fn summary(&self) -> String {
         let what = match (&self.workflow, self.item_count) {
             (Some(name), 0) => name.clone(),
@@ -240,7 +471,30 @@ impl Approval {
         } else {
             ""
         };
-        format!("{} ({what}){changed}", self.prompt)
+        let mut text = format!("{} ({what}){changed}", self.prompt);
+        if let Some(next) = self.context.unlocks.first() {
+            let command = next
+                .command
+                .as_deref()
+                .and_then(|c| c.lines().next())
+                .unwrap_or(next.kind.as_str());
+            let more = if self.context.unlocks.len() > 1 {
+                format!(" (and {} more)", self.context.unlocks.len() - 1)
+            } else {
+                String::new()
+            };
+            text.push_str(&format!("\nThen runs {}: {command}{more}", next.id));
+        }
+        if let Some(started) = &self.context.started_by {
+            let through = started
+                .process
+                .as_ref()
+                .and_then(|p| p["parents"][0]["name"].as_str())
+                .map(|parent| format!(" (from {parent})"))
+                .unwrap_or_default();
+            text.push_str(&format!("\nStarted by {}{through}", started.principal));
+        }
+        text
     }
 }
 

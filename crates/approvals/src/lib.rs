@@ -41,7 +41,10 @@ use clawdis_engine::value::Value;
 use clawdis_store::Store;
 use tokio::sync::broadcast;
 
-pub use approval::{Approval, ApprovalState, Event, ForAPerson, Policy, Readable};
+pub use approval::{
+    Approval, ApprovalState, Before, Context, Event, ForAPerson, Policy, PolicyNow, Readable,
+    StartedBy,
+};
 pub use catalog::Catalog;
 pub use clawdis_engine::context::{Decider, Services};
 pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, Presence, RunStatus, StepStatus};
@@ -260,6 +263,13 @@ impl Approvals {
         if approval.policy.min_approvals > 1 {
             let votes = self.store.votes(&run.state_key).await?;
             approval.decisions = view::gate_decisions(run, &votes);
+            approval.context.policy.votes = approval.votes();
+        }
+        if let Some(id) = &run.run_id
+            && let Some(history) = self.store.get_history(id).await?
+        {
+            let steps = self.store.history_steps(id).await?;
+            approval = approval.with_history(&history, &steps);
         }
         Ok(approval)
     }

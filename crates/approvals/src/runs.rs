@@ -366,6 +366,7 @@ impl Runs {
             args_json: args_json.clone(),
             cwd: cwd.to_str().map(str::to_string),
             started_by: request.started_by.clone(),
+            provenance_json: None,
         };
         match &request.what {
             What::Pipeline(text) => {

@@ -77,14 +77,22 @@ impl Approvals {
             let mut now = HashMap::with_capacity(runs.len());
             for run in &runs {
                 let fingerprint = (run.status.as_str().to_string(), run.decided_at.clone());
+                // The approval as every view shows it: its votes and who
+                // started its run too.
+                let full = || async {
+                    match this.with_votes(run).await {
+                        Ok(approval) => approval,
+                        Err(_) => Approval::from_run(run),
+                    }
+                };
                 let event = match seen.get(&run.state_key) {
                     Some(old) if *old == fingerprint => None,
                     Some(_) => Some(Event::Changed {
-                        approval: Approval::from_run(run),
+                        approval: full().await,
                     }),
                     None if run.status == clawdis_store::RunStatus::Pending => {
                         Some(Event::Paused {
-                            approval: Approval::from_run(run),
+                            approval: full().await,
                         })
                     }
                     None => None,

@@ -86,6 +86,18 @@ impl Journal {
             args_json,
             cwd: cwd.to_str().map(str::to_string),
             started_by: STARTED_BY_LOBSTER.to_string(),
+            // Who asked, as the OS describes this process and its parents
+            // (the agent that spawned `lobster`): what an approval shows.
+            // Its parents are kept without their arguments, which may hold
+            // secrets of their own; `lobster`'s own are what the agent ran.
+            provenance_json: crate::provenance::Process::of(std::process::id())
+                .map(|mut p| {
+                    for parent in &mut p.parents {
+                        parent.args.clear();
+                    }
+                    p
+                })
+                .and_then(|p| serde_json::to_string(&p).ok()),
         };
         Journal::unrecorded(run, steps)
     }

@@ -23,6 +23,10 @@ pub struct Process {
     pub args: Vec<String>,
     /// Its working directory, when the OS tells it.
     pub cwd: Option<String>,
+    /// The terminal its standard input is, when it is one and the OS tells
+    /// it (`/dev/pts/3`; Linux only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<String>,
     /// Its parent, the parent's parent, and so on (at most 8), nearest
     /// first; each without parents of its own.
     pub parents: Vec<Process>,
@@ -62,8 +66,17 @@ fn describe(system: &System, pid: Pid) -> Option<Process> {
         name: text(p.name()),
         args: p.cmd().iter().map(|a| text(a)).collect(),
         cwd: p.cwd().map(|c| c.to_string_lossy().into_owned()),
+        terminal: terminal(pid.as_u32()),
         parents: Vec::new(),
     })
+}
+
+/// The terminal process `pid` reads from: what its standard input links to,
+/// when that is a terminal device.
+fn terminal(pid: u32) -> Option<String> {
+    let input = std::fs::read_link(format!("/proc/{pid}/fd/0")).ok()?;
+    let input = input.to_str()?;
+    (input.starts_with("/dev/pts/") || input.starts_with("/dev/tty")).then(|| input.to_string())
 }
 
 #[cfg(test)]

@@ -224,6 +224,20 @@ fn gate_html(approval: &Approval) -> String {
             escape(&shown.items.text)
         ));
     }
+    let sections = [
+        ("Approving runs", Some(&shown.unlocks)),
+        ("Started by", shown.started_by.as_ref()),
+        ("What ran before", Some(&shown.before)),
+    ];
+    for (title, text) in sections {
+        if let Some(text) = text.filter(|t| !t.text.is_empty()) {
+            html.push_str(&format!(
+                "<h2>{title}</h2>{}<pre>{}</pre>",
+                warnings_html(text),
+                escape(&text.text)
+            ));
+        }
+    }
     if approval.state != clawdis_approvals::ApprovalState::Pending {
         let how = approval
             .decision

@@ -392,6 +392,15 @@ pub struct Approval {
     /// run paused with (what it resumes with); absent for a pipeline.
     #[schema(rename = "fileChanged")]
     file_changed: Option<bool>,
+    /// What a person decides on: `unlocks` (the steps or stages approving
+    /// runs, until the next gate: `id`, `kind`, `command` with templates
+    /// resolved where known, `cwd`, the `env` names it sets, `stdin`,
+    /// `when`), `before` (the steps run: `id`, `status`, `command`, the
+    /// first 2 KB of `output`, `outputTruncated`, `durationMs`),
+    /// `startedBy` (`principal`, and for a `lobster` run its `process`),
+    /// `policy` (`approvers`, `presence`, `votes`, `needed`, `expiresAt`,
+    /// `onExpiry`) and `fileChanged`.
+    context: Value,
 }
 
 /// `GET /approvals`.

@@ -138,9 +138,19 @@ async function showInbox() {
     reason.className = "reason";
     reason.setAttribute("aria-label", "Why you deny it");
     reason.placeholder = "Why you deny it (optional; the agent is told)";
+    const sections = [["Approving runs", shown.unlocks], ["Started by", shown.startedBy], ["What ran before", shown.before]]
+      .filter(([, text]) => text && text.text)
+      .flatMap(([name, text]) => {
+        const heading = document.createElement("h3");
+        heading.textContent = name;
+        const body = document.createElement("pre");
+        body.textContent = text.text;
+        return [heading, ...warnings(text), body];
+      });
     card.append(
       ...warnings(shown.workflow), ...warnings(shown.prompt), title, meta,
       ...(a.items.length ? [...warnings(shown.items), items] : []),
+      ...sections,
       deny, " ", reason, " ", approve);
     list.append(card);
   }

@@ -188,6 +188,7 @@ mod tests {
             args_json: "{}".into(),
             cwd: None,
             started_by: "trigger:t1".into(),
+            provenance_json: None,
         }
     }
 

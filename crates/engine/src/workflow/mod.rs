@@ -3,7 +3,8 @@
 //! kind of step (`steps`), the state they share (`state`), approval and
 //! input gates with approver identity (`gates`), the `webhooks:` and
 //! `triggers:` blocks ([`Webhooks`], [`Trigger`]), and recording a pause
-//! ([`run_file`], `pause_for`). Resuming is [`crate::resume`]'s.
+//! ([`run_file`], `pause_for`), and what a paused gate unlocks
+//! ([`unlocks_of_state`]). Resuming is [`crate::resume`]'s.
 
 mod args;
 pub(crate) mod condition;
@@ -19,6 +20,7 @@ mod state;
 mod steps;
 pub(crate) mod template;
 mod triggers;
+mod unlocks;
 mod webhooks;
 
 pub use args::{check_args, resolve_workflow_args};
@@ -27,6 +29,7 @@ pub(crate) use gates::check_identity;
 pub use gates::{Gate, PipelineInput, PipelineResume};
 pub use state::{Outcome, Run, output_items};
 pub use triggers::{Catchup, Trigger, TriggerKind, parse_cron, parse_triggers};
+pub use unlocks::{Ran, Unlocked, Unlocks, of_state as unlocks_of_state};
 pub use webhooks::{WEBHOOK_KEYS, Webhooks, check_url};
 
 use std::path::Path;

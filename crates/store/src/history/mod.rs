@@ -31,6 +31,8 @@ pub struct NewHistory {
     pub cwd: Option<String>,
     /// The principal that started it.
     pub started_by: String,
+    /// The process that started it, as JSON (`lobster`'s runs).
+    pub provenance_json: Option<String>,
 }
 
 /// A recorded service run.
@@ -62,6 +64,8 @@ pub struct HistoryRun {
     pub owner: Option<String>,
     /// Its last envelope, as JSON.
     pub result_json: Option<String>,
+    /// The process that started it, as JSON (`lobster`'s runs).
+    pub provenance_json: Option<String>,
 }
 
 /// One step of a service run.
@@ -133,7 +137,7 @@ pub struct HistoryQuery {
 macro_rules! history_columns {
     () => {
         "SELECT seq, run_id, kind, workflow, definition, args_json, cwd, status, started_at, \
-         finished_at, started_by, owner, result_json FROM history "
+         finished_at, started_by, owner, result_json, provenance_json FROM history "
     };
 }
 
@@ -367,7 +371,8 @@ async fn insert_history(
 ) -> Result<()> {
     sqlx::query(
         "INSERT INTO history (run_id, kind, workflow, definition, args_json, cwd, status,
-         started_at, started_by, owner) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+         started_at, started_by, owner, provenance_json)
+         VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
     )
     .bind(&run.run_id)
     .bind(run.kind.as_str())
@@ -378,6 +383,7 @@ async fn insert_history(
     .bind(now_iso())
     .bind(&run.started_by)
     .bind(crate::current_owner().to_string())
+    .bind(&run.provenance_json)
     .execute(&mut *tx)
     .await?;
     upsert_steps(&mut *tx, &run.run_id, steps).await
@@ -497,6 +503,7 @@ fn history_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<HistoryRun> {
         started_by: r.get(10),
         owner: r.get(11),
         result_json: r.get(12),
+        provenance_json: r.get(13),
     })
 }
 
@@ -515,6 +522,7 @@ mod tests {
             args_json: "{}".into(),
             cwd: None,
             started_by: "owner".into(),
+            provenance_json: None,
         }
     }
 
