@@ -719,3 +719,40 @@ async fn a_prompt_that_hides_characters_is_shown_escaped_and_fails_closed() {
     );
     assert!(!s.work.join("published.txt").exists());
 }
+
+/// Issue #35: a gate decided anywhere leaves every pending view within a
+/// second. Here it is denied over HTTP while the Approvals window shows it
+/// and dunst (the real daemon) shows its notification: both let go of it
+/// within a second of the answer.
+#[test]
+fn a_gate_decided_over_http_leaves_the_window_and_dunst_within_a_second() {
+    require();
+    let s = Scratch::new();
+    let port = write_settings(&s.home, json!({"enabled": false}));
+    let desktop = Desktop::start();
+    let dunst = clawdis_e2e::desktop::Dunst::start(&desktop);
+    let app = open_window(&desktop, &s, "approvals");
+    let paused = s.run(MAIL_FLOW);
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let id = paused["requiresApproval"]["approvalId"].as_str().unwrap();
+    app.wait_for(
+        "document.querySelector('.card.pending')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    dunst.wait_displayed(1, Duration::from_secs(10));
+    let c = Client::for_home(port, &s.home);
+    let denied = c.ok(
+        "POST",
+        &format!("/approvals/{id}/deny"),
+        Some(json!({"reason": "decided elsewhere"})),
+    );
+    assert_eq!(denied["result"]["status"], "cancelled", "{denied}");
+    let answered = std::time::Instant::now();
+    app.wait_for(
+        "!document.querySelector('.card.pending') && document.querySelector('.card.decided')",
+        json!(null),
+        Duration::from_secs(1),
+    );
+    dunst.wait_displayed(0, Duration::from_secs(1).saturating_sub(answered.elapsed()));
+}

@@ -142,11 +142,7 @@ fn unlocked(step: &Step, workflow: &file::Workflow, args: &Object, results: &Obj
         id: step.id.clone(),
         kind: kind.to_string(),
         command,
-        cwd: step
-            .cwd
-            .as_deref()
-            .or(workflow.cwd.as_deref())
-            .map(resolve),
+        cwd: step.cwd.as_deref().or(workflow.cwd.as_deref()).map(resolve),
         env,
         stdin: step.stdin.as_ref().map(|s| match s {
             Value::String(text) => text.clone(),
