@@ -279,10 +279,14 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     desktop.tray_pick(1);
     desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Settings$"]);
     desktop.tray_pick(3);
+    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Runs$"]);
+    desktop.tray_pick(4);
+    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Ledger$"]);
+    desktop.tray_pick(5);
     desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Tabs$"]);
 
     assert_eq!(status(&app, home)["running"], false);
-    desktop.tray_pick(4);
+    desktop.tray_pick(6);
     let deadline = Instant::now() + Duration::from_secs(20);
     while status(&app, home)["running"] != true {
         assert!(
@@ -294,7 +298,7 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     }
     let pid = status(&app, home)["pid"].as_i64().unwrap() as i32;
 
-    desktop.tray_pick(5);
+    desktop.tray_pick(7);
     assert_eq!(
         app.wait_exit(Duration::from_secs(20)),
         Some(0),

@@ -756,3 +756,137 @@ fn a_gate_decided_over_http_leaves_the_window_and_dunst_within_a_second() {
     );
     dunst.wait_displayed(0, Duration::from_secs(1).saturating_sub(answered.elapsed()));
 }
+
+/// Issue #35: the Runs window is the history a person reads instead of
+/// `curl`: runs appear as they start, filter by status, open as a timeline
+/// of their steps, and a waiting one is cancelled there (recorded as the
+/// app's decision).
+#[test]
+fn the_runs_window_lists_filters_opens_and_cancels_runs() {
+    require();
+    let s = Scratch::new();
+    let port = write_settings(&s.home, json!({"enabled": false}));
+    std::fs::create_dir_all(s.home.join("workflows")).unwrap();
+    std::fs::write(
+        s.home.join("workflows/ship.lobster"),
+        "name: ship\nsteps:\n  - id: build\n    run: echo built\n  - id: gate\n    approval:\n      \
+         prompt: Ship?\n  - id: go\n    run: echo shipped\n",
+    )
+    .unwrap();
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "runs");
+    app.wait_for(
+        "document.querySelector('#runs .empty')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let c = Client::for_home(port, &s.home);
+    let paused = c.ok("POST", "/runs", Some(json!({"workflow": "ship"})));
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let id = paused["runId"].as_str().unwrap().to_string();
+    // It appears as it starts (the `runs` event), with who started it.
+    let listed = app.wait_for(
+        "document.querySelector(`tr.run[data-run=\"${arg}\"] .state.needs_approval`)?.closest('tr').textContent",
+        json!(id),
+        Duration::from_secs(10),
+    );
+    assert!(listed.as_str().unwrap().contains("by owner"), "{listed}");
+    // Filtered to failed runs, it goes; back to any, it returns.
+    app.run(
+        "const f = document.getElementById('status-filter'); f.value = 'failed'; \
+         f.dispatchEvent(new Event('change', {bubbles: true})); return null;",
+        json!([]),
+    );
+    app.wait_for(
+        "document.querySelector('#runs .empty')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    app.run(
+        "const f = document.getElementById('status-filter'); f.value = ''; \
+         f.dispatchEvent(new Event('change', {bubbles: true})); return null;",
+        json!([]),
+    );
+    // Opened: its steps as a timeline.
+    app.wait_for(
+        "document.querySelector(`tr.run[data-run=\"${arg}\"] button`)",
+        json!(id),
+        Duration::from_secs(10),
+    );
+    app.click(&format!("tr.run[data-run=\"{id}\"] button"));
+    let steps = app.wait_for(
+        "document.querySelector('#run li.step[data-step=build] .state.ok') && \
+         [...document.querySelectorAll('#run li.step')].map(li => li.dataset.step + ':' + li.querySelector('.state').textContent)",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert_eq!(steps, json!(["build:ok", "gate:ok", "go:pending"]));
+    assert_not_blank(&app, "runs");
+    // Cancelled there: the app's decision.
+    app.click("#run button.cancel");
+    app.wait_for(
+        "document.querySelector(`tr.run[data-run=\"${arg}\"] .state.cancelled`)",
+        json!(id),
+        Duration::from_secs(10),
+    );
+    let run = c.ok("GET", &format!("/runs/{id}"), None);
+    assert_eq!(run["status"], "cancelled", "{run:#}");
+    assert_eq!(run["decisions"][0]["via"], "app", "{run:#}");
+}
+
+/// Issue #35: the Ledger window shows the audit entries and whether the
+/// chain holds; an entry an agent with a shell rewrote in the SQLite file
+/// shows it broken there, naming the entry.
+#[test]
+fn the_ledger_window_shows_the_entries_and_a_rewrite() {
+    require();
+    let s = Scratch::new();
+    write_settings(&s.home, json!({"enabled": false}));
+    let paused = s.run(MAIL_FLOW);
+    let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+    assert_eq!(
+        envelope(&s.resume(token, &["--approve", "no"]))["status"],
+        "cancelled"
+    );
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "ledger");
+    let verdict = app.wait_for(
+        "document.querySelector('#verify.holds')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert!(
+        verdict
+            .as_str()
+            .unwrap()
+            .starts_with("The ledger holds: 1 entry,"),
+        "{verdict}"
+    );
+    let row = app.wait_for(
+        "document.querySelector('#entries tr[data-seq=\"1\"]')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert!(row.as_str().unwrap().contains("gate.reject"), "{row}");
+    assert_not_blank(&app, "ledger");
+    let edit = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); \
+             c.execute(\"UPDATE audit SET by='someone else' WHERE seq=1\"); c.commit()",
+            s.state.join("clawdis.db").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(edit.status.success(), "{edit:?}");
+    app.refresh();
+    let broken = app.wait_for(
+        "document.querySelector('#verify.broken')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert!(
+        broken.as_str().unwrap().contains("broken at entry 1"),
+        "{broken}"
+    );
+}

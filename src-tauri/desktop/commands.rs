@@ -17,6 +17,11 @@ pub fn register<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     builder.invoke_handler(tauri::generate_handler![
         approvals_list,
         approvals_decide,
+        runs_list,
+        runs_get,
+        runs_cancel,
+        runs_export,
+        ledger_list,
         requests_list,
         requests_answer,
         devices_list,
@@ -121,6 +126,90 @@ fn requests_answer(
         .requests
         .answer(&id, verdict)
         .map_err(CommandError::from)
+}
+
+/// A page of the runs' history, newest first: `status` and `workflow`
+/// filter, `cursor` is the `next` of the page before.
+#[tauri::command]
+async fn runs_list(
+    backend: State<'_, Backend>,
+    status: Option<String>,
+    workflow: Option<String>,
+    cursor: Option<String>,
+) -> Result<clawdis_approvals::RunPage, CommandError> {
+    let status = match status.as_deref().filter(|s| !s.is_empty()) {
+        None => None,
+        Some(word) => Some(
+            clawdis_approvals::HistoryStatus::parse(word).ok_or_else(|| {
+                clawdis_approvals::ApprovalsError::Invalid(format!("no run status {word:?}"))
+            })?,
+        ),
+    };
+    let query = clawdis_approvals::RunQuery {
+        status,
+        workflow: workflow.filter(|w| !w.is_empty()),
+        limit: 50,
+        cursor,
+    };
+    Ok(backend.state.runs().await?.list(&query).await?)
+}
+
+/// One run with its steps and decisions.
+#[tauri::command]
+async fn runs_get(
+    backend: State<'_, Backend>,
+    id: String,
+) -> Result<clawdis_approvals::RunView, CommandError> {
+    Ok(backend.state.runs().await?.get(&id).await?)
+}
+
+/// Cancels run `id` as the person at this app: stops it where it runs
+/// here, or cancels the gate it waits at.
+#[tauri::command]
+async fn runs_cancel(
+    backend: State<'_, Backend>,
+    id: String,
+) -> Result<clawdis_approvals::RunView, CommandError> {
+    Ok(backend
+        .state
+        .runs()
+        .await?
+        .cancel(&id, decider(Channel::App))
+        .await?)
+}
+
+/// Run `id` as one self-contained document (what `GET
+/// /runs/{id}/export` answers).
+#[tauri::command]
+async fn runs_export(
+    backend: State<'_, Backend>,
+    id: String,
+) -> Result<serde_json::Value, CommandError> {
+    Ok(backend.state.runs().await?.export(&id).await?)
+}
+
+/// The ledger: its newest entries (`limit`, 200 unless given), its head,
+/// and whether its whole chain holds (`verified`, or `broken` naming the
+/// first entry that does not).
+#[tauri::command]
+async fn ledger_list(
+    backend: State<'_, Backend>,
+    limit: Option<u32>,
+) -> Result<serde_json::Value, CommandError> {
+    let approvals = backend.state.approvals().await?;
+    let store = approvals.store();
+    let failed = clawdis_approvals::ApprovalsError::from;
+    let entries = store
+        .list_audit(limit.unwrap_or(200), None)
+        .await
+        .map_err(failed)?;
+    let all = store.audit_entries().await.map_err(failed)?;
+    let verdict = match clawdis_approvals::verify_audit(&all) {
+        Ok(()) => serde_json::json!({ "holds": true, "entries": all.len(),
+            "head": all.last().map_or(clawdis_approvals::GENESIS, |e| e.hash.as_str()) }),
+        Err(broken) => serde_json::json!({ "holds": false, "seq": broken.seq, "why": broken.why }),
+    };
+    Ok(serde_json::json!({ "entries": entries, "verify": verdict }))
 }
 
 /// The paired devices (never their passkeys).

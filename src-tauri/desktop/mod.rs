@@ -44,6 +44,7 @@ pub fn run(home: PathBuf, args: AppArgs) -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("opening the approvals store: {}", e.message()))?;
             notify::follow_requests(app.handle().clone(), backend.state.clone());
             notify::follow_devices(app.handle().clone(), backend.state.clone());
+            notify::follow_runs(app.handle().clone(), backend.state.clone());
             app.manage(backend);
             notify::follow(app.handle().clone(), approvals.clone());
             app.manage(approvals);

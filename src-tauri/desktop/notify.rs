@@ -127,6 +127,29 @@ pub fn follow_devices<R: Runtime>(
     });
 }
 
+/// Tells the windows (`runs` event) of every run started or changed, so
+/// the Runs window follows the history as it is written.
+pub fn follow_runs<R: Runtime>(app: AppHandle<R>, state: std::sync::Arc<clawdis_server::AppState>) {
+    tauri::async_runtime::spawn(async move {
+        let mut events = match state.runs().await {
+            Ok(runs) => runs.subscribe(),
+            Err(e) => {
+                tracing::warn!(error = ?e, "following the runs");
+                return;
+            }
+        };
+        loop {
+            match events.recv().await {
+                Ok(event) => {
+                    let _ = app.emit("runs", &event);
+                }
+                Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return,
+            }
+        }
+    });
+}
+
 /// A notification about a request; its body opens the Approvals window,
 /// where the person confirms or refuses it (never from the notification:
 /// they should see the whole process chain first).

@@ -28,6 +28,8 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
             &PredefinedMenuItem::separator(app)?,
             &MenuItem::with_id(app, "settings", "Open Settings…", true, None::<&str>)?,
             &MenuItem::with_id(app, "approvals", "Approvals…", true, None::<&str>)?,
+            &MenuItem::with_id(app, "runs", "Runs…", true, None::<&str>)?,
+            &MenuItem::with_id(app, "ledger", "Ledger…", true, None::<&str>)?,
             &MenuItem::with_id(app, "tabs", "Tabs…", true, None::<&str>)?,
             &PredefinedMenuItem::separator(app)?,
             &browser,
@@ -51,6 +53,8 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
     match id {
         "settings" => windows::open(app, Window::Settings),
         "approvals" => windows::open(app, Window::Approvals),
+        "runs" => windows::open(app, Window::Runs),
+        "ledger" => windows::open(app, Window::Ledger),
         "tabs" => windows::open(app, Window::Tabs),
         "browser" => {
             let app = app.clone();

@@ -7,6 +7,8 @@ use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
 pub enum Window {
     Settings,
     Approvals,
+    Runs,
+    Ledger,
     Tabs,
 }
 
@@ -16,6 +18,8 @@ impl Window {
         match self {
             Window::Settings => "settings",
             Window::Approvals => "approvals",
+            Window::Runs => "runs",
+            Window::Ledger => "ledger",
             Window::Tabs => "tabs",
         }
     }
@@ -24,6 +28,8 @@ impl Window {
         match self {
             Window::Settings => "Clawdis Settings",
             Window::Approvals => "Clawdis Approvals",
+            Window::Runs => "Clawdis Runs",
+            Window::Ledger => "Clawdis Ledger",
             Window::Tabs => "Clawdis Tabs",
         }
     }
@@ -32,6 +38,8 @@ impl Window {
         match self {
             Window::Settings => "settings.html",
             Window::Approvals => "approvals.html",
+            Window::Runs => "runs.html",
+            Window::Ledger => "ledger.html",
             Window::Tabs => "tabs.html",
         }
     }
@@ -42,6 +50,8 @@ impl From<clawdis_cli::WindowName> for Window {
         match name {
             clawdis_cli::WindowName::Settings => Window::Settings,
             clawdis_cli::WindowName::Approvals => Window::Approvals,
+            clawdis_cli::WindowName::Runs => Window::Runs,
+            clawdis_cli::WindowName::Ledger => Window::Ledger,
             clawdis_cli::WindowName::Tabs => Window::Tabs,
         }
     }

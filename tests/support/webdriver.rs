@@ -174,6 +174,11 @@ impl Session {
         );
     }
 
+    /// Reloads the page.
+    pub fn refresh(&self) {
+        self.send("POST", &self.at("/refresh"), Some(json!({})));
+    }
+
     /// Replaces the text of the input matching `css`.
     pub fn fill(&self, css: &str, text: &str) {
         let id = self.find(css);

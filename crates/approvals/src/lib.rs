@@ -47,7 +47,9 @@ pub use approval::{
 };
 pub use catalog::Catalog;
 pub use clawdis_engine::context::{Decider, Services};
-pub use clawdis_store::{Channel, Decision, Gate, HistoryStatus, Presence, RunStatus, StepStatus};
+pub use clawdis_store::{
+    Channel, Decision, GENESIS, Gate, HistoryStatus, Presence, RunStatus, StepStatus, verify_audit,
+};
 pub use legible::{Legible, Lookalike, legible};
 pub use links::{ApprovalLinks, LinkClaim};
 pub use runs::{MAX_PAGE, RunEvent, RunQuery, RunRequest, Runs, Started, What};

@@ -243,6 +243,10 @@ pub enum WindowName {
     Settings,
     /// Pending and decided approvals.
     Approvals,
+    /// The runs' history, one run as a timeline.
+    Runs,
+    /// The audit ledger, with its verification.
+    Ledger,
     /// The clawd browser's tabs.
     Tabs,
 }
