@@ -281,12 +281,16 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     desktop.tray_pick(3);
     desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Runs$"]);
     desktop.tray_pick(4);
-    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Ledger$"]);
+    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Triggers$"]);
     desktop.tray_pick(5);
+    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Deliveries$"]);
+    desktop.tray_pick(6);
+    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Ledger$"]);
+    desktop.tray_pick(7);
     desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Tabs$"]);
 
     assert_eq!(status(&app, home)["running"], false);
-    desktop.tray_pick(6);
+    desktop.tray_pick(8);
     let deadline = Instant::now() + Duration::from_secs(20);
     while status(&app, home)["running"] != true {
         assert!(
@@ -298,7 +302,7 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     }
     let pid = status(&app, home)["pid"].as_i64().unwrap() as i32;
 
-    desktop.tray_pick(7);
+    desktop.tray_pick(9);
     assert_eq!(
         app.wait_exit(Duration::from_secs(20)),
         Some(0),

@@ -890,3 +890,112 @@ fn the_ledger_window_shows_the_entries_and_a_rewrite() {
         "{broken}"
     );
 }
+
+/// Issue #35: the Triggers window shows each schedule with its next time,
+/// and pauses and resumes it (as `POST /triggers/{id}/pause` does).
+#[test]
+fn the_triggers_window_pauses_and_resumes_a_schedule() {
+    require();
+    let s = Scratch::new();
+    let port = write_settings(&s.home, json!({"enabled": false}));
+    std::fs::create_dir_all(s.home.join("workflows")).unwrap();
+    std::fs::write(
+        s.home.join("workflows/nightly.lobster"),
+        "name: nightly\ntriggers:\n  - {cron: '0 9 * * 1-5'}\nsteps:\n  - id: hello\n    run: echo hi\n",
+    )
+    .unwrap();
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "triggers");
+    let row = app.wait_for(
+        "document.querySelector('tr.trigger .when')?.textContent.startsWith('next') && \
+         document.querySelector('tr.trigger').textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert!(
+        row.as_str().unwrap().contains("nightly") && row.as_str().unwrap().contains("0 9 * * 1-5"),
+        "{row}"
+    );
+    assert_not_blank(&app, "triggers");
+    let c = Client::for_home(port, &s.home);
+    app.click("tr.trigger button.pause");
+    app.wait_for(
+        "document.querySelector('tr.trigger.paused button.resume')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        c.ok("GET", "/triggers", None)["triggers"][0]["paused"],
+        true
+    );
+    app.click("tr.trigger button.resume");
+    app.wait_for(
+        "document.querySelector('tr.trigger:not(.paused) button.pause')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert_eq!(
+        c.ok("GET", "/triggers", None)["triggers"][0]["paused"],
+        false
+    );
+}
+
+/// Issue #35: the Deliveries window shows a webhook delivery that failed,
+/// with its attempts, and Redeliver sends it again to the receiver (the
+/// reference Standard Webhooks verifier).
+#[test]
+fn the_deliveries_window_shows_attempts_and_redelivers() {
+    require();
+    let s = Scratch::new();
+    let secret = clawdis_e2e::clawdis_cli(&s.home, &["webhooks", "secret"]);
+    let receiver =
+        clawdis_e2e::webhooks::Receiver::start(String::from_utf8_lossy(&secret.stdout).trim());
+    let port = write_settings(
+        &s.home,
+        json!({
+            "enabled": false,
+            "webhooks": [{ "url": receiver.url("/fail/99/down"), "events": ["run.completed"] }],
+            "webhookRetry": { "firstDelayMs": 50, "maxAttempts": 2 },
+        }),
+    );
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "deliveries");
+    let c = Client::for_home(port, &s.home);
+    let run = c.ok(
+        "POST",
+        "/runs",
+        Some(json!({ "pipeline": "exec --json --shell 'echo [1]'" })),
+    );
+    assert_eq!(run["status"], "ok", "{run}");
+    assert_eq!(receiver.take(2, Duration::from_secs(20)).len(), 2);
+    // Given up after its two attempts; the window shows it (it follows the
+    // runs, and looks again while one is pending).
+    app.wait_for(
+        "document.querySelector('tr.delivery.failed button')",
+        json!(null),
+        Duration::from_secs(20),
+    );
+    app.click("tr.delivery.failed button");
+    let attempts = app.wait_for(
+        "document.querySelectorAll('#detail li.attempt').length === 2 && \
+         [...document.querySelectorAll('#detail li.attempt')].map(li => li.textContent)",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert!(
+        attempts
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a.as_str().unwrap().contains("HTTP 500")),
+        "{attempts}"
+    );
+    assert_not_blank(&app, "deliveries");
+    app.click("#detail button.redeliver");
+    // Sent again, with a fresh set of attempts.
+    let again = receiver.take(2, Duration::from_secs(20));
+    assert!(
+        again.iter().all(|r| r["path"] == "/fail/99/down"),
+        "{again:#?}"
+    );
+}

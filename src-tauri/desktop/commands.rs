@@ -22,6 +22,12 @@ pub fn register<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         runs_cancel,
         runs_export,
         ledger_list,
+        triggers_list,
+        triggers_pause,
+        triggers_resume,
+        deliveries_list,
+        deliveries_get,
+        deliveries_redeliver,
         requests_list,
         requests_answer,
         devices_list,
@@ -210,6 +216,61 @@ async fn ledger_list(
         Err(broken) => serde_json::json!({ "holds": false, "seq": broken.seq, "why": broken.why }),
     };
     Ok(serde_json::json!({ "entries": entries, "verify": verdict }))
+}
+
+/// The triggers of the workflow library: next time, last fire, error,
+/// paused or not.
+#[tauri::command]
+async fn triggers_list(backend: State<'_, Backend>) -> Result<serde_json::Value, CommandError> {
+    let triggers = backend.state.triggers().await?.list().await?;
+    Ok(serde_json::json!(triggers))
+}
+
+/// Pauses trigger `id`: it fires nothing until resumed.
+#[tauri::command]
+async fn triggers_pause(
+    backend: State<'_, Backend>,
+    id: String,
+) -> Result<serde_json::Value, CommandError> {
+    let trigger = backend.state.triggers().await?.pause(&id).await?;
+    Ok(serde_json::json!(trigger))
+}
+
+/// Resumes trigger `id`; what it would have done while paused is skipped.
+#[tauri::command]
+async fn triggers_resume(
+    backend: State<'_, Backend>,
+    id: String,
+) -> Result<serde_json::Value, CommandError> {
+    let trigger = backend.state.triggers().await?.resume(&id).await?;
+    Ok(serde_json::json!(trigger))
+}
+
+/// The latest webhook deliveries, newest first.
+#[tauri::command]
+async fn deliveries_list(backend: State<'_, Backend>) -> Result<serde_json::Value, CommandError> {
+    let deliveries = backend.state.webhooks().await?.deliveries(100).await?;
+    Ok(serde_json::json!(deliveries))
+}
+
+/// Delivery `id` with its attempts.
+#[tauri::command]
+async fn deliveries_get(
+    backend: State<'_, Backend>,
+    id: String,
+) -> Result<serde_json::Value, CommandError> {
+    let delivery = backend.state.webhooks().await?.delivery(&id).await?;
+    Ok(serde_json::json!(delivery))
+}
+
+/// Sends delivery `id` again now, with the same id and body.
+#[tauri::command]
+async fn deliveries_redeliver(
+    backend: State<'_, Backend>,
+    id: String,
+) -> Result<serde_json::Value, CommandError> {
+    let delivery = backend.state.webhooks().await?.redeliver(&id).await?;
+    Ok(serde_json::json!(delivery))
 }
 
 /// The paired devices (never their passkeys).

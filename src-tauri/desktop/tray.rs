@@ -29,6 +29,8 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
             &MenuItem::with_id(app, "settings", "Open Settings…", true, None::<&str>)?,
             &MenuItem::with_id(app, "approvals", "Approvals…", true, None::<&str>)?,
             &MenuItem::with_id(app, "runs", "Runs…", true, None::<&str>)?,
+            &MenuItem::with_id(app, "triggers", "Triggers…", true, None::<&str>)?,
+            &MenuItem::with_id(app, "deliveries", "Deliveries…", true, None::<&str>)?,
             &MenuItem::with_id(app, "ledger", "Ledger…", true, None::<&str>)?,
             &MenuItem::with_id(app, "tabs", "Tabs…", true, None::<&str>)?,
             &PredefinedMenuItem::separator(app)?,
@@ -54,6 +56,8 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
         "settings" => windows::open(app, Window::Settings),
         "approvals" => windows::open(app, Window::Approvals),
         "runs" => windows::open(app, Window::Runs),
+        "triggers" => windows::open(app, Window::Triggers),
+        "deliveries" => windows::open(app, Window::Deliveries),
         "ledger" => windows::open(app, Window::Ledger),
         "tabs" => windows::open(app, Window::Tabs),
         "browser" => {

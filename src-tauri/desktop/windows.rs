@@ -8,6 +8,8 @@ pub enum Window {
     Settings,
     Approvals,
     Runs,
+    Triggers,
+    Deliveries,
     Ledger,
     Tabs,
 }
@@ -19,6 +21,8 @@ impl Window {
             Window::Settings => "settings",
             Window::Approvals => "approvals",
             Window::Runs => "runs",
+            Window::Triggers => "triggers",
+            Window::Deliveries => "deliveries",
             Window::Ledger => "ledger",
             Window::Tabs => "tabs",
         }
@@ -29,6 +33,8 @@ impl Window {
             Window::Settings => "Clawdis Settings",
             Window::Approvals => "Clawdis Approvals",
             Window::Runs => "Clawdis Runs",
+            Window::Triggers => "Clawdis Triggers",
+            Window::Deliveries => "Clawdis Deliveries",
             Window::Ledger => "Clawdis Ledger",
             Window::Tabs => "Clawdis Tabs",
         }
@@ -39,6 +45,8 @@ impl Window {
             Window::Settings => "settings.html",
             Window::Approvals => "approvals.html",
             Window::Runs => "runs.html",
+            Window::Triggers => "triggers.html",
+            Window::Deliveries => "deliveries.html",
             Window::Ledger => "ledger.html",
             Window::Tabs => "tabs.html",
         }
@@ -51,6 +59,8 @@ impl From<clawdis_cli::WindowName> for Window {
             clawdis_cli::WindowName::Settings => Window::Settings,
             clawdis_cli::WindowName::Approvals => Window::Approvals,
             clawdis_cli::WindowName::Runs => Window::Runs,
+            clawdis_cli::WindowName::Triggers => Window::Triggers,
+            clawdis_cli::WindowName::Deliveries => Window::Deliveries,
             clawdis_cli::WindowName::Ledger => Window::Ledger,
             clawdis_cli::WindowName::Tabs => Window::Tabs,
         }

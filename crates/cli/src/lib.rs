@@ -245,6 +245,10 @@ pub enum WindowName {
     Approvals,
     /// The runs' history, one run as a timeline.
     Runs,
+    /// The workflows' schedules and file watches.
+    Triggers,
+    /// Webhook deliveries and their attempts.
+    Deliveries,
     /// The audit ledger, with its verification.
     Ledger,
     /// The clawd browser's tabs.
