@@ -287,10 +287,12 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     desktop.tray_pick(6);
     desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Ledger$"]);
     desktop.tray_pick(7);
+    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Devices & tokens$"]);
+    desktop.tray_pick(8);
     desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Tabs$"]);
 
     assert_eq!(status(&app, home)["running"], false);
-    desktop.tray_pick(8);
+    desktop.tray_pick(9);
     let deadline = Instant::now() + Duration::from_secs(20);
     while status(&app, home)["running"] != true {
         assert!(
@@ -302,7 +304,7 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     }
     let pid = status(&app, home)["pid"].as_i64().unwrap() as i32;
 
-    desktop.tray_pick(9);
+    desktop.tray_pick(10);
     assert_eq!(
         app.wait_exit(Duration::from_secs(20)),
         Some(0),

@@ -297,7 +297,7 @@ fn the_approvals_window_confirms_or_refuses_an_approver_token_request() {
     );
 }
 
-/// Issue #34, item 2: the person pairs a device from Settings with no other
+/// Issue #34, item 2: the person pairs a device from Devices & tokens with no other
 /// confirmation; once one is paired, a pairing a shell asks for waits for
 /// the person in the Approvals window, which shows the asking process.
 #[test]
@@ -306,7 +306,7 @@ fn the_app_pairs_a_device_and_confirms_a_pairing_a_shell_asked_for() {
     let s = Scratch::new();
     let port = write_settings(&s.home, json!({"enabled": false}));
     let desktop = Desktop::start();
-    let settings = open_window(&desktop, &s, "settings");
+    let settings = open_window(&desktop, &s, "devices");
     settings.fill("#device-name", "phone");
     settings.click("#pair-form button");
     let url = settings.wait_for(
@@ -997,5 +997,57 @@ fn the_deliveries_window_shows_attempts_and_redelivers() {
     assert!(
         again.iter().all(|r| r["path"] == "/fail/99/down"),
         "{again:#?}"
+    );
+}
+
+/// Issue #35: Devices & tokens lists the named tokens (never a token) and
+/// revokes one there: it stops at once, and the ledger records the app's
+/// revocation.
+#[test]
+fn the_devices_and_tokens_window_revokes_a_token() {
+    require();
+    let s = Scratch::new();
+    let port = write_settings(&s.home, json!({"enabled": false}));
+    // Made in the store the app reads (its runs' state directory).
+    let made = std::process::Command::new(clawdis_e2e::bin("clawdis"))
+        .args(["--home", s.home.to_str().unwrap()])
+        .args(["token", "create", "--name", "agent", "--role", "agent"])
+        .env("LOBSTER_STATE_DIR", &s.state)
+        .env("CLAWDIS_KEYCHAIN", "off")
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let agent = String::from_utf8(made.stdout).unwrap().trim().to_string();
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "devices");
+    let row = app.wait_for(
+        "document.querySelector('tr.token[data-token=agent]')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert!(
+        row.as_str().unwrap().contains("agent") && !row.as_str().unwrap().contains(&agent),
+        "{row}"
+    );
+    assert_not_blank(&app, "devices");
+    let as_agent = Client::with_token(port, &agent);
+    assert_eq!(as_agent.call("GET", "/runs", None).0, 200);
+    app.click("tr.token[data-token=agent] button.revoke-token");
+    app.wait_for(
+        "document.querySelector('tr.token.revoked[data-token=agent]')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert_eq!(as_agent.call("GET", "/runs", None).0, 401);
+    let ledger = Client::for_home(port, &s.home).ok("GET", "/audit?limit=1", None);
+    let entry = &ledger["entries"][0];
+    assert_eq!(
+        (
+            entry["kind"].as_str(),
+            entry["subject"].as_str(),
+            entry["via"].as_str()
+        ),
+        (Some("token.revoked"), Some("agent"), Some("app")),
+        "{ledger:#}"
     );
 }

@@ -152,54 +152,7 @@ async function render() {
   if (!focused || focused === document.body) document.querySelector(".card.pending button.deny")?.focus();
 }
 
-/** What a process asks of the person (an approver token, a device
- * pairing): who asked, through which process and its parents (made
- * legible by the backend: an agent picks its own arguments), with Refuse
- * first. Confirming gives whoever asked what approves gates meant for a
- * person. */
-function requestCard(r) {
-  return el("div", { class: "card request", "data-request": r.id },
-    el("strong", {}, r.kind === "pairing"
-      ? `A process asks to pair a device named "${r.name}"`
-      : `A process asks for approver token "${r.name}"`),
-    el("div", { class: "meta" }, `request ${r.id} · with ${r.askedBy} · ${age(r.askedAt)}`),
-    el("div", { class: "warning" }, r.kind === "pairing"
-      ? "A paired device can approve gates meant for a person. Confirm only if you started this pairing yourself."
-      : "An approver token can approve gates meant for a person. Confirm only if you started this yourself."),
-    legible(r.readable.process, "pre", { class: "process", "aria-label": "The asking process and its parents" }),
-    el("div", { class: "actions" },
-      el("button", { class: "refuse", "aria-label": `Refuse ${r.name}`, onclick: () => answerRequest(r.id, false) }, "Refuse"),
-      el("button", { class: "primary confirm", "aria-label": `Confirm ${r.name}`, onclick: () => answerRequest(r.id, true) }, "Confirm")));
-}
-
-async function answerRequest(id, confirm) {
-  status.textContent = "";
-  try {
-    await call("requests_answer", { id, confirm });
-    status.textContent = confirm ? "Confirmed." : "Refused.";
-  } catch (e) {
-    status.textContent = errorText(e);
-  }
-  await renderRequests();
-}
-
-async function renderRequests(list) {
-  if (!list) {
-    try {
-      list = await call("requests_list");
-    } catch (e) {
-      status.textContent = errorText(e);
-      return;
-    }
-  }
-  const section = document.getElementById("requests");
-  section.hidden = list.length === 0;
-  document.getElementById("request-list").replaceChildren(...list.map(requestCard));
-}
-
 on("approvals", render);
-on("requests", (event) => renderRequests(event.payload));
 render();
-renderRequests();
 // Keep the ages ("3 min ago") current while the window stays open.
 setInterval(render, 30000);

@@ -1,4 +1,4 @@
-// Settings → Devices: the paired devices, Revoke, and Pair (a one-time link
+// Devices & tokens → Devices: the paired devices, Revoke, and Pair (a one-time link
 // to open on the device, valid 10 minutes). Pairing here needs no other
 // confirmation: the person is at the app.
 "use strict";

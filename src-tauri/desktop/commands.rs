@@ -30,6 +30,8 @@ pub fn register<R: Runtime>(builder: Builder<R>) -> Builder<R> {
         deliveries_redeliver,
         requests_list,
         requests_answer,
+        tokens_list,
+        tokens_revoke,
         devices_list,
         devices_pair,
         devices_revoke,
@@ -271,6 +273,44 @@ async fn deliveries_redeliver(
 ) -> Result<serde_json::Value, CommandError> {
     let delivery = backend.state.webhooks().await?.redeliver(&id).await?;
     Ok(serde_json::json!(delivery))
+}
+
+/// The named tokens (never a token itself).
+#[tauri::command]
+async fn tokens_list(
+    backend: State<'_, Backend>,
+) -> Result<Vec<clawdis_server::TokenRecord>, CommandError> {
+    let approvals = backend.state.approvals().await?;
+    Ok(approvals
+        .store()
+        .list_tokens()
+        .await
+        .map_err(clawdis_approvals::ApprovalsError::from)?)
+}
+
+/// Revokes token `name`, as the person at this app.
+#[tauri::command]
+async fn tokens_revoke(backend: State<'_, Backend>, name: String) -> Result<(), CommandError> {
+    let approvals = backend.state.approvals().await?;
+    let person = decider(Channel::App);
+    let issuer = clawdis_server::Issuer {
+        by: person.by,
+        via: "app".into(),
+        presence: person.presence,
+    };
+    let revoked = approvals
+        .store()
+        .revoke_token(&name, &issuer)
+        .await
+        .map_err(clawdis_approvals::ApprovalsError::from)?;
+    if revoked {
+        Ok(())
+    } else {
+        Err(
+            clawdis_approvals::ApprovalsError::NotFound(format!("no live token named {name:?}"))
+                .into(),
+        )
+    }
 }
 
 /// The paired devices (never their passkeys).

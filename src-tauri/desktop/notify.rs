@@ -115,7 +115,7 @@ pub fn follow_devices<R: Runtime>(
             for name in now.difference(&known) {
                 let body = format!(
                     "{name:?} can now approve gates that need a person. If you did not pair it, \
-                     revoke it in Settings."
+                     revoke it in Devices & tokens."
                 );
                 if let Err(e) = show_plain("Clawdis: a device was paired", &body).await {
                     tracing::warn!(error = %e, "notifying a pairing");

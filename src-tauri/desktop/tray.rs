@@ -32,6 +32,7 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
             &MenuItem::with_id(app, "triggers", "Triggers…", true, None::<&str>)?,
             &MenuItem::with_id(app, "deliveries", "Deliveries…", true, None::<&str>)?,
             &MenuItem::with_id(app, "ledger", "Ledger…", true, None::<&str>)?,
+            &MenuItem::with_id(app, "devices", "Devices and tokens…", true, None::<&str>)?,
             &MenuItem::with_id(app, "tabs", "Tabs…", true, None::<&str>)?,
             &PredefinedMenuItem::separator(app)?,
             &browser,
@@ -59,6 +60,7 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
         "triggers" => windows::open(app, Window::Triggers),
         "deliveries" => windows::open(app, Window::Deliveries),
         "ledger" => windows::open(app, Window::Ledger),
+        "devices" => windows::open(app, Window::Devices),
         "tabs" => windows::open(app, Window::Tabs),
         "browser" => {
             let app = app.clone();

@@ -11,6 +11,7 @@ pub enum Window {
     Triggers,
     Deliveries,
     Ledger,
+    Devices,
     Tabs,
 }
 
@@ -24,6 +25,7 @@ impl Window {
             Window::Triggers => "triggers",
             Window::Deliveries => "deliveries",
             Window::Ledger => "ledger",
+            Window::Devices => "devices",
             Window::Tabs => "tabs",
         }
     }
@@ -36,6 +38,7 @@ impl Window {
             Window::Triggers => "Clawdis Triggers",
             Window::Deliveries => "Clawdis Deliveries",
             Window::Ledger => "Clawdis Ledger",
+            Window::Devices => "Clawdis Devices & tokens",
             Window::Tabs => "Clawdis Tabs",
         }
     }
@@ -48,6 +51,7 @@ impl Window {
             Window::Triggers => "triggers.html",
             Window::Deliveries => "deliveries.html",
             Window::Ledger => "ledger.html",
+            Window::Devices => "devices.html",
             Window::Tabs => "tabs.html",
         }
     }
@@ -62,6 +66,7 @@ impl From<clawdis_cli::WindowName> for Window {
             clawdis_cli::WindowName::Triggers => Window::Triggers,
             clawdis_cli::WindowName::Deliveries => Window::Deliveries,
             clawdis_cli::WindowName::Ledger => Window::Ledger,
+            clawdis_cli::WindowName::Devices => Window::Devices,
             clawdis_cli::WindowName::Tabs => Window::Tabs,
         }
     }

@@ -251,6 +251,8 @@ pub enum WindowName {
     Deliveries,
     /// The audit ledger, with its verification.
     Ledger,
+    /// Paired devices, named tokens, and what processes ask of the person.
+    Devices,
     /// The clawd browser's tabs.
     Tabs,
 }
@@ -364,7 +366,10 @@ fn tokens(home: &std::path::Path, action: TokenAction) -> Result<()> {
                 }
             }
             TokenAction::Revoke { name } => {
-                if !store.revoke_token(&name).await? {
+                if !store
+                    .revoke_token(&name, &clawdis_store::Issuer::cli())
+                    .await?
+                {
                     bail!("no live token named {name:?}");
                 }
             }

@@ -46,7 +46,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub use api::ApiError;
-pub use clawdis_store::{DeviceRecord, Issuer};
+pub use clawdis_store::{DeviceRecord, Issuer, TokenRecord};
 pub use principal::{Principal, TokenError, create_token, valid_name};
 pub use token::control_token;
 

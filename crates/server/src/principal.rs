@@ -157,7 +157,10 @@ mod tests {
             ));
         }
         assert_eq!(named(&store, "clawdis_wrong").await.unwrap(), None);
-        store.revoke_token("ci-agent").await.unwrap();
+        store
+            .revoke_token("ci-agent", &Issuer::cli())
+            .await
+            .unwrap();
         assert_eq!(named(&store, &token).await.unwrap(), None);
     }
 }

@@ -145,9 +145,9 @@ impl Store {
         row.map(|r| record(&r)).transpose()
     }
 
-    /// Revokes token `name`; `Ok(false)` when there is no live one.
-    /// Revoked, it goes into the ledger in the same transaction.
-    pub async fn revoke_token(&self, name: &str) -> Result<bool> {
+    /// Revokes token `name` as `by` says; `Ok(false)` when there is no live
+    /// one. Revoked, it goes into the ledger in the same transaction.
+    pub async fn revoke_token(&self, name: &str, by: &Issuer) -> Result<bool> {
         let mut conn = self.conns.write().await?;
         let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
         let done =
@@ -158,11 +158,7 @@ impl Store {
                 .await?;
         let revoked = done.rows_affected() == 1;
         if revoked {
-            crate::audit::append(
-                &mut tx,
-                &token_entry("token.revoked", name, None, &Issuer::cli()),
-            )
-            .await?;
+            crate::audit::append(&mut tx, &token_entry("token.revoked", name, None, by)).await?;
         }
         tx.commit().await?;
         Ok(revoked)
@@ -193,8 +189,11 @@ mod tests {
         let found = store.token_by_digest("d1").await.unwrap().unwrap();
         assert_eq!((found.name.as_str(), found.role), ("ci", Role::Agent));
         assert!(store.token_by_digest("d2").await.unwrap().is_none());
-        assert!(store.revoke_token("ci").await.unwrap());
-        assert!(!store.revoke_token("ci").await.unwrap(), "once");
+        assert!(store.revoke_token("ci", &Issuer::cli()).await.unwrap());
+        assert!(
+            !store.revoke_token("ci", &Issuer::cli()).await.unwrap(),
+            "once"
+        );
         assert!(store.token_by_digest("d1").await.unwrap().is_none());
         let listed = store.list_tokens().await.unwrap();
         assert_eq!(listed.len(), 1);
