@@ -196,6 +196,24 @@ impl Session {
         }
     }
 
+    /// A PNG screenshot of the window as it is drawn now. WebKitGTK's
+    /// WebDriver screenshot waits for the page's next rendering update;
+    /// drawn without GL (the app sets GDK_GL=disable), a page that has
+    /// stopped changing never sends one, so one is kept coming until it is
+    /// taken.
+    pub fn picture(&self) -> Vec<u8> {
+        self.run(
+            "window.__repaint = setInterval(() => { document.body.style.opacity = document.body.style.opacity ? '' : '0.999'; }, 100); return null;",
+            json!([]),
+        );
+        let shot = self.screenshot();
+        self.run(
+            "clearInterval(window.__repaint); document.body.style.opacity = ''; return null;",
+            json!([]),
+        );
+        shot
+    }
+
     /// A PNG screenshot of the window.
     pub fn screenshot(&self) -> Vec<u8> {
         use base64::Engine;
