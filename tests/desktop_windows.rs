@@ -1039,3 +1039,20 @@ fn the_devices_and_tokens_window_revokes_a_token() {
         "{ledger:#}"
     );
 }
+
+/// Issue #35: the windows take the `accentColor` setting.
+#[test]
+fn the_windows_take_the_accent_colour_setting() {
+    require();
+    let s = Scratch::new();
+    write_settings(&s.home, json!({"enabled": false, "accentColor": "#0A84FF"}));
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "runs");
+    let accent = app.wait_for(
+        "getComputedStyle(document.documentElement).getPropertyValue('--accent').trim() === arg && \
+         getComputedStyle(document.querySelector('h1'), '::before').backgroundColor",
+        json!("#0A84FF"),
+        Duration::from_secs(10),
+    );
+    assert_eq!(accent, "rgb(10, 132, 255)");
+}

@@ -48,3 +48,17 @@ function legible(shown, tag, attrs) {
     onclick: () => navigator.clipboard.writeText(shown.text).catch(() => {}) }, "Copy");
   return [warnings, el("div", { class: "scroll" }, body, copy)];
 }
+
+/** The windows take the `accentColor` setting (lobster orange unless set),
+ * as the clawd browser's profile does. */
+async function applyAccent() {
+  try {
+    const { settings } = await call("settings_get");
+    if (/^#[0-9a-fA-F]{6}$/.test(settings.accentColor || "")) {
+      document.documentElement.style.setProperty("--accent", settings.accentColor);
+    }
+  } catch (e) {
+    // The stylesheet's lobster orange stays.
+  }
+}
+applyAccent();
