@@ -900,7 +900,12 @@ fn a_session_asks_a_person_through_the_approval_gate() {
     let person = clawdis_e2e::create_token(home.path(), "ann", "approver");
     let server = start_server(home.path());
     let c = Client::with_token(server.port, &agent);
-    let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/hard/inputs.html"));
+    let url = format!("http://127.0.0.1:{pages}/hard/inputs.html");
+    let s = Session::open(&c, &url);
+    s.ok(
+        "type",
+        json!({ "selector": "#city", "text": "Lyon-secret" }),
+    );
     let ann = Client::with_token(server.port, &person);
 
     std::thread::scope(|scope| {
@@ -912,6 +917,41 @@ fn a_session_asks_a_person_through_the_approval_gate() {
             )
         });
         let id = pending_approval(&ann, "Pay 40 EUR?");
+        // The person sees the page as it was when asked (issue #35): its
+        // URL and title, a picture of it, and the session's last actions
+        // (what was typed only by its length).
+        let approval = ann.ok("GET", &format!("/approvals/{id}"), None)["approval"].clone();
+        let page = &approval["context"]["browser"];
+        assert_eq!(
+            (
+                page["url"].as_str(),
+                page["title"].as_str(),
+                page["session"].as_str()
+            ),
+            (Some(url.as_str()), Some("Inputs"), Some(s.id.as_str())),
+            "{approval:#}"
+        );
+        let actions = page["actions"].as_str().unwrap();
+        assert!(
+            actions.contains("type")
+                && actions.ends_with("→ ok")
+                && !actions.contains("Lyon-secret"),
+            "{actions}"
+        );
+        let shot = page["screenshot"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("data:image/jpeg;base64,")
+            .expect("a JPEG data URL");
+        use base64::Engine as _;
+        let jpeg = base64::engine::general_purpose::STANDARD
+            .decode(shot)
+            .unwrap();
+        assert_eq!(&jpeg[..3], &[0xFF, 0xD8, 0xFF], "a JPEG");
+        assert!(
+            approval["context"]["unlocks"][0]["id"] == "decide",
+            "{approval:#}"
+        );
         // The agent cannot answer its own question.
         let (status, body) = c.call(
             "POST",

@@ -96,6 +96,9 @@ function contextOf(a, shown) {
   return el("div", { class: "context" },
     el("div", { class: "meta policy" }, policy),
     shown.unlocks.text ? [el("h3", {}, "Approving runs"), legible(shown.unlocks, "pre", { class: "unlocks", "aria-label": "What approving runs" })] : null,
+    shown.browser ? [el("h3", {}, "The page, as it was when asked"), legible(shown.browser, "pre", { class: "browser", "aria-label": "The page and its last actions" }),
+      /^data:image\/jpeg;base64,/.test(c.browser.screenshot || "")
+        ? el("img", { class: "page-shot", src: c.browser.screenshot, alt: `The page ${c.browser.url} when it asked` }) : null] : null,
     shown.startedBy ? [el("h3", {}, "Started by"), legible(shown.startedBy, "pre", { class: "started-by", "aria-label": "Who started the run" })] : null,
     shown.before.text ? el("details", {},
       el("summary", {}, `What ran before (${(c.before || []).length} step${(c.before || []).length === 1 ? "" : "s"})`),

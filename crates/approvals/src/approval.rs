@@ -113,7 +113,31 @@ pub struct Context {
     /// run resumes with.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file_changed: Option<bool>,
+    /// For a browser session's request (`browser_request_approval`,
+    /// `POST /sessions/{id}/approval`): its page as it was when it asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub browser: Option<BrowserPage>,
 }
+
+/// A browser session's page as it was when the session asked a person.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserPage {
+    /// The session.
+    pub session: String,
+    /// The page's URL.
+    pub url: String,
+    /// The page's title.
+    pub title: String,
+    /// The session's last 10 actions, one a line (what was typed only by
+    /// its length).
+    pub actions: String,
+    /// A JPEG of the page, as a data URL (empty when none could be taken).
+    pub screenshot: String,
+}
+
+/// The workflow a browser session's request for a person runs as.
+pub const BROWSER_APPROVAL: &str = "browser-approval";
 
 /// A step run before the gate.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -178,6 +202,8 @@ pub struct Readable {
     pub before: Legible,
     /// Who started the run, and through which process.
     pub started_by: Option<Legible>,
+    /// A browser session's page (title, URL) and its last actions.
+    pub browser: Option<Legible>,
 }
 
 /// What a gate unlocks, as text.
@@ -375,6 +401,7 @@ impl Approval {
                 on_expiry: self.policy.on_expiry.clone(),
             },
             file_changed: self.file_changed,
+            browser: None,
         };
         self
     }
@@ -400,6 +427,18 @@ impl Approval {
                 .iter()
                 .find(|s| s.id == before.ran.id)
                 .and_then(|s| s.duration_ms);
+        }
+        if history.workflow.as_deref() == Some(BROWSER_APPROVAL)
+            && let Ok(args) = serde_json::from_str::<serde_json::Value>(&history.args_json)
+        {
+            let text = |key: &str| args[key].as_str().unwrap_or_default().to_string();
+            self.context.browser = Some(BrowserPage {
+                session: text("session"),
+                url: text("url"),
+                title: text("title"),
+                actions: text("actions"),
+                screenshot: text("screenshot"),
+            });
         }
         self.context.started_by = Some(StartedBy {
             principal: history.started_by.clone(),
@@ -438,6 +477,18 @@ impl Approval {
                 .started_by
                 .as_ref()
                 .map(|s| legible(&started_by_text(s))),
+            browser: context.browser.as_ref().map(|b| {
+                legible(&format!(
+                    "{}\n{}\n\nIts last actions:\n{}",
+                    b.title,
+                    b.url,
+                    if b.actions.is_empty() {
+                        "none"
+                    } else {
+                        &b.actions
+                    }
+                ))
+            }),
         }
     }
 

@@ -170,6 +170,7 @@ pub async fn approvals(State(state): State<Arc<AppState>>, headers: HeaderMap) -
                 "fileChanged": a.file_changed,
                 "digest": a.digest,
                 "readable": a.readable(),
+                "context": a.context,
             })
         })
         .collect();

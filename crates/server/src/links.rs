@@ -224,6 +224,25 @@ fn gate_html(approval: &Approval) -> String {
             escape(&shown.items.text)
         ));
     }
+    if let Some(page) = &shown.browser {
+        html.push_str(&format!(
+            "<h2>The page, as it was when asked</h2>{}<pre>{}</pre>",
+            warnings_html(page),
+            escape(&page.text)
+        ));
+        let shot = approval
+            .context
+            .browser
+            .as_ref()
+            .map(|b| b.screenshot.as_str())
+            .filter(|s| is_jpeg_data_url(s));
+        if let Some(shot) = shot {
+            html.push_str(&format!(
+                "<img src=\"{}\" alt=\"The page when it asked\" style=\"max-width:100%\">",
+                escape(shot)
+            ));
+        }
+    }
     let sections = [
         ("Approving runs", Some(&shown.unlocks)),
         ("Started by", shown.started_by.as_ref()),
@@ -317,7 +336,8 @@ fn page_of(status: StatusCode, title: &str, body: &str, script: bool) -> Respons
         (header::X_FRAME_OPTIONS, "DENY"),
         (
             header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; \
+             frame-ancestors 'none'",
         ),
     ] {
         headers.insert(name, HeaderValue::from_static(value));
@@ -326,12 +346,23 @@ fn page_of(status: StatusCode, title: &str, body: &str, script: bool) -> Respons
         headers.insert(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(
-                "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; \
+                "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'self'; \
                  connect-src 'self'; form-action 'self'; frame-ancestors 'none'",
             ),
         );
     }
     response
+}
+
+/// Whether `text` is a JPEG as a data URL, and nothing else.
+fn is_jpeg_data_url(text: &str) -> bool {
+    text.strip_prefix("data:image/jpeg;base64,")
+        .is_some_and(|b64| {
+            !b64.is_empty()
+                && b64
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=')
+        })
 }
 
 /// The warnings of legible text, one line each, above it.

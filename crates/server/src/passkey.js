@@ -138,7 +138,7 @@ async function showInbox() {
     reason.className = "reason";
     reason.setAttribute("aria-label", "Why you deny it");
     reason.placeholder = "Why you deny it (optional; the agent is told)";
-    const sections = [["Approving runs", shown.unlocks], ["Started by", shown.startedBy], ["What ran before", shown.before]]
+    const sections = [["The page, as it was when asked", shown.browser], ["Approving runs", shown.unlocks], ["Started by", shown.startedBy], ["What ran before", shown.before]]
       .filter(([, text]) => text && text.text)
       .flatMap(([name, text]) => {
         const heading = document.createElement("h3");
@@ -147,6 +147,14 @@ async function showInbox() {
         body.textContent = text.text;
         return [heading, ...warnings(text), body];
       });
+    const page = a.context && a.context.browser;
+    if (page && /^data:image\/jpeg;base64,/.test(page.screenshot || "")) {
+      const shot = document.createElement("img");
+      shot.src = page.screenshot;
+      shot.alt = "The page when it asked";
+      shot.style.maxWidth = "100%";
+      sections.push(shot);
+    }
     card.append(
       ...warnings(shown.workflow), ...warnings(shown.prompt), title, meta,
       ...(a.items.length ? [...warnings(shown.items), items] : []),

@@ -207,6 +207,7 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> ApiResult {
 /// a person may decide, so the request reaches people the way every
 /// workflow's approval does (the app, its notification, the approvals
 /// list and routes, webhooks).
+/// Its name is [`clawdis_approvals::BROWSER_APPROVAL`].
 const APPROVAL_WORKFLOW: &str = r#"name: browser-approval
 type: pipeline
 description: A browser session asks a person to decide
@@ -214,6 +215,9 @@ inputs:
   message: A browser session asks for approval
   session: ""
   url: ""
+  title: ""
+  actions: ""
+  screenshot: ""
 steps:
   - id: decide
     approval:
@@ -264,6 +268,59 @@ pub async fn approval(
 /// How often a caller waiting on [`ask_person`] hears that it still waits.
 pub(crate) const STILL_WAITING: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// What the person sees of session `id` as it asks: its last 10 actions,
+/// one a line (never what was typed: the log keeps only its length), and a
+/// JPEG of its page as a data URL. Either is empty when it cannot be had
+/// (the page is gone); asking goes on without it.
+async fn page_as_asked(state: &AppState, id: &str) -> (String, String) {
+    let Ok(sessions) = state.sessions().await else {
+        return (String::new(), String::new());
+    };
+    let actions = sessions
+        .last_actions(id, 10)
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|a| {
+            format!(
+                "{} {}{} → {}",
+                a.action,
+                a.target.as_deref().unwrap_or(""),
+                a.input
+                    .as_deref()
+                    .map(|i| format!(" {i}"))
+                    .unwrap_or_default(),
+                if a.ok {
+                    "ok".to_string()
+                } else {
+                    a.code.clone().unwrap_or_else(|| "failed".into())
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let shot = async {
+        let (_, page) = sessions.page_of(id).await.ok()?;
+        let dir = sessions.artifacts(id);
+        let path = clawdis_browser::inspect::screenshot(
+            &page,
+            &dir,
+            clawdis_browser::inspect::ShotArea::Viewport,
+            clawdis_browser::inspect::ImageType::Jpeg,
+        )
+        .await
+        .ok()?;
+        let bytes = std::fs::read(&path).ok()?;
+        let _ = std::fs::remove_file(&path);
+        use base64::Engine as _;
+        Some(format!(
+            "data:image/jpeg;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        ))
+    };
+    (actions, shot.await.unwrap_or_default())
+}
+
 /// Asks a person to decide `message` for session `id` through the approval
 /// gate every workflow uses, and waits up to `wait` for the decision;
 /// `waiting` is called with the time waited every [`STILL_WAITING`]. A
@@ -287,13 +344,21 @@ pub(crate) async fn ask_person(
             .and_then(|()| std::fs::write(&file, APPROVAL_WORKFLOW))
             .map_err(|e| ApiError::internal(format!("writing {}: {e}", file.display())))?;
     }
+    let (actions, screenshot) = page_as_asked(state, id).await;
     let runs = state.runs().await?;
     let mut changes = runs.changes();
     let mut decisions = state.approvals().await?.subscribe();
     let started = runs
         .start(clawdis_approvals::RunRequest {
             what: clawdis_approvals::What::Workflow(file.display().to_string()),
-            args: json!({ "message": message, "session": id, "url": session.url }),
+            args: json!({
+                "message": message,
+                "session": id,
+                "url": session.url,
+                "title": session.title.clone().unwrap_or_default(),
+                "actions": actions,
+                "screenshot": screenshot,
+            }),
             cwd: None,
             started_by: principal.label(),
         })

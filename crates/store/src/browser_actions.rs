@@ -91,31 +91,54 @@ impl Store {
         after: i64,
         limit: u32,
     ) -> Result<Vec<ActionRecord>> {
-        let rows = sqlx::query(
-            "SELECT seq, session, action, target, input, ok, code, result, duration_ms, retries, screenshot, at
-             FROM browser_actions WHERE session = ? AND seq > ? ORDER BY seq LIMIT ?",
-        )
+        let rows = sqlx::query(concat!(
+            action_columns!(),
+            "WHERE session = ? AND seq > ? ORDER BY seq LIMIT ?"
+        ))
         .bind(session)
         .bind(after)
         .bind(i64::from(limit))
         .fetch_all(&mut *self.conns.get().await?)
         .await?;
-        Ok(rows
-            .iter()
-            .map(|r| ActionRecord {
-                seq: r.get(0),
-                session: r.get(1),
-                action: r.get(2),
-                target: r.get(3),
-                input: r.get(4),
-                ok: r.get::<i64, _>(5) != 0,
-                code: r.get(6),
-                result: r.get(7),
-                duration_ms: r.get(8),
-                retries: r.get(9),
-                screenshot: r.get(10),
-                at: r.get(11),
-            })
-            .collect())
+        Ok(rows.iter().map(action_of).collect())
+    }
+
+    /// A session's last `limit` actions, oldest first.
+    pub async fn last_actions(&self, session: &str, limit: u32) -> Result<Vec<ActionRecord>> {
+        let rows = sqlx::query(concat!(
+            action_columns!(),
+            "WHERE session = ? ORDER BY seq DESC LIMIT ?"
+        ))
+        .bind(session)
+        .bind(i64::from(limit))
+        .fetch_all(&mut *self.conns.get().await?)
+        .await?;
+        Ok(rows.iter().rev().map(action_of).collect())
+    }
+}
+
+/// The columns [`action_of`] reads, in order.
+macro_rules! action_columns {
+    () => {
+        "SELECT seq, session, action, target, input, ok, code, result, duration_ms, retries, \
+         screenshot, at FROM browser_actions "
+    };
+}
+use action_columns;
+
+fn action_of(r: &sqlx::sqlite::SqliteRow) -> ActionRecord {
+    ActionRecord {
+        seq: r.get(0),
+        session: r.get(1),
+        action: r.get(2),
+        target: r.get(3),
+        input: r.get(4),
+        ok: r.get::<i64, _>(5) != 0,
+        code: r.get(6),
+        result: r.get(7),
+        duration_ms: r.get(8),
+        retries: r.get(9),
+        screenshot: r.get(10),
+        at: r.get(11),
     }
 }

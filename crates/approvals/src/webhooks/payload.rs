@@ -104,7 +104,13 @@ async fn data_of(
 ) -> Result<Value, ApprovalsError> {
     match subject {
         Subject::Gate(run) if event.kind.starts_with("approval.") => {
-            to_json(&approvals.with_votes(run).await?)
+            let mut approval = approvals.with_votes(run).await?;
+            // A page's picture stays on this machine: a receiver hears of
+            // the page by its URL and title.
+            if let Some(page) = &mut approval.context.browser {
+                page.screenshot.clear();
+            }
+            to_json(&approval)
         }
         Subject::Gate(run) => {
             let result: Value = run

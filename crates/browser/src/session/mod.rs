@@ -853,6 +853,19 @@ impl Sessions {
         profiles::export(self.manager.home(), name, &self.sealer)
     }
 
+    /// A session's last `limit` recorded actions, oldest first.
+    pub async fn last_actions(
+        &self,
+        id: &str,
+        limit: u32,
+    ) -> Result<Vec<clawdis_store::ActionRecord>> {
+        self.slot(id)?;
+        self.store
+            .last_actions(id, limit)
+            .await
+            .map_err(store_error)
+    }
+
     /// A session's recorded actions after `after`.
     pub async fn trace(
         &self,
