@@ -898,7 +898,13 @@ fn a_session_asks_a_person_through_the_approval_gate() {
     let home = tempfile::tempdir().unwrap();
     let agent = clawdis_e2e::create_token(home.path(), "bot", "agent");
     let person = clawdis_e2e::create_token(home.path(), "ann", "approver");
-    let server = start_server(home.path());
+    let secret = clawdis_e2e::clawdis_cli(home.path(), &["webhooks", "secret"]);
+    let receiver =
+        clawdis_e2e::webhooks::Receiver::start(String::from_utf8_lossy(&secret.stdout).trim());
+    let server = clawdis_e2e::control::start_server_with(
+        home.path(),
+        json!({"webhooks": [{ "url": receiver.url("/ok/chat"), "events": ["approval.pending"] }]}),
+    );
     let c = Client::with_token(server.port, &agent);
     let url = format!("http://127.0.0.1:{pages}/hard/inputs.html");
     let s = Session::open(&c, &url);
@@ -951,6 +957,15 @@ fn a_session_asks_a_person_through_the_approval_gate() {
         assert!(
             approval["context"]["unlocks"][0]["id"] == "decide",
             "{approval:#}"
+        );
+        // A receiver hears of the page by its URL and title, never its
+        // picture: that stays on this machine.
+        let sent = receiver.take(1, std::time::Duration::from_secs(20));
+        let told = &sent[0]["body"]["data"]["context"]["browser"];
+        assert_eq!(
+            (told["url"].as_str(), told["screenshot"].as_str()),
+            (Some(url.as_str()), Some("")),
+            "{sent:#?}"
         );
         // The agent cannot answer its own question.
         let (status, body) = c.call(

@@ -207,7 +207,7 @@ async fn a_notification_shows_hidden_characters_and_offers_no_approve_for_them()
     );
     std::fs::write(
         s.work.join("notes.lobster"),
-        "name: notes\nsteps:\n  - id: gate\n    approval:\n      prompt: \"Publish <b>notes</b> to \u{202E}txt.exe\u{202C} the list?\"\n  - id: go\n    run: echo published > published.txt\n",
+        "name: notes\nsteps:\n  - id: gate\n    approval:\n      prompt: \"Publish <b>notes</b> to \u{202E}txt.exe\u{202C} the p\u{0430}ypal list?\"\n  - id: go\n    run: echo published > published.txt\n",
     )
     .unwrap();
     let paused = s.run("notes.lobster");
@@ -227,8 +227,10 @@ async fn a_notification_shows_hidden_characters_and_offers_no_approve_for_them()
     let body = bodies.first().expect("the closed notification");
     assert!(
         body.starts_with("⚠ This text holds 2 hidden")
-            && body
-                .contains("Publish &lt;b&gt;notes&lt;/b&gt; to ⟨U+202E⟩txt.exe⟨U+202C⟩ the list?")
+            && body.contains(
+                "Publish &lt;b&gt;notes&lt;/b&gt; to ⟨U+202E⟩txt.exe⟨U+202C⟩ the p\u{0430}ypal list?"
+            )
+            && body.contains("reads as \"paypal\"")
             && !body.contains('\u{202E}'),
         "{body}"
     );

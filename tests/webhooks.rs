@@ -336,7 +336,7 @@ fn a_signed_link_shows_a_human_gate_and_only_its_own_form_denies_it_once() {
     let server = serve(&home, hooks);
     std::fs::write(
         work.join("publish.lobster"),
-        "name: publish\nsteps:\n  - id: gate\n    approval:\n      prompt: \"Publish <v2> \u{202E}txt.exe\u{202C}?\"\n      \
+        "name: publish\nsteps:\n  - id: gate\n    approval:\n      prompt: \"Publish <v2> \u{202E}txt.exe\u{202C} to p\u{0430}ypal?\"\n      \
          approvers: human\n  - id: go\n    run: echo published\n",
     )
     .unwrap();
@@ -366,7 +366,8 @@ fn a_signed_link_shows_a_human_gate_and_only_its_own_form_denies_it_once() {
     let (status, page) = from_public("GET", &path, "", "");
     assert_eq!(status, 200, "{page}");
     assert!(
-        page.contains("Publish &lt;v2&gt; ⟨U+202E⟩txt.exe⟨U+202C⟩?")
+        page.contains("Publish &lt;v2&gt; ⟨U+202E⟩txt.exe⟨U+202C⟩ to p\u{0430}ypal?")
+            && page.contains("reads as &quot;paypal&quot;")
             && page.contains("role=alert>⚠ This text holds 2 hidden")
             && !page.contains('\u{202E}'),
         "{page}"
