@@ -819,7 +819,25 @@ fn the_runs_window_lists_filters_opens_and_cancels_runs() {
     );
     let run = c.ok("GET", &format!("/runs/{id}"), None);
     assert_eq!(run["status"], "cancelled", "{run:#}");
-    assert_eq!(run["decisions"][0]["via"], "app", "{run:#}");
+    // Its decision says through which channel and how a person was there.
+    assert_eq!(
+        (
+            run["decisions"][0]["via"].as_str(),
+            run["decisions"][0]["presence"].as_str()
+        ),
+        (Some("app"), Some("click")),
+        "{run:#}"
+    );
+    let shown = app.wait_for(
+        "document.querySelector('#run li.decision')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert!(
+        shown.as_str().unwrap().starts_with("cancel by ")
+            && shown.as_str().unwrap().contains("via app (click)"),
+        "{shown}"
+    );
 }
 
 /// Issue #35: the Ledger window shows the audit entries and whether the

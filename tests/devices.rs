@@ -302,6 +302,8 @@ async fn a_paired_device_approves_a_human_gate_with_its_passkey() {
         "{ledger}"
     );
     assert_eq!(decision["digest"], gate["digest"]);
+    // The gate's decisions say the passkey too.
+    assert_eq!(gate["decisions"][0]["presence"], "passkey", "{gate:#}");
     // A used link starts no other ceremony.
     let path = link.split_once(&format!(":{}", server.port)).unwrap().1;
     let (status, said) = clawdis_e2e::control::request(

@@ -53,7 +53,7 @@ document.getElementById("pair-form").addEventListener("submit", async (event) =>
     }
     pairing.replaceChildren(
       el("div", {}, `Open this link on the device within 10 minutes (until ${link.expiresAt}), or scan the code; it works once:`),
-      qr,
+      ...(qr ? [qr] : []),
       el("pre", { class: "pairing-url" }, link.url));
   } catch (e) {
     pairing.textContent = errorText(e);

@@ -54,7 +54,8 @@ function step(s) {
 /** One decision: what, who, through which channel. */
 function decision(d) {
   return el("li", { class: "decision" },
-    `${d.decision} by ${d.by || "someone"} via ${d.via}` + (d.at ? ` · ${age(d.at)}` : "") + (d.comment ? ` · “${d.comment}”` : ""));
+    `${d.decision} by ${d.by || "someone"} via ${d.via}` + (d.presence ? ` (${d.presence})` : "")
+      + (d.at ? ` · ${age(d.at)}` : "") + (d.comment ? ` · “${d.comment}”` : ""));
 }
 
 async function openRun(id) {
@@ -73,7 +74,7 @@ async function openRun(id) {
     el("h2", {}, `${run.workflow || "pipeline"} · ${run.status}`),
     el("div", { class: "meta" }, `run ${run.runId} · started by ${run.startedBy} · ${age(run.startedAt)}` + (run.cwd ? ` · in ${run.cwd}` : "")),
     el("ol", { class: "timeline", "aria-label": "Steps" }, run.steps.map(step)),
-    run.decisions.length ? [el("h3", {}, "Decisions"), el("ul", { class: "decisions" }, run.decisions.map(decision))] : null,
+    ...(run.decisions.length ? [el("h3", {}, "Decisions"), el("ul", { class: "decisions" }, run.decisions.map(decision))] : []),
     el("div", { class: "actions" },
       el("button", { type: "button", class: "export", onclick: () => exportRun(run.runId) }, "Export"),
       live ? el("button", { type: "button", class: "cancel", onclick: () => cancel(run.runId) }, "Cancel run") : null));

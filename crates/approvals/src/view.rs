@@ -88,6 +88,9 @@ pub struct DecisionView {
     pub at: Option<String>,
     /// What they said; a denial's reason.
     pub comment: Option<String>,
+    /// How a person showed they were there: `click`, `token`, `passkey`,
+    /// `os`; `null` for agents, links and the expiry.
+    pub presence: Option<clawdis_store::Presence>,
 }
 
 /// The API's word for a decision: a rejection is a `deny`.
@@ -147,6 +150,7 @@ pub(crate) fn gate_decisions(gate: &Run, votes: &[Vote]) -> Vec<DecisionView> {
             via: v.via,
             at: Some(v.at.clone()),
             comment: v.comment.clone(),
+            presence: v.presence,
         })
         .collect();
     if let (Some(decision), Some(via)) = (gate.decision, gate.decided_via) {
@@ -157,6 +161,7 @@ pub(crate) fn gate_decisions(gate: &Run, votes: &[Vote]) -> Vec<DecisionView> {
             via,
             at: gate.decided_at.clone(),
             comment: gate.decision_comment.clone(),
+            presence: gate.decided_presence,
         });
     }
     decisions

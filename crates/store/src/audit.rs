@@ -32,6 +32,18 @@ pub enum Presence {
 }
 
 impl Presence {
+    /// The presence spelled `text`.
+    pub fn parse(text: &str) -> Option<Presence> {
+        [
+            Presence::Click,
+            Presence::Token,
+            Presence::Passkey,
+            Presence::Os,
+        ]
+        .into_iter()
+        .find(|p| p.as_str() == text)
+    }
+
     /// Its spelling in the ledger.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -17,6 +17,8 @@ pub struct Vote {
     pub at: String,
     /// What they said.
     pub comment: Option<String>,
+    /// How they showed they were there.
+    pub presence: Option<crate::Presence>,
 }
 
 /// What [`Store::add_vote`] did.
@@ -58,14 +60,15 @@ impl Store {
         let via = decided.decided_via;
         let comment = decided.comment.as_deref();
         let added = sqlx::query(
-            "INSERT INTO votes (state_key, approver, via, at, comment) VALUES (?, ?, ?, ?, ?)
-             ON CONFLICT(state_key, approver) DO NOTHING",
+            "INSERT INTO votes (state_key, approver, via, at, comment, presence)
+             VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(state_key, approver) DO NOTHING",
         )
         .bind(state_key)
         .bind(approver)
         .bind(via.as_str())
         .bind(now_iso())
         .bind(comment)
+        .bind(decided.presence.map(crate::Presence::as_str))
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -99,7 +102,8 @@ impl Store {
     /// The approvals counted for `state_key`, oldest first.
     pub async fn votes(&self, state_key: &str) -> Result<Vec<Vote>> {
         let rows = sqlx::query(
-            "SELECT approver, via, at, comment FROM votes WHERE state_key = ? ORDER BY at, approver",
+            "SELECT approver, via, at, comment, presence FROM votes WHERE state_key = ?
+             ORDER BY at, approver",
         )
         .bind(state_key)
         .fetch_all(&mut *self.conns.get().await?)
@@ -115,6 +119,7 @@ impl Store {
                     })?,
                     at: r.get(2),
                     comment: r.get(3),
+                    presence: r.get::<Option<&str>, _>(4).and_then(crate::Presence::parse),
                 })
             })
             .collect()

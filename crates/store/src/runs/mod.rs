@@ -14,7 +14,7 @@ macro_rules! run_columns {
     () => {
         "state_key, kind, gate, approval_id, status, workflow_name, request_json, state_json, created_at, \
          claim_id, decision, decided_by, decided_via, decided_at, result_json, next_state_key, cwd, \
-         decision_comment, expires_at, run_id"
+         decision_comment, expires_at, run_id, decided_presence"
     };
 }
 pub(crate) use run_columns;
@@ -23,7 +23,8 @@ pub(crate) use run_columns;
 macro_rules! claim_set {
     () => {
         "UPDATE runs SET status = 'running', claim_id = ?, claimed_pid = ?, claimed_at = ?, \
-         decision = ?, decided_by = ?, decided_via = ?, decided_at = ?, decision_comment = ? "
+         decision = ?, decided_by = ?, decided_via = ?, decided_at = ?, decision_comment = ?, \
+         decided_presence = ? "
     };
 }
 
@@ -95,6 +96,8 @@ pub struct Run {
     pub expires_at: Option<String>,
     /// The service run it belongs to, if any.
     pub run_id: Option<String>,
+    /// How the decider showed a person was there, when one did.
+    pub decided_presence: Option<crate::Presence>,
 }
 
 /// A decision that claims a pending run, with who took it and how.
@@ -418,6 +421,9 @@ pub(crate) fn run_from_row(r: &sqlx::sqlite::SqliteRow) -> Result<Run> {
         decision_comment: r.get(17),
         expires_at: r.get(18),
         run_id: r.get(19),
+        decided_presence: r
+            .get::<Option<&str>, _>(20)
+            .and_then(crate::Presence::parse),
     })
 }
 
@@ -449,6 +455,7 @@ fn claim_update<'q>(
         .bind(decision.decided_via.as_str())
         .bind(now)
         .bind(&decision.comment)
+        .bind(decision.presence.map(crate::Presence::as_str))
 }
 
 /// The statement recording `run` as pending.
