@@ -1074,3 +1074,31 @@ fn the_windows_take_the_accent_colour_setting() {
     );
     assert_eq!(accent, "rgb(10, 132, 255)");
 }
+
+/// Issue #35: closing the Approvals window while a gate waits decides
+/// nothing: the gate stays pending, and the agent's own later denial is
+/// the decision recorded.
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_the_approvals_window_decides_nothing() {
+    require();
+    let s = Scratch::new();
+    write_settings(&s.home, json!({"enabled": false}));
+    let paused = s.run(MAIL_FLOW);
+    assert_eq!(paused["status"], "needs_approval", "{paused}");
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "approvals");
+    app.wait_for(
+        "document.querySelector('.card.pending button.approve:not([disabled])')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    app.close_window();
+    let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
+    let denied = envelope(&s.resume(token, &["--approve", "no"]));
+    assert_eq!(denied["status"], "cancelled", "{denied}");
+    let approvals = Approvals::open(&s.state).await.unwrap();
+    let id = paused["requiresApproval"]["approvalId"].as_str().unwrap();
+    let gate = approvals.get(id).await.unwrap();
+    assert_eq!(gate.decided_via, Some(Channel::Cli), "{gate:?}");
+    assert_eq!(s.sent(), "", "nothing after the gate ran");
+}

@@ -174,6 +174,11 @@ impl Session {
         );
     }
 
+    /// Closes the window, as a person does with its close button.
+    pub fn close_window(&self) {
+        self.send("DELETE", &self.at("/window"), None);
+    }
+
     /// Reloads the page.
     pub fn refresh(&self) {
         self.send("POST", &self.at("/refresh"), Some(json!({})));
