@@ -48,11 +48,30 @@ fn approve_when_armed(app: &Session) {
     app.click(".card.pending button.approve");
 }
 
-fn assert_not_blank(session: &Session, window: &str) {
+/// The window is drawn (not blank), and each of its controls can be
+/// reached by keyboard and has a name assistive technology reads (issue
+/// #35): its label, `aria-label` or text.
+fn assert_shown(session: &Session, window: &str) {
     let colours = distinct_colours(&session.picture());
     assert!(
         colours > 8,
         "the {window} window looks blank ({colours} colours)"
+    );
+    let unnamed = session.run(
+        "return [...document.querySelectorAll('button, input, select, textarea, a[href], summary')]
+           .filter((c) => c.type !== 'hidden')
+           .filter((c) => {
+             const name = (c.getAttribute('aria-label') || (c.labels && c.labels[0] && c.labels[0].textContent)
+               || c.textContent || '').trim();
+             return !name || c.tabIndex < 0;
+           })
+           .map((c) => c.outerHTML.slice(0, 120));",
+        json!([]),
+    );
+    assert_eq!(
+        unnamed,
+        json!([]),
+        "the {window} window has controls without a name or out of the keyboard's reach"
     );
 }
 
@@ -88,7 +107,7 @@ async fn the_approvals_window_approves_a_run_an_agent_paused() {
             && !card.contains("needs a person"),
         "{card}"
     );
-    assert_not_blank(&app, "approvals");
+    assert_shown(&app, "approvals");
 
     approve_when_armed(&app);
     // The card passes through "running" while the rest of the run runs.
@@ -223,7 +242,7 @@ fn the_approvals_window_confirms_or_refuses_an_approver_token_request() {
         json!([]),
     );
     assert_eq!(first, "Refuse");
-    assert_not_blank(&app, "approvals");
+    assert_shown(&app, "approvals");
     app.click(".request button.confirm");
     let out = asking.wait_with_output().unwrap();
     assert!(
@@ -393,7 +412,7 @@ fn the_settings_window_validates_next_to_the_field_and_saves() {
         json!(null),
         Duration::from_secs(10),
     );
-    assert_not_blank(&app, "settings");
+    assert_shown(&app, "settings");
     let issue = |field: &str, kind: &str| {
         let check =
             format!("document.querySelector('.issue[data-field={field}] .{kind}')?.textContent");
@@ -461,7 +480,7 @@ fn the_tabs_window_follows_the_browser_and_closes_a_tab() {
         "document.querySelector('tr[data-target=\"{target}\"]')?.textContent.includes(arg)"
     );
     app.wait_for(&row, json!(url), Duration::from_secs(1));
-    assert_not_blank(&app, "tabs");
+    assert_shown(&app, "tabs");
 
     // A second tab becomes the active one; Focus makes the first active again.
     let second = c.ok(
@@ -809,7 +828,7 @@ fn the_runs_window_lists_filters_opens_and_cancels_runs() {
         Duration::from_secs(10),
     );
     assert_eq!(steps, json!(["build:ok", "gate:ok", "go:pending"]));
-    assert_not_blank(&app, "runs");
+    assert_shown(&app, "runs");
     // Cancelled there: the app's decision.
     app.click("#run button.cancel");
     app.wait_for(
@@ -874,7 +893,7 @@ fn the_ledger_window_shows_the_entries_and_a_rewrite() {
         Duration::from_secs(10),
     );
     assert!(row.as_str().unwrap().contains("gate.reject"), "{row}");
-    assert_not_blank(&app, "ledger");
+    assert_shown(&app, "ledger");
     let edit = std::process::Command::new("python3")
         .args([
             "-c",
@@ -922,7 +941,7 @@ fn the_triggers_window_pauses_and_resumes_a_schedule() {
         row.as_str().unwrap().contains("nightly") && row.as_str().unwrap().contains("0 9 * * 1-5"),
         "{row}"
     );
-    assert_not_blank(&app, "triggers");
+    assert_shown(&app, "triggers");
     let c = Client::for_home(port, &s.home);
     app.click("tr.trigger button.pause");
     app.wait_for(
@@ -996,7 +1015,7 @@ fn the_deliveries_window_shows_attempts_and_redelivers() {
             .all(|a| a.as_str().unwrap().contains("HTTP 500")),
         "{attempts}"
     );
-    assert_not_blank(&app, "deliveries");
+    assert_shown(&app, "deliveries");
     app.click("#detail button.redeliver");
     // Sent again, with a fresh set of attempts.
     let again = receiver.take(2, Duration::from_secs(20));
@@ -1035,7 +1054,7 @@ fn the_devices_and_tokens_window_revokes_a_token() {
         row.as_str().unwrap().contains("agent") && !row.as_str().unwrap().contains(&agent),
         "{row}"
     );
-    assert_not_blank(&app, "devices");
+    assert_shown(&app, "devices");
     let as_agent = Client::with_token(port, &agent);
     assert_eq!(as_agent.call("GET", "/runs", None).0, 200);
     app.click("tr.token[data-token=agent] button.revoke-token");
