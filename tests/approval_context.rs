@@ -89,6 +89,8 @@ fn a_workflow_gate_shows_what_it_unlocks_what_ran_and_who_started_it() {
         "{context:#}"
     );
     assert!(build["durationMs"].is_u64(), "{context:#}");
+    // The step whose gate it is.
+    assert_eq!(context["step"], "gate", "{context:#}");
     // Who started it: the agent's token.
     assert_eq!(
         context["startedBy"]["principal"], "token:agent",

@@ -231,6 +231,8 @@ async fn a_notification_shows_hidden_characters_and_offers_no_approve_for_them()
                 "Publish &lt;b&gt;notes&lt;/b&gt; to ⟨U+202E⟩txt.exe⟨U+202C⟩ the p\u{0430}ypal list?"
             )
             && body.contains("reads as \"paypal\"")
+            // The workflow and the step whose gate it is.
+            && body.contains("(notes, step gate)")
             && !body.contains('\u{202E}'),
         "{body}"
     );

@@ -99,6 +99,8 @@ pub struct Approval {
 #[derive(Clone, Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Context {
+    /// The workflow step whose gate this is (none for a pipeline's).
+    pub step: Option<String>,
     /// What runs once the gate is approved, until the next gate, as it
     /// will run (templates resolved where their inputs are known).
     pub unlocks: Vec<Unlocked>,
@@ -382,6 +384,7 @@ impl Approval {
         let kept = clawdis_engine::workflow::unlocks_of_state(&run.state_json).unwrap_or_default();
         let votes = self.votes();
         self.context = Context {
+            step: kept.step,
             before: kept
                 .before
                 .into_iter()
@@ -509,7 +512,11 @@ impl Approval {
     /// A notification's body: the prompt; the workflow and its item count;
     /// the first line of the command the gate unlocks; who started the run.
     pub fn summary(&self) -> String {
-        let what = match (&self.workflow, self.item_count) {
+        let workflow = self.workflow.as_ref().map(|name| match &self.context.step {
+            Some(step) => format!("{name}, step {step}"),
+            None => name.clone(),
+        });
+        let what = match (&workflow, self.item_count) {
             (Some(name), 0) => name.clone(),
             (Some(name), 1) => format!("{name}: 1 item"),
             (Some(name), n) => format!("{name}: {n} items"),

@@ -60,6 +60,8 @@ pub struct Ran {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Unlocks {
+    /// The step whose gate this is (a workflow's; none for a pipeline).
+    pub step: Option<String>,
     /// What runs once the gate is approved, until the next gate.
     pub unlocks: Vec<Unlocked>,
     /// What ran before it, in order.
@@ -112,7 +114,15 @@ pub fn of_state(state_json: &str) -> Option<Unlocks> {
             Some(ran(&step.id, result, command))
         })
         .collect();
-    Some(Unlocks { unlocks, before })
+    let step = ["approvalStepId", "inputStepId"]
+        .iter()
+        .find_map(|key| state.get_key(key).and_then(Value::as_str))
+        .map(str::to_string);
+    Some(Unlocks {
+        step,
+        unlocks,
+        before,
+    })
 }
 
 fn unlocked(step: &Step, workflow: &file::Workflow, args: &Object, results: &Object) -> Unlocked {
@@ -236,7 +246,11 @@ fn of_pipeline(stages: &[Value], resume_at: usize) -> Unlocks {
             }
         })
         .collect();
-    Unlocks { unlocks, before }
+    Unlocks {
+        step: None,
+        unlocks,
+        before,
+    }
 }
 
 #[cfg(test)]
