@@ -98,6 +98,15 @@ pub fn refresh<R: Runtime>(app: &AppHandle<R>, pending: usize) {
         None => status_line(running, pending),
     };
     let _ = items.status.set_text(line);
+    // The count beside the icon (the menu bar's title on macOS, the
+    // indicator's label on Linux), and in its tooltip.
+    if let Some(tray) = app.tray_by_id(TRAY_ID) {
+        let _ = tray.set_title((pending > 0).then(|| pending.to_string()));
+        let _ = tray.set_tooltip(Some(match pending {
+            0 => "Clawdis".to_string(),
+            n => format!("Clawdis · {n} waiting for you"),
+        }));
+    }
     let _ = items.browser.set_text(if running {
         "Stop Browser"
     } else {
