@@ -326,9 +326,10 @@ async fn a_paired_device_approves_a_human_gate_with_its_passkey() {
         "",
     );
     assert_eq!(status, 401, "not signed in");
-    let again = PUBLISH
-        .replace("published.txt", "again.txt")
-        .replace("Publish?", "\"Publish \u{202E}txt.exe\u{202C}?\"");
+    let again = PUBLISH.replace("published.txt", "again.txt").replace(
+        "Publish?",
+        "\"Publish \u{202E}txt.exe\u{202C} to p\u{0430}ypal?\"",
+    );
     let (id, _) = pause(&home, &work, &receiver, "again.lobster", &again);
     let said = phone.press(&inbox, "button[data-passkey=signin]").await;
     assert!(said.contains("Signed in as \"phone\""), "{said}");
@@ -345,7 +346,8 @@ async fn a_paired_device_approves_a_human_gate_with_its_passkey() {
         .unwrap();
     assert!(
         card.contains("⚠ This text holds 2 hidden")
-            && card.contains("Publish ⟨U+202E⟩txt.exe⟨U+202C⟩?")
+            && card.contains("Publish ⟨U+202E⟩txt.exe⟨U+202C⟩ to p\u{0430}ypal?")
+            && card.contains("reads as \"paypal\"")
             && !card.contains('\u{202E}'),
         "{card}"
     );
