@@ -1034,13 +1034,7 @@ fn the_devices_and_tokens_window_revokes_a_token() {
     let s = Scratch::new();
     let port = write_settings(&s.home, json!({"enabled": false}));
     // Made in the store the app reads (its runs' state directory).
-    let made = std::process::Command::new(clawdis_e2e::bin("clawdis"))
-        .args(["--home", s.home.to_str().unwrap()])
-        .args(["token", "create", "--name", "agent", "--role", "agent"])
-        .env("LOBSTER_STATE_DIR", &s.state)
-        .env("CLAWDIS_KEYCHAIN", "off")
-        .output()
-        .unwrap();
+    let made = s.clawdis(&["token", "create", "--name", "agent", "--role", "agent"]);
     assert!(made.status.success(), "{made:?}");
     let agent = String::from_utf8(made.stdout).unwrap().trim().to_string();
     let desktop = Desktop::start();

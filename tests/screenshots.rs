@@ -147,13 +147,7 @@ fn the_screenshots_render() {
     // The data: a gate an agent's token reached, one `lobster` paused with
     // a prompt that hides characters, a run that finished (its delivery
     // fails), a named token.
-    let made = Command::new(clawdis_e2e::bin("clawdis"))
-        .args(["--home", s.home.to_str().unwrap()])
-        .args(["token", "create", "--name", "ci-agent", "--role", "agent"])
-        .env("LOBSTER_STATE_DIR", &s.state)
-        .env("CLAWDIS_KEYCHAIN", "off")
-        .output()
-        .unwrap();
+    let made = s.clawdis(&["token", "create", "--name", "ci-agent", "--role", "agent"]);
     assert!(made.status.success(), "{made:?}");
     let agent = String::from_utf8(made.stdout).unwrap().trim().to_string();
     let as_agent = Client::with_token(port, &agent);
@@ -230,13 +224,7 @@ fn the_screenshots_render() {
         Duration::from_secs(20),
     );
     page(&dir, "link", &link);
-    let pair = Command::new(clawdis_e2e::bin("clawdis"))
-        .args(["--home", s.home.to_str().unwrap()])
-        .args(["devices", "pair", "--name", "phone"])
-        .env("LOBSTER_STATE_DIR", &s.state)
-        .env("CLAWDIS_KEYCHAIN", "off")
-        .output()
-        .unwrap();
+    let pair = s.clawdis(&["devices", "pair", "--name", "phone"]);
     assert!(pair.status.success(), "{pair:?}");
     page(
         &dir,

@@ -182,6 +182,19 @@ impl Scratch {
             .unwrap()
     }
 
+    /// `clawdis <args>` on this home, with its runs' state directory: the
+    /// store the app started for this scratch reads (tokens, devices).
+    pub fn clawdis(&self, args: &[&str]) -> Output {
+        Command::new(bin("clawdis"))
+            .arg("--home")
+            .arg(&self.home)
+            .args(args)
+            .env("LOBSTER_STATE_DIR", &self.state)
+            .env("CLAWDIS_KEYCHAIN", "off")
+            .output()
+            .expect("clawdis runs")
+    }
+
     /// The lines the mail flow's last step wrote.
     pub fn sent(&self) -> String {
         std::fs::read_to_string(self.work.join("sent.txt")).unwrap_or_default()
