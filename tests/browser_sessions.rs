@@ -901,9 +901,14 @@ fn a_session_asks_a_person_through_the_approval_gate() {
     let secret = clawdis_e2e::clawdis_cli(home.path(), &["webhooks", "secret"]);
     let receiver =
         clawdis_e2e::webhooks::Receiver::start(String::from_utf8_lossy(&secret.stdout).trim());
+    let port = clawdis_e2e::control::free_port();
     let server = clawdis_e2e::control::start_server_with(
         home.path(),
-        json!({"webhooks": [{ "url": receiver.url("/ok/chat"), "events": ["approval.pending"] }]}),
+        json!({
+            "controlUrl": format!("http://127.0.0.1:{port}"),
+            "publicBaseUrl": format!("http://localhost:{port}/"),
+            "webhooks": [{ "url": receiver.url("/ok/chat"), "events": ["approval.pending"] }],
+        }),
     );
     let c = Client::with_token(server.port, &agent);
     let url = format!("http://127.0.0.1:{pages}/hard/inputs.html");
@@ -966,6 +971,25 @@ fn a_session_asks_a_person_through_the_approval_gate() {
             (told["url"].as_str(), told["screenshot"].as_str()),
             (Some(url.as_str()), Some("")),
             "{sent:#?}"
+        );
+        // Nor does whoever holds the approval link: its page names the
+        // page, without the picture.
+        let link = sent[0]["body"]["data"]["approvalUrl"].as_str().unwrap();
+        let path = link.split_once(&format!(":{port}")).unwrap().1;
+        let (status, html) = clawdis_e2e::control::request(
+            port,
+            "GET",
+            path,
+            &[("Host", &format!("localhost:{port}"))],
+            "",
+        );
+        assert_eq!(status, 200, "{html}");
+        assert!(
+            html.contains("The page, as it was when asked")
+                && html.contains(&url)
+                && !html.contains("<img")
+                && !html.contains("data:image"),
+            "{html}"
         );
         // The agent cannot answer its own question.
         let (status, body) = c.call(

@@ -230,18 +230,9 @@ fn gate_html(approval: &Approval) -> String {
             warnings_html(page),
             escape(&page.text)
         ));
-        let shot = approval
-            .context
-            .browser
-            .as_ref()
-            .map(|b| b.screenshot.as_str())
-            .filter(|s| is_jpeg_data_url(s));
-        if let Some(shot) = shot {
-            html.push_str(&format!(
-                "<img src=\"{}\" alt=\"The page when it asked\" style=\"max-width:100%\">",
-                escape(shot)
-            ));
-        }
+        // The page's picture is for the app and the inbox (a paired
+        // device, signed in with its passkey), never for whoever holds a
+        // link: it may show a logged-in page.
     }
     let sections = [
         ("Approving runs", Some(&shown.unlocks)),
@@ -336,8 +327,7 @@ fn page_of(status: StatusCode, title: &str, body: &str, script: bool) -> Respons
         (header::X_FRAME_OPTIONS, "DENY"),
         (
             header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; \
-             frame-ancestors 'none'",
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
         ),
     ] {
         headers.insert(name, HeaderValue::from_static(value));
@@ -352,17 +342,6 @@ fn page_of(status: StatusCode, title: &str, body: &str, script: bool) -> Respons
         );
     }
     response
-}
-
-/// Whether `text` is a JPEG as a data URL, and nothing else.
-fn is_jpeg_data_url(text: &str) -> bool {
-    text.strip_prefix("data:image/jpeg;base64,")
-        .is_some_and(|b64| {
-            !b64.is_empty()
-                && b64
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=')
-        })
 }
 
 /// The warnings of legible text, one line each, above it.
