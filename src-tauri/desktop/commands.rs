@@ -206,12 +206,16 @@ async fn ledger_list(
 ) -> Result<serde_json::Value, CommandError> {
     let approvals = backend.state.approvals().await?;
     let store = approvals.store();
-    let failed = clawdis_approvals::ApprovalsError::from;
-    let entries = store
-        .list_audit(limit.unwrap_or(200), None)
+    // The whole ledger is read once: verified, and its newest shown.
+    let all = store
+        .audit_entries()
         .await
-        .map_err(failed)?;
-    let all = store.audit_entries().await.map_err(failed)?;
+        .map_err(clawdis_approvals::ApprovalsError::from)?;
+    let entries: Vec<_> = all
+        .iter()
+        .rev()
+        .take(limit.unwrap_or(200) as usize)
+        .collect();
     let verdict = match clawdis_approvals::verify_audit(&all) {
         Ok(()) => serde_json::json!({ "holds": true, "entries": all.len(),
             "head": all.last().map_or(clawdis_approvals::GENESIS, |e| e.hash.as_str()) }),

@@ -163,7 +163,7 @@ pub struct StartedBy {
     /// the run began (pid, executable, arguments, working directory,
     /// terminal, parents).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub process: Option<serde_json::Value>,
+    pub process: Option<clawdis_engine::provenance::Process>,
 }
 
 /// A gate's policy and where it stands.
@@ -260,36 +260,10 @@ fn before_text(before: &[Before]) -> String {
 /// Who started a run, as text: the principal, then the process and its
 /// parents one a line.
 fn started_by_text(started: &StartedBy) -> String {
-    let mut text = started.principal.clone();
-    let Some(process) = &started.process else {
-        return text;
-    };
-    let line = |p: &serde_json::Value| {
-        let mut line = format!(
-            "pid {} · {}",
-            p["pid"],
-            p["exe"].as_str().or(p["name"].as_str()).unwrap_or("?")
-        );
-        let args: Vec<&str> = p["args"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|a| a.as_str()).collect())
-            .unwrap_or_default();
-        if !args.is_empty() {
-            line.push_str(&format!(" · {}", args.join(" ")));
-        }
-        if let Some(cwd) = p["cwd"].as_str() {
-            line.push_str(&format!(" · in {cwd}"));
-        }
-        if let Some(tty) = p["terminal"].as_str() {
-            line.push_str(&format!(" · on {tty}"));
-        }
-        line
-    };
-    text.push_str(&format!("\n{}", line(process)));
-    for parent in process["parents"].as_array().into_iter().flatten() {
-        text.push_str(&format!("\n  from {}", line(parent)));
+    match &started.process {
+        Some(process) => format!("{}\n{}", started.principal, process.chain()),
+        None => started.principal.clone(),
     }
-    text
 }
 
 /// A gate with what a person reads of it: the approval's own fields (JSON
@@ -547,7 +521,8 @@ impl Approval {
             let through = started
                 .process
                 .as_ref()
-                .and_then(|p| p["parents"][0]["name"].as_str())
+                .and_then(|p| p.parents.first())
+                .map(|parent| parent.name.as_str())
                 .map(|parent| format!(" (from {parent})"))
                 .unwrap_or_default();
             text.push_str(&format!("\nStarted by {}{through}", started.principal));

@@ -54,18 +54,7 @@ impl Legible {
 
 /// `raw` as a person should read it.
 pub fn legible(raw: &str) -> Legible {
-    let mut text = String::with_capacity(raw.len());
-    let mut escaped = 0usize;
-    let mut previous: Option<char> = None;
-    for c in raw.chars() {
-        if hidden(c, previous) {
-            text.push_str(&format!("⟨U+{:04X}⟩", u32::from(c)));
-            escaped += 1;
-        } else {
-            text.push(c);
-        }
-        previous = Some(c);
-    }
+    let (text, escaped) = escape(raw);
     let mut warnings = Vec::new();
     if escaped > 0 {
         warnings.push(format!(
@@ -145,7 +134,7 @@ fn lookalikes(raw: &str) -> Vec<Lookalike> {
             && looks_like.chars().all(|c| c.is_ascii_alphanumeric());
         if mixed || imitates {
             found.push(Lookalike {
-                word: legible_word(word),
+                word: escape(word).0,
                 looks_like,
                 scripts,
             });
@@ -162,19 +151,22 @@ fn is_mark(c: char) -> bool {
     )
 }
 
-/// A word's escapes, as in the text.
-fn legible_word(word: &str) -> String {
-    let mut out = String::new();
+/// `raw` with each hidden character as its visible escape, and how many
+/// there were.
+fn escape(raw: &str) -> (String, usize) {
+    let mut text = String::with_capacity(raw.len());
+    let mut escaped = 0;
     let mut previous = None;
-    for c in word.chars() {
+    for c in raw.chars() {
         if hidden(c, previous) {
-            out.push_str(&format!("⟨U+{:04X}⟩", u32::from(c)));
+            text.push_str(&format!("⟨U+{:04X}⟩", u32::from(c)));
+            escaped += 1;
         } else {
-            out.push(c);
+            text.push(c);
         }
         previous = Some(c);
     }
-    out
+    (text, escaped)
 }
 
 /// The scripts of `word`'s letters, sorted, e.g. `Cyrillic, Latin`.

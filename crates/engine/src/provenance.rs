@@ -3,14 +3,14 @@
 //! person reads this before confirming what a process asks for (an approver
 //! token), so it comes from the OS, never from what the process says.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
 /// How many parents are listed above the process itself.
 const MAX_PARENTS: usize = 8;
 
 /// A process, as the OS describes it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Process {
     /// Its id.
@@ -25,14 +25,43 @@ pub struct Process {
     pub cwd: Option<String>,
     /// The terminal its standard input is, when it is one and the OS tells
     /// it (`/dev/pts/3`; Linux only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminal: Option<String>,
     /// Its parent, the parent's parent, and so on (at most 8), nearest
     /// first; each without parents of its own.
+    #[serde(default)]
     pub parents: Vec<Process>,
 }
 
 impl Process {
+    /// The process and its parents as a person reads them, one a line:
+    /// `pid 12 · /usr/bin/x · x --flag · in /home/me · on /dev/pts/3`,
+    /// then `  from …` for each parent.
+    pub fn chain(&self) -> String {
+        std::iter::once(self.line())
+            .chain(self.parents.iter().map(|p| format!("  from {}", p.line())))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn line(&self) -> String {
+        let mut line = format!(
+            "pid {} · {}",
+            self.pid,
+            self.exe.as_deref().unwrap_or(&self.name)
+        );
+        if !self.args.is_empty() {
+            line.push_str(&format!(" · {}", self.args.join(" ")));
+        }
+        if let Some(cwd) = &self.cwd {
+            line.push_str(&format!(" · in {cwd}"));
+        }
+        if let Some(tty) = &self.terminal {
+            line.push_str(&format!(" · on {tty}"));
+        }
+        line
+    }
+
     /// Process `pid` and its parents; `None` when it is gone (or hidden).
     pub fn of(pid: u32) -> Option<Process> {
         let mut system = System::new().ok()?;

@@ -87,33 +87,14 @@ impl Request {
     /// each (pid, executable, arguments, working directory), made legible:
     /// an agent picks its own arguments and paths.
     pub fn for_a_person(&self) -> serde_json::Value {
-        let process = match &self.process {
-            Some(p) => std::iter::once(process_line(p))
-                .chain(
-                    p.parents
-                        .iter()
-                        .map(|q| format!("  from {}", process_line(q))),
-                )
-                .collect::<Vec<_>>()
-                .join("\n"),
-            None => "The asking process could not be identified.".to_string(),
-        };
+        let process = self.process.as_ref().map_or_else(
+            || "The asking process could not be identified.".to_string(),
+            Process::chain,
+        );
         let mut view = json!(self);
         view["readable"] = json!({ "process": clawdis_approvals::legible(&process) });
         view
     }
-}
-
-/// One process: `pid 12 · /usr/bin/x · x --flag · in /home/me`.
-fn process_line(p: &Process) -> String {
-    let mut line = format!("pid {} · {}", p.pid, p.exe.as_deref().unwrap_or(&p.name));
-    if !p.args.is_empty() {
-        line.push_str(&format!(" · {}", p.args.join(" ")));
-    }
-    if let Some(cwd) = &p.cwd {
-        line.push_str(&format!(" · in {cwd}"));
-    }
-    line
 }
 
 /// What the person said.
