@@ -4,8 +4,8 @@
 //   node scripts/openclaw-client-check.mjs <openclaw dist dir> <control URL> <page URL>
 //
 // The token comes from OPENCLAW_GATEWAY_TOKEN, as OpenClaw's gateway does.
-// scripts/openclaw-client-check (the shell wrapper) installs the package and
-// starts a server; exit status 0 means every call worked.
+// tests/openclaw_client.rs starts a server and runs it (scripts/test
+// installs the package); exit status 0 means every call worked.
 
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -73,6 +73,77 @@ try {
   await step("console", () => actions.browserConsoleMessages(base, { targetId: tab.targetId }));
   await step("arm dialog", () => actions.browserArmDialog(base, { accept: true, targetId: tab.targetId }));
   await step("focus", () => client.browserFocusTab(base, tab.targetId));
+  // OpenClaw 2026.9.6's newer routes, through its own request helper.
+  const call = (path, body) => client.requestBrowserJson(base, path, { method: "POST", body });
+  const set = await step("cookies set-many", () => call("/cookies/set-many", {
+    targetId: tab.targetId,
+    cookies: [
+      { name: "a", value: "1", url: pageUrl },
+      { name: "b", value: "2", url: pageUrl, sameSite: "Lax" },
+      { name: "", value: "refused" },
+    ],
+  }));
+  assert.equal(set.added, 2, JSON.stringify(set));
+  const jar = await step("cookies", () => client.requestBrowserJson(base, "/cookies", { query: { targetId: tab.targetId } }));
+  assert.deepEqual(jar.cookies.map((c) => c.name).sort(), ["a", "b"]);
+  await step("cookies set-many (empty)", () => call("/cookies/set-many", { cookies: [] }).then(
+    () => assert.fail("an empty list was taken"),
+    (e) => assert.match(String(e), /cookies/),
+  ));
+  const listed = await step("system profiles", () => client.browserSystemProfiles(base));
+  assert.deepEqual(listed, []);
+  const importStatus = await step("system profile import status", () => client.requestBrowserJson(base, "/system-profile-import/status"));
+  assert.equal(importStatus.enabled, false);
+  assert.deepEqual(importStatus.systemProfiles, []);
+  await step("system profile import dismiss", () => call("/system-profile-import/dismiss", {}));
+  await step("import profile (refused)", () => client.browserImportProfile(base, { browser: "chrome" }).then(
+    () => assert.fail("an import was taken"),
+    (e) => assert.match(String(e), /never copies your own browser's profile/),
+  ));
+  const cast = await step("screencast", () => call("/screencast", { targetId: tab.targetId, maxWidth: 640, quality: 50 }));
+  assert.match(cast.token, /^[0-9a-f]{48}$/);
+  assert.equal(cast.wsPath, `/browser/screencast?token=${cast.token}`);
+  assert.equal(cast.targetId, tab.targetId);
+  const wsUrl = base.replace(/^http/, "ws") + cast.wsPath;
+  const watched = await step("screencast stream", () => new Promise((resolve, reject) => {
+    const ws = new WebSocket(wsUrl);
+    ws.binaryType = "arraybuffer";
+    const seen = { ready: null, frame: null };
+    const timer = setTimeout(() => reject(new Error("no frame within 15 s")), 15000);
+    ws.onerror = () => {};
+    ws.onmessage = (m) => {
+      if (typeof m.data === "string") {
+        const said = JSON.parse(m.data);
+        if (said.type === "ready") seen.ready = said;
+        return;
+      }
+      if (seen.frame) return;
+      const bytes = new Uint8Array(m.data);
+      const length = new DataView(m.data).getUint32(0);
+      seen.frame = {
+        header: JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length))),
+        jpeg: bytes.subarray(4 + length),
+      };
+      // View-only: anything binary from the viewer ends it.
+      ws.send(new Uint8Array([1, 2, 3]));
+    };
+    ws.onclose = (e) => {
+      clearTimeout(timer);
+      resolve({ ...seen, code: e.code, reason: e.reason });
+    };
+  }));
+  assert.equal(watched.ready?.targetId, tab.targetId, JSON.stringify(watched.ready));
+  assert.ok(watched.frame.header.url.startsWith("http"), JSON.stringify(watched.frame.header));
+  assert.ok(watched.frame.header.cssWidth > 0);
+  assert.deepEqual([...watched.frame.jpeg.subarray(0, 2)], [0xff, 0xd8]);
+  assert.equal(watched.code, 1003);
+  assert.equal(watched.reason, "view_only");
+  const again = await step("screencast ticket used twice", () => new Promise((resolve) => {
+    const ws = new WebSocket(wsUrl);
+    ws.onopen = () => resolve("opened");
+    ws.onerror = () => resolve("refused");
+  }));
+  assert.equal(again, "refused");
   await step("close tab (raw id)", () => client.browserCloseTabByRawTargetId(base, tab.targetId));
   // The agent's `browser` tool itself, pointed at this server.
   const tool = actions.createBrowserTool({ sandboxBridgeUrl: base });

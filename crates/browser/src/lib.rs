@@ -32,6 +32,7 @@ pub mod policy;
 pub mod process;
 pub mod profile;
 pub mod refs;
+pub mod screencast;
 pub mod session;
 pub mod settings;
 pub mod snapshot;

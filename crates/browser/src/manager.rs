@@ -150,6 +150,7 @@ pub struct Manager {
     lifecycle: tokio::sync::Mutex<()>,
     inner: Mutex<Inner>,
     metrics: crate::metrics::Metrics,
+    screencasts: crate::screencast::Screencasts,
 }
 
 impl std::fmt::Debug for Manager {
@@ -171,6 +172,7 @@ impl Manager {
             lifecycle: tokio::sync::Mutex::new(()),
             inner: Mutex::new(Inner::default()),
             metrics: crate::metrics::Metrics::new(),
+            screencasts: crate::screencast::Screencasts::default(),
         }
     }
 
@@ -673,6 +675,17 @@ impl Manager {
         navigate_page(&page, &url, timeout, events.dialog_opened()).await?;
         let current = self.target_url(&id).await.unwrap_or(url);
         Ok((id, current))
+    }
+
+    /// Watches a tab's live picture, sharing the screencast another viewer
+    /// of the tab already runs.
+    pub async fn screencast(
+        &self,
+        target_id: &str,
+        page: &Page,
+        options: crate::screencast::Options,
+    ) -> Result<crate::screencast::Viewer> {
+        self.screencasts.watch(target_id, page, options).await
     }
 
     /// Forgets what was kept of a tab (refs, event watcher), as when it closed.

@@ -65,6 +65,20 @@ pub async fn set_cookie(page: &Page, cookie: &Map<String, Value>) -> Result<()> 
     Ok(())
 }
 
+/// Sets each of `cookies` as [`set_cookie`] does; one the browser refuses
+/// is skipped. How many were set.
+pub async fn set_cookies(page: &Page, cookies: &[Map<String, Value>]) -> Result<usize> {
+    let mut added = 0;
+    for cookie in cookies {
+        match set_cookie(page, cookie).await {
+            Ok(()) => added += 1,
+            Err(BrowserError::Invalid { .. } | BrowserError::Conflict(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(added)
+}
+
 /// Removes every cookie of the browser.
 pub async fn clear_cookies(page: &Page) -> Result<()> {
     page_call(page, "Network.clearBrowserCookies", json!({}))

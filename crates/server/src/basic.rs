@@ -1,4 +1,5 @@
-//! `GET /`, `POST /start`, `POST /stop`, `GET /profiles`.
+//! `GET /`, `POST /start`, `POST /stop`, `GET /profiles`, and OpenClaw's
+//! system-profile import routes, which import nothing here.
 
 use std::sync::Arc;
 
@@ -132,4 +133,72 @@ pub async fn reset_profile(
         v["to"] = json!(to.display().to_string());
     }
     ok(v)
+}
+
+/// Why `POST /profiles/import` is refused: the clawd browser's profile is
+/// its own, by its spec.
+const NO_IMPORT: &str = "the clawd browser never copies your own browser's profile (its cookies, \
+     logins or history): sign in inside the clawd browser, or give it cookies with POST \
+     /cookies/set-many";
+
+/// `GET /system-profiles` → `{systemProfiles: []}`: OpenClaw lists the
+/// person's own browser profiles to import; the clawd browser imports none.
+#[utoipa::path(
+    get,
+    path = "/system-profiles",
+    operation_id = "get_system_profiles",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery, ("browser" = Option<String>, Query, description = "OpenClaw's browser family filter (nothing is listed either way)")),
+    responses(crate::openapi::BrowserAnswers)
+)]
+pub async fn system_profiles() -> ApiResult {
+    ok(json!({ "systemProfiles": [] }))
+}
+
+/// `GET /system-profile-import/status` → `{enabled: false, systemProfiles:
+/// [], state: null, suggestedTarget: null}`: nothing to import, and no
+/// prompt to show.
+#[utoipa::path(
+    get,
+    path = "/system-profile-import/status",
+    operation_id = "get_system_profile_import_status",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
+pub async fn import_status() -> ApiResult {
+    ok(json!({
+        "enabled": false,
+        "systemProfiles": [],
+        "state": null,
+        "suggestedTarget": null,
+    }))
+}
+
+/// `POST /system-profile-import/dismiss` → `{ok: true}`: there is no
+/// import prompt, so dismissing it changes nothing.
+#[utoipa::path(
+    post,
+    path = "/system-profile-import/dismiss",
+    operation_id = "post_system_profile_import_dismiss",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
+pub async fn import_dismiss() -> ApiResult {
+    ok(json!({ "ok": true }))
+}
+
+/// `POST /profiles/import` → 403 `{error, code}`: the clawd browser never
+/// copies the person's own profile.
+#[utoipa::path(
+    post,
+    path = "/profiles/import",
+    operation_id = "post_profiles_import",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
+pub async fn import_profile() -> ApiResult {
+    Err(crate::api::ApiError::forbidden(NO_IMPORT).with_code("SYSTEM_PROFILE_IMPORT_REFUSED"))
 }

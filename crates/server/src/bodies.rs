@@ -679,6 +679,33 @@ pub(crate) fn bodies() -> Vec<(&'static str, String, Value)> {
         ),
         ("post", "/stop".into(), openclaw(json!({}), &[])),
         ("post", "/reset-profile".into(), openclaw(json!({}), &[])),
+        ("post", "/system-profile-import/dismiss".into(), openclaw(json!({}), &[])),
+        (
+            "post",
+            "/profiles/import".into(),
+            openclaw(
+                json!({
+                    "browser": string("OpenClaw's source browser (nothing is imported)"),
+                    "systemProfile": string("OpenClaw's source profile"),
+                    "into": string("OpenClaw's target profile"),
+                    "domains": { "description": "OpenClaw's domain filter" },
+                    "makeDefault": boolean("OpenClaw's default switch"),
+                }),
+                &[],
+            ),
+        ),
+        (
+            "post",
+            "/screencast".into(),
+            openclaw(
+                json!({
+                    "maxWidth": { "type": "number", "description": "Widest frame (320 to 2000, default 1280)" },
+                    "maxHeight": { "type": "number", "description": "Tallest frame (320 to 2000, default 1280)" },
+                    "quality": { "type": "number", "description": "JPEG quality (30 to 90, default 70)" },
+                }),
+                &[],
+            ),
+        ),
         (
             "post",
             "/tabs/open".into(),
@@ -886,6 +913,34 @@ pub(crate) fn bodies() -> Vec<(&'static str, String, Value)> {
                         })),
                 }),
                 &["cookie"],
+            ),
+        ),
+        (
+            "post",
+            "/cookies/set-many".into(),
+            openclaw(
+                json!({
+                    "cookies": {
+                        "type": "array",
+                        "minItems": 1,
+                        "description": "The cookies; one the browser refuses is skipped",
+                        "items": object(
+                            json!({
+                                "name": string("Its name"),
+                                "value": string("Its value"),
+                                "url": string("The URL it is for"),
+                                "domain": string("Its domain"),
+                                "path": string("Its path"),
+                                "expires": { "type": "number", "description": "Seconds since the epoch" },
+                                "httpOnly": boolean("Hidden from scripts"),
+                                "secure": boolean("Sent over HTTPS only"),
+                                "sameSite": string("Strict, Lax or None"),
+                            }),
+                            &[],
+                        ),
+                    },
+                }),
+                &["cookies"],
             ),
         ),
         ("post", "/cookies/clear".into(), openclaw(json!({}), &[])),

@@ -19,6 +19,7 @@ mod principal;
 pub mod qr;
 pub mod requests;
 mod runs;
+mod screencast;
 mod security;
 mod sessions;
 mod state;
@@ -95,6 +96,8 @@ pub struct AppState {
     pub devices: devices::Devices,
     /// The devices signed in to the inbox.
     inbox: inbox::Sessions,
+    /// Screencast tickets minted and not yet used.
+    screencasts: screencast::Tickets,
     /// Turns true when the server shuts down; long-lived responses (event
     /// streams) end then, so the graceful shutdown does not wait on them.
     closing: tokio::sync::watch::Sender<bool>,
@@ -127,6 +130,7 @@ impl AppState {
             requests: requests::Requests::default(),
             devices: devices::Devices::default(),
             inbox: inbox::Sessions::default(),
+            screencasts: screencast::Tickets::default(),
             closing: tokio::sync::watch::Sender::new(false),
         })
     }
@@ -393,6 +397,10 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(basic::profiles))
         .routes(routes!(basic::reset_profile))
         .routes(routes!(basic::doctor))
+        .routes(routes!(basic::system_profiles))
+        .routes(routes!(basic::import_status))
+        .routes(routes!(basic::import_dismiss))
+        .routes(routes!(basic::import_profile))
         .routes(routes!(tabs::list))
         .routes(routes!(tabs::open))
         .routes(routes!(tabs::focus))
@@ -414,8 +422,10 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(act::response_body))
         .routes(routes!(act::highlight))
         .routes(routes!(act::grant))
+        .routes(routes!(screencast::ticket))
         .routes(routes!(state::cookies))
         .routes(routes!(state::set_cookie))
+        .routes(routes!(state::set_cookies))
         .routes(routes!(state::clear_cookies))
         .routes(routes!(state::read))
         .routes(routes!(state::write))
@@ -469,6 +479,7 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
     // of their own (see links.rs).
     let links = OpenApiRouter::new()
         .routes(routes!(links::show, links::decide))
+        .routes(routes!(screencast::stream))
         .routes(routes!(devices::challenge))
         .routes(routes!(devices::assert))
         .routes(routes!(devices::pair_page, devices::pair_finish))

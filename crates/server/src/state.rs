@@ -54,6 +54,36 @@ pub async fn set_cookie(
     ok(json!({ "ok": true, "targetId": target_id }))
 }
 
+/// `POST /cookies/set-many {cookies: [{name, value, url?, domain?, ...}]}`
+/// → `{ok, targetId, added}`: a cookie the browser refuses is skipped, and
+/// not counted.
+#[utoipa::path(
+    post,
+    path = "/cookies/set-many",
+    operation_id = "post_cookies_set_many",
+    tag = "browser",
+    params(crate::openapi::BrowserQuery),
+    responses(crate::openapi::BrowserAnswers)
+)]
+pub async fn set_cookies(
+    State(state): State<Arc<AppState>>,
+    Q(q): Q<Query>,
+    body: Body,
+) -> ApiResult {
+    profile(&q, Some(&body))?;
+    let cookies = match body.0.get("cookies") {
+        Some(Value::Array(all)) if !all.is_empty() => all
+            .iter()
+            .map(|c| c.as_object().cloned())
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| ApiError::bad_request("cookies must contain only cookie objects"))?,
+        _ => return Err(ApiError::bad_request("cookies must be a non-empty array")),
+    };
+    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
+    let added = storage::set_cookies(&page, &cookies).await?;
+    ok(json!({ "ok": true, "targetId": target_id, "added": added }))
+}
+
 /// `POST /cookies/clear`.
 #[utoipa::path(
     post,

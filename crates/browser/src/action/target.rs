@@ -161,11 +161,18 @@ pub fn parse_aim(body: &Map<String, Value>) -> Result<Aim> {
         (Some(_), Some(_)) => return Err(bad("give ref or selector, not both")),
         _ => return Err(bad("a target needs ref (from /snapshot) or selector")),
     };
+    // A whole number past any count of matches is just not there (a
+    // failed action, not a bad request).
     let nth = match body.get("nth") {
         None | Some(Value::Null) => None,
         Some(v) => Some(
             super::request::whole(v)
-                .map(|n| n as usize)
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+                .or_else(|| {
+                    v.as_f64()
+                        .filter(|f| f.fract() == 0.0 && *f > 0.0)
+                        .map(|_| usize::MAX)
+                })
                 .ok_or_else(|| bad("nth must be a number from 0"))?,
         ),
     };
@@ -795,6 +802,14 @@ mod tests {
         assert_eq!(
             aim(json!({ "ref": " e5 " })).unwrap().target,
             Target::Ref("e5".into())
+        );
+        // Issue #36: schemathesis sent an nth past u64 (1.6e21), which the
+        // document allows; it was refused as a bad request.
+        assert_eq!(
+            aim(json!({ "selector": "#a", "nth": 1_614_387_212_188_033_744_896.0 }))
+                .unwrap()
+                .nth,
+            Some(usize::MAX)
         );
         for bad in [
             json!({}),
