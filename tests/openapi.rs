@@ -382,7 +382,7 @@ fn schemathesis_finds_nothing_on_the_routes_that_do_not_drive_the_browser() {
         .current_dir(dir.path());
     let report = passes(command);
     // It ran what it says it ran: no operation skipped.
-    assert!(report.contains("Selected: 45/"), "{report}");
+    assert!(report.contains("Selected: 49/"), "{report}");
 }
 
 /// Issue #33: schemathesis over the browser and session routes found 37
@@ -393,8 +393,8 @@ fn schemathesis_finds_nothing_on_the_routes_that_do_not_drive_the_browser() {
 /// now has its body in the document and the server checks it there; the
 /// formats JSON Schema lacks (a CSS selector, a script) carry examples,
 /// and the hooks file gives schemathesis well-formed ones. Left out: the
-/// routes that answer 501 by design, and `/sessions/{id}/approval`, which
-/// waits for a person.
+/// routes that answer 501 by design, and `/sessions/{id}/approval` and
+/// `/sessions/{id}/handoff`, which wait for a person.
 #[test]
 fn schemathesis_finds_nothing_on_the_browser_and_session_routes() {
     let python = test_python(&["schemathesis"]);
@@ -425,6 +425,7 @@ fn schemathesis_finds_nothing_on_the_browser_and_session_routes() {
         "post_trace_start",
         "post_trace_stop",
         "post_sessions_id_approval",
+        "post_sessions_id_handoff",
     ] {
         args.extend(["--exclude-operation-id".into(), skipped.into()]);
     }
@@ -449,7 +450,7 @@ fn schemathesis_finds_nothing_on_the_browser_and_session_routes() {
         .env("PYTHONPATH", &fixtures)
         .current_dir(dir.path());
     let report = passes(command);
-    // Every browser and session operation but the five left out.
+    // Every browser and session operation but the six left out.
     let document = c.ok("GET", "/openapi.json", None);
     let operations: usize = document["paths"]
         .as_object()
@@ -463,7 +464,7 @@ fn schemathesis_finds_nothing_on_the_browser_and_session_routes() {
         })
         .count();
     assert!(
-        report.contains(&format!("Selected: {}/", operations - 5)),
+        report.contains(&format!("Selected: {}/", operations - 6)),
         "{report}"
     );
 }

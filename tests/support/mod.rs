@@ -2,6 +2,7 @@
 
 pub mod control;
 pub mod desktop;
+pub mod phone;
 pub mod plain_system;
 pub mod webdriver;
 pub mod webhooks;

@@ -136,10 +136,18 @@ pub struct BrowserPage {
     pub actions: String,
     /// A JPEG of the page, as a data URL (empty when none could be taken).
     pub screenshot: String,
+    /// Whether the session hands its page to the person (a hand-off: they
+    /// take over, then hand back with Done or Decline) rather than asking
+    /// yes or no.
+    pub handoff: bool,
 }
 
 /// The workflow a browser session's request for a person runs as.
 pub const BROWSER_APPROVAL: &str = "browser-approval";
+
+/// The workflow a browser session's hand-off runs as: approving its gate
+/// is the person's Done, denying it their Decline.
+pub const BROWSER_HANDOFF: &str = "browser-handoff";
 
 /// A step run before the gate.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -405,7 +413,8 @@ impl Approval {
                 .find(|s| s.id == before.ran.id)
                 .and_then(|s| s.duration_ms);
         }
-        if history.workflow.as_deref() == Some(BROWSER_APPROVAL)
+        let handoff = history.workflow.as_deref() == Some(BROWSER_HANDOFF);
+        if (handoff || history.workflow.as_deref() == Some(BROWSER_APPROVAL))
             && let Ok(args) = serde_json::from_str::<serde_json::Value>(&history.args_json)
         {
             let text = |key: &str| args[key].as_str().unwrap_or_default().to_string();
@@ -415,6 +424,7 @@ impl Approval {
                 title: text("title"),
                 actions: text("actions"),
                 screenshot: text("screenshot"),
+                handoff,
             });
         }
         self.context.started_by = Some(StartedBy {
@@ -475,6 +485,12 @@ impl Approval {
             readable: self.readable(),
             approval: self,
         }
+    }
+
+    /// Whether the gate is a browser session's hand-off (approving it is
+    /// the person's Done).
+    pub fn is_handoff(&self) -> bool {
+        self.context.browser.as_ref().is_some_and(|b| b.handoff)
     }
 
     /// Whether only a person may approve the gate: `approvers: human`, or

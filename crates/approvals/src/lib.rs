@@ -42,8 +42,8 @@ use clawdis_store::Store;
 use tokio::sync::broadcast;
 
 pub use approval::{
-    Approval, ApprovalState, BROWSER_APPROVAL, Before, BrowserPage, Context, Event, ForAPerson,
-    Policy, PolicyNow, Readable, StartedBy,
+    Approval, ApprovalState, BROWSER_APPROVAL, BROWSER_HANDOFF, Before, BrowserPage, Context,
+    Event, ForAPerson, Policy, PolicyNow, Readable, StartedBy,
 };
 pub use catalog::Catalog;
 pub use clawdis_engine::context::{Decider, Services};

@@ -183,6 +183,42 @@ impl ApprovalLinks {
     }
 }
 
+impl ApprovalLinks {
+    /// Ends the hand-off `token` opens, as the person at its live view:
+    /// `done` approves its gate (they hand the page back), else denies it
+    /// (they decline). `device` is the paired device signed in to a view
+    /// opened from afar (presence `passkey`); on this machine the link is
+    /// the credential (presence `click`): a hand-off's Done authorizes no
+    /// effect, it only gives the page back to the agent. Spends the link.
+    pub async fn hand_back(
+        &self,
+        approvals: &Approvals,
+        token: &str,
+        done: bool,
+        device: Option<&str>,
+    ) -> Result<serde_json::Value, ApprovalsError> {
+        let claim = self.verify(token)?;
+        let gate = approvals.get(&claim.state_key).await?;
+        if !gate.is_handoff() {
+            return Err(ApprovalsError::Forbidden(
+                "this link is not a hand-off's".into(),
+            ));
+        }
+        let decider = match device {
+            Some(device) => Decider::device(device, None, None),
+            None => Decider {
+                by: Some(format!("link:{}", &claim.nonce[..8])),
+                via: Channel::Link,
+                presence: Some(clawdis_store::Presence::Click),
+                seen: None,
+                comment: None,
+            },
+        };
+        let choice = if done { Choice::Approve } else { Choice::Deny };
+        spend_and_decide(approvals, &claim, choice, decider).await
+    }
+}
+
 /// Spends the link of `claim`, then decides its gate: a link decides once.
 async fn spend_and_decide(
     approvals: &Approvals,

@@ -69,8 +69,15 @@ impl Default for WebhookRetry {
 
 /// The event types a webhook can receive.
 pub fn event_types() -> impl Iterator<Item = &'static str> {
-    WEBHOOK_KEYS.iter().map(|(_, event)| *event)
+    WEBHOOK_KEYS
+        .iter()
+        .map(|(_, event)| *event)
+        .chain(HANDOFF_EVENTS)
 }
+
+/// A browser session's hand-off, to a global webhook: it waits for the
+/// person, and it ended (handed back, declined, run out).
+pub const HANDOFF_EVENTS: [&str; 2] = ["handoff.requested", "handoff.ended"];
 
 impl ServiceSettings {
     /// Reads `<home>/settings.json` (defaults when there is none) and

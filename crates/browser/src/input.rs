@@ -371,3 +371,203 @@ mod tests {
         assert!(modifiers(&["Hyper".to_string()]).is_err());
     }
 }
+
+/// What a person does in a live view of a page (a hand-off), as the view
+/// sends it: points are CSS pixels of the page's viewport.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
+pub enum PersonInput {
+    /// The mouse moves, or a button goes down or up.
+    #[serde(rename_all = "camelCase")]
+    Mouse {
+        /// `move`, `down` or `up`.
+        action: MouseAction,
+        /// Where, across.
+        x: f64,
+        /// Where, down.
+        y: f64,
+        /// `left` (the default), `right` or `middle`.
+        #[serde(default)]
+        button: Option<String>,
+        /// 1 for a click, 2 for the second of a double click.
+        #[serde(default)]
+        clicks: Option<u32>,
+        /// Alt 1, Control 2, Meta 4, Shift 8.
+        #[serde(default)]
+        modifiers: Option<u32>,
+    },
+    /// The wheel turns over a point.
+    #[serde(rename_all = "camelCase")]
+    Wheel {
+        /// Where, across.
+        x: f64,
+        /// Where, down.
+        y: f64,
+        /// How far across, in CSS pixels.
+        delta_x: f64,
+        /// How far down.
+        delta_y: f64,
+    },
+    /// A key goes down or up (its DOM `key`: `a`, `Enter`, `Backspace`).
+    Key {
+        /// `down` or `up`.
+        action: KeyAction,
+        /// The key.
+        key: String,
+        /// Alt 1, Control 2, Meta 4, Shift 8.
+        #[serde(default)]
+        modifiers: Option<u32>,
+    },
+    /// Text typed at once (a paste, a phone's keyboard).
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A finger's tap: a click at a point.
+    Tap {
+        /// Where, across.
+        x: f64,
+        /// Where, down.
+        y: f64,
+    },
+}
+
+/// What the mouse does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MouseAction {
+    /// It moves.
+    Move,
+    /// A button goes down.
+    Down,
+    /// A button comes up.
+    Up,
+}
+
+/// What a key does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyAction {
+    /// It goes down.
+    Down,
+    /// It comes up.
+    Up,
+}
+
+/// The longest text a person's view may insert at once.
+const MAX_PERSON_TEXT: usize = 10_000;
+
+/// A point of the page, refused when it is not a number a viewport has.
+fn point(x: f64, y: f64) -> Result<(f64, f64)> {
+    let fine = |v: f64| v.is_finite() && (-1.0..=100_000.0).contains(&v);
+    if fine(x) && fine(y) {
+        Ok((x, y))
+    } else {
+        Err(invalid(format!("no point {x}, {y} in a page")))
+    }
+}
+
+/// Does to `page` what a person did in its live view. A key this does not
+/// know (a dead key, an IME's) is left alone.
+pub async fn person(page: &Page, input: &PersonInput) -> Result<()> {
+    match input {
+        PersonInput::Mouse {
+            action,
+            x,
+            y,
+            button,
+            clicks,
+            modifiers,
+        } => {
+            let at = point(*x, *y)?;
+            let bits = modifiers.unwrap_or(0) & (ALT | CONTROL | META | SHIFT);
+            let button = Button::parse(button.as_deref())?;
+            let clicks = clicks.unwrap_or(1).clamp(1, 3);
+            match action {
+                MouseAction::Move => mouse(page, "mouseMoved", at, None, 0, bits).await,
+                MouseAction::Down => {
+                    mouse(page, "mousePressed", at, Some(button), clicks, bits).await
+                }
+                MouseAction::Up => {
+                    mouse(page, "mouseReleased", at, Some(button), clicks, bits).await
+                }
+            }
+        }
+        PersonInput::Wheel {
+            x,
+            y,
+            delta_x,
+            delta_y,
+        } => {
+            let (x, y) = point(*x, *y)?;
+            let (dx, dy) = point(delta_x.abs(), delta_y.abs())
+                .map(|_| (*delta_x, *delta_y))
+                .map_err(|_| invalid("a wheel turn too large".into()))?;
+            page_call(
+                page,
+                "Input.dispatchMouseEvent",
+                json!({ "type": "mouseWheel", "x": x, "y": y, "deltaX": dx, "deltaY": dy }),
+            )
+            .await
+            .map(drop)
+        }
+        PersonInput::Key {
+            action,
+            key: name,
+            modifiers,
+        } => {
+            let Some(k) = key(name) else { return Ok(()) };
+            let bits = modifiers.unwrap_or(0) & (ALT | CONTROL | META | SHIFT);
+            match action {
+                KeyAction::Up => key_event(page, "keyUp", &k, bits, None).await,
+                KeyAction::Down => {
+                    // A character is typed only without a command modifier.
+                    let text = k
+                        .text
+                        .as_deref()
+                        .filter(|_| bits & (CONTROL | META | ALT) == 0);
+                    let kind = if text.is_some() {
+                        "keyDown"
+                    } else {
+                        "rawKeyDown"
+                    };
+                    key_event(page, kind, &k, bits, text).await
+                }
+            }
+        }
+        PersonInput::Text { text } => {
+            if text.len() > MAX_PERSON_TEXT {
+                return Err(invalid(format!(
+                    "at most {MAX_PERSON_TEXT} bytes of text at once"
+                )));
+            }
+            insert_text(page, text).await
+        }
+        PersonInput::Tap { x, y } => {
+            click(page, point(*x, *y)?, Button::Left, false, 0, Duration::ZERO).await
+        }
+    }
+}
+
+#[cfg(test)]
+mod person_tests {
+    use super::*;
+
+    #[test]
+    fn a_live_views_events_read_as_input() {
+        let read = |text: &str| serde_json::from_str::<PersonInput>(text);
+        assert_eq!(
+            read(r#"{"type":"key","action":"down","key":"A","modifiers":0}"#).unwrap(),
+            PersonInput::Key {
+                action: KeyAction::Down,
+                key: "A".into(),
+                modifiers: Some(0)
+            }
+        );
+        assert!(read(r#"{"type":"mouse","action":"down","x":1,"y":2,"button":"left","clicks":1,"modifiers":0}"#).is_ok());
+        assert!(read(r#"{"type":"wheel","x":1,"y":2,"deltaX":0,"deltaY":120}"#).is_ok());
+        assert!(read(r#"{"type":"text","text":"hi"}"#).is_ok());
+        assert!(read(r#"{"type":"tap","x":1,"y":2}"#).is_ok());
+        assert!(read(r#"{"type":"key","action":"down","key":"a","extra":1}"#).is_err());
+    }
+}

@@ -98,6 +98,10 @@ pub enum BrowserError {
     /// TLS failure): the browser worked, the site did not answer.
     #[error("{0}")]
     Unreachable(String),
+    /// A person has the page (a hand-off): only reading it is allowed
+    /// until they hand it back.
+    #[error("{0}")]
+    HandedOff(String),
 }
 
 impl BrowserError {
@@ -134,6 +138,7 @@ impl BrowserError {
             BrowserError::DialogOpen(_) => "dialog_open",
             BrowserError::Timeout(_) => "timeout",
             BrowserError::Unreachable(_) => "unreachable",
+            BrowserError::HandedOff(_) => "handed_off",
         }
     }
 
@@ -143,6 +148,7 @@ impl BrowserError {
             BrowserError::Invalid { code, .. } | BrowserError::Forbidden { code, .. } => *code,
             BrowserError::StaleRef(_) => Some("STALE_REF"),
             BrowserError::DialogOpen(_) => Some("DIALOG_OPEN"),
+            BrowserError::HandedOff(_) => Some("handed_off"),
             _ => None,
         }
     }

@@ -151,6 +151,25 @@ pub struct Manager {
     inner: Mutex<Inner>,
     metrics: crate::metrics::Metrics,
     screencasts: crate::screencast::Screencasts,
+    /// The tabs a person has taken over (hand-offs), by target id.
+    handed_off: Arc<Mutex<std::collections::HashSet<String>>>,
+}
+
+/// A tab handed to a person: the agent's actions on it are refused until
+/// this is dropped.
+#[derive(Debug)]
+pub struct HandedOff {
+    target: String,
+    tabs: Arc<Mutex<std::collections::HashSet<String>>>,
+}
+
+impl Drop for HandedOff {
+    fn drop(&mut self) {
+        self.tabs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.target);
+    }
 }
 
 impl std::fmt::Debug for Manager {
@@ -173,6 +192,7 @@ impl Manager {
             inner: Mutex::new(Inner::default()),
             metrics: crate::metrics::Metrics::new(),
             screencasts: crate::screencast::Screencasts::default(),
+            handed_off: Arc::default(),
         }
     }
 
@@ -576,6 +596,7 @@ impl Manager {
         } else {
             self.resolve(wanted).await?
         };
+        self.not_handed_off(&id)?;
         cdp.call("Target.closeTarget", json!({ "targetId": id }))
             .await?;
         // closeTarget answers before the target is gone; callers list tabs next.
@@ -619,6 +640,14 @@ impl Manager {
     pub async fn page_ready(&self, target: Option<&str>) -> Result<(String, Page)> {
         let (id, page) = self.page_for(target).await?;
         self.no_dialog(&id, &page).await?;
+        Ok((id, page))
+    }
+
+    /// `page_ready` for a call that changes the page: refused with 409
+    /// `handed_off` while a person has it (a hand-off).
+    pub async fn page_to_change(&self, target: Option<&str>) -> Result<(String, Page)> {
+        let (id, page) = self.page_ready(target).await?;
+        self.not_handed_off(&id)?;
         Ok((id, page))
     }
 
@@ -671,6 +700,7 @@ impl Manager {
     ) -> Result<(String, String)> {
         let url = policy::check_url(url, &self.settings())?;
         let (id, page) = self.page_for(target).await?;
+        self.not_handed_off(&id)?;
         let events = self.events(&id, &page).await?;
         navigate_page(&page, &url, timeout, events.dialog_opened()).await?;
         let current = self.target_url(&id).await.unwrap_or(url);
@@ -688,6 +718,29 @@ impl Manager {
         self.screencasts.watch(target_id, page, options).await
     }
 
+    /// Hands tab `target_id` to a person until the guard is dropped; 409
+    /// `handed_off` when a person has it already.
+    pub fn hand_off(&self, target_id: &str) -> Result<HandedOff> {
+        let mut tabs = self.handed_off.lock().unwrap_or_else(|e| e.into_inner());
+        if !tabs.insert(target_id.to_string()) {
+            return Err(handed_off());
+        }
+        Ok(HandedOff {
+            target: target_id.to_string(),
+            tabs: self.handed_off.clone(),
+        })
+    }
+
+    /// Refuses with 409 `handed_off` while a person has tab `target_id`.
+    pub fn not_handed_off(&self, target_id: &str) -> Result<()> {
+        let taken = self
+            .handed_off
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(target_id);
+        if taken { Err(handed_off()) } else { Ok(()) }
+    }
+
     /// Forgets what was kept of a tab (refs, event watcher), as when it closed.
     pub fn forget_tab(&self, target_id: &str) {
         let mut inner = self.inner();
@@ -701,6 +754,13 @@ impl Manager {
         let mut inner = self.inner();
         f(inner.refs.entry(target_id.to_string()).or_default())
     }
+}
+
+fn handed_off() -> BrowserError {
+    BrowserError::HandedOff(
+        "a person has this page (a hand-off): it can be read, not acted on, until they hand it back"
+            .into(),
+    )
 }
 
 /// Creates an `about:blank` tab and returns its target id.

@@ -85,7 +85,11 @@ impl Frame {
         })
         .to_string();
         let mut wire = Vec::with_capacity(4 + header.len() + self.jpeg.len());
-        wire.extend_from_slice(&u32::try_from(header.len()).unwrap_or(u32::MAX).to_be_bytes());
+        wire.extend_from_slice(
+            &u32::try_from(header.len())
+                .unwrap_or(u32::MAX)
+                .to_be_bytes(),
+        );
         wire.extend_from_slice(header.as_bytes());
         wire.extend_from_slice(&self.jpeg);
         wire
@@ -213,7 +217,9 @@ impl Screencasts {
 
 /// The page's URL and title as its target reports them.
 async fn read_meta(page: &Page) -> Option<Meta> {
-    let info = page_call(page, "Target.getTargetInfo", json!({})).await.ok()?;
+    let info = page_call(page, "Target.getTargetInfo", json!({}))
+        .await
+        .ok()?;
     let text = |k: &str| {
         info.pointer(&format!("/targetInfo/{k}"))
             .and_then(Value::as_str)

@@ -306,7 +306,7 @@ pub async fn highlight(
         .str("ref")
         .ok_or_else(|| ApiError::bad_request("ref is required"))?;
     let m = &state.manager;
-    let (target_id, page) = m.page_ready(body.str("targetId")).await?;
+    let (target_id, page) = m.page_to_change(body.str("targetId")).await?;
     let color = m.settings().accent_color;
     let backend = m.element(&target_id, &page, reference).await?;
     element::highlight(&page, backend, &color).await?;

@@ -96,7 +96,8 @@ impl From<BrowserError> for ApiError {
             BrowserError::PortInUse(_)
             | BrowserError::Conflict(_)
             | BrowserError::StaleRef(_)
-            | BrowserError::DialogOpen(_) => StatusCode::CONFLICT,
+            | BrowserError::DialogOpen(_)
+            | BrowserError::HandedOff(_) => StatusCode::CONFLICT,
             BrowserError::Unsupported(_) => StatusCode::NOT_IMPLEMENTED,
             BrowserError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             BrowserError::Unreachable(_) => StatusCode::BAD_GATEWAY,

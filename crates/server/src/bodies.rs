@@ -679,7 +679,11 @@ pub(crate) fn bodies() -> Vec<(&'static str, String, Value)> {
         ),
         ("post", "/stop".into(), openclaw(json!({}), &[])),
         ("post", "/reset-profile".into(), openclaw(json!({}), &[])),
-        ("post", "/system-profile-import/dismiss".into(), openclaw(json!({}), &[])),
+        (
+            "post",
+            "/system-profile-import/dismiss".into(),
+            openclaw(json!({}), &[]),
+        ),
         (
             "post",
             "/profiles/import".into(),
@@ -1056,6 +1060,17 @@ pub(crate) fn bodies() -> Vec<(&'static str, String, Value)> {
             object(
                 json!({ "name": { "type": "string", "pattern": PROFILE_NAME, "description": "The profile's name" } }),
                 &["name"],
+            ),
+        ),
+        (
+            "post",
+            "/sessions/{id}/handoff".into(),
+            object(
+                json!({
+                    "reason": { "type": "string", "pattern": NON_BLANK, "maxLength": 240, "description": "Why the agent needs the person (at most 240 characters)" },
+                    "timeout_ms": { "type": "integer", "minimum": crate::handoff::MIN_WAIT_MS, "maximum": crate::handoff::MAX_WAIT_MS, "description": "How long to wait (default 600000: ten minutes)" },
+                }),
+                &["reason"],
             ),
         ),
         (

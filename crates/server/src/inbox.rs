@@ -56,8 +56,9 @@ impl Sessions {
         secret
     }
 
-    /// The device signed in with the session cookie of `headers`.
-    fn device(&self, headers: &HeaderMap) -> Result<String, ApiError> {
+    /// The device signed in with the session cookie of `headers` (the
+    /// inbox's, and a hand-off's live view opened from afar).
+    pub(crate) fn device(&self, headers: &HeaderMap) -> Result<String, ApiError> {
         let secret = headers
             .get_all(header::COOKIE)
             .iter()
@@ -129,7 +130,7 @@ pub async fn signin(State(state): State<Arc<AppState>>, body: Body) -> Result<Re
     let (device, _) = finish(&state, body, |b| matches!(b, Bound::SignIn)).await?;
     let secret = state.inbox.open(&device);
     let cookie = format!(
-        "{COOKIE}={secret}; Path=/inbox; HttpOnly; SameSite=Strict; Max-Age={}",
+        "{COOKIE}={secret}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}",
         SESSION_TTL.as_secs()
     );
     let mut response = ok(json!({ "device": device }))?;

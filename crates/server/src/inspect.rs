@@ -221,7 +221,7 @@ pub async fn eval(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body
     let js = body
         .str("js")
         .ok_or_else(|| ApiError::bad_request("js is required"))?;
-    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_to_change(body.str("targetId")).await?;
     let result = inspect::eval(&page, js, body.bool("await").unwrap_or(false)).await?;
     ok(json!({ "ok": true, "targetId": target_id, "url": url_of(&page).await, "result": result }))
 }

@@ -10,6 +10,7 @@ mod basic;
 mod bodies;
 pub mod devices;
 mod events;
+mod handoff;
 mod inbox;
 mod inspect;
 mod links;
@@ -94,7 +95,7 @@ pub struct AppState {
     pub requests: requests::Requests,
     /// Device pairings and passkey ceremonies in progress.
     pub devices: devices::Devices,
-    /// The devices signed in to the inbox.
+    /// The devices signed in to the inbox (and to hand-offs' live views).
     inbox: inbox::Sessions,
     /// Screencast tickets minted and not yet used.
     screencasts: screencast::Tickets,
@@ -471,6 +472,7 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
         .routes(routes!(sessions::act))
         .routes(routes!(sessions::metrics))
         .routes(routes!(sessions::approval))
+        .routes(routes!(handoff::request))
         .routes(routes!(sessions::profiles, sessions::create_profile))
         .routes(routes!(sessions::delete_profile))
         .routes(routes!(sessions::export_profile))
@@ -480,6 +482,10 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
     let links = OpenApiRouter::new()
         .routes(routes!(links::show, links::decide))
         .routes(routes!(screencast::stream))
+        .routes(routes!(handoff::page))
+        .routes(routes!(handoff::end))
+        .routes(routes!(handoff::live))
+        .routes(routes!(handoff::script))
         .routes(routes!(devices::challenge))
         .routes(routes!(devices::assert))
         .routes(routes!(devices::pair_page, devices::pair_finish))

@@ -189,7 +189,7 @@ pub async fn decide(
     }
 }
 
-fn error_page(status: StatusCode, message: &str) -> Response {
+pub(crate) fn error_page(status: StatusCode, message: &str) -> Response {
     page(
         status,
         "Approval link",
@@ -293,7 +293,7 @@ fn gate_html(approval: &Approval) -> String {
 /// A small page: no scripts, no framing, no referrer (the link is the
 /// credential), not cached.
 fn page(status: StatusCode, title: &str, body: &str) -> Response {
-    page_of(status, title, body, false)
+    page_of(status, title, body, NO_SCRIPT)
 }
 
 /// A page like the others, that may also run this server's passkey script
@@ -303,18 +303,42 @@ pub fn page_with_passkeys(status: StatusCode, title: &str, body: &str) -> Respon
         status,
         title,
         &format!("{body}<script src=\"/passkey.js\"></script>"),
-        true,
+        SCRIPTS,
     )
 }
 
-fn page_of(status: StatusCode, title: &str, body: &str, script: bool) -> Response {
+/// A page like the others with `scripts` of this server (a hand-off's
+/// live view).
+pub(crate) fn page_with_scripts(
+    status: StatusCode,
+    title: &str,
+    body: &str,
+    scripts: &[&str],
+) -> Response {
+    let tags: String = scripts
+        .iter()
+        .map(|src| format!("<script src=\"{src}\"></script>"))
+        .collect();
+    page_of(status, title, &format!("{body}{tags}"), SCRIPTS)
+}
+
+/// The policy of a page without scripts.
+const NO_SCRIPT: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
+/// The policy of a page with this server's scripts.
+const SCRIPTS: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'self'; \
+                       connect-src 'self'; form-action 'self'; frame-ancestors 'none'";
+
+fn page_of(status: StatusCode, title: &str, body: &str, policy: &'static str) -> Response {
     let html = format!(
         "<!doctype html><html><head><meta charset=utf-8>\
          <meta name=viewport content=\"width=device-width\"><title>{} · Clawdis</title>\
          <style>body{{font:16px system-ui,sans-serif;max-width:40em;margin:2em auto;padding:0 1em}}\
          h1{{font-size:1.3em}}.wf{{color:#666}}pre{{background:#f6f6f6;padding:.5em;overflow:auto}}\
          textarea{{width:100%;height:4em;margin:.5em 0}}button{{font-size:1em;padding:.4em 1.2em;\
-         background:#FF4500;color:#fff;border:0;border-radius:4px}}button.deny{{background:#555}}.warn{{color:#b25000}}</style>\
+         background:#FF4500;color:#fff;border:0;border-radius:4px}}button.deny{{background:#555}}.warn{{color:#b25000}}\
+         #screen{{display:block;max-width:100%;\
+         touch-action:none;outline:2px solid #FF4500;cursor:default}}#keys{{width:100%;font-size:1em;padding:.4em}}</style>\
          </head><body>{body}</body></html>",
         escape(title)
     );
@@ -325,27 +349,15 @@ fn page_of(status: StatusCode, title: &str, body: &str, script: bool) -> Respons
         (header::CACHE_CONTROL, "no-store"),
         (header::REFERRER_POLICY, "no-referrer"),
         (header::X_FRAME_OPTIONS, "DENY"),
-        (
-            header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-        ),
+        (header::CONTENT_SECURITY_POLICY, policy),
     ] {
         headers.insert(name, HeaderValue::from_static(value));
-    }
-    if script {
-        headers.insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(
-                "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'self'; \
-                 connect-src 'self'; form-action 'self'; frame-ancestors 'none'",
-            ),
-        );
     }
     response
 }
 
 /// The warnings of legible text, one line each, above it.
-fn warnings_html(shown: &clawdis_approvals::Legible) -> String {
+pub(crate) fn warnings_html(shown: &clawdis_approvals::Legible) -> String {
     shown
         .warnings
         .iter()

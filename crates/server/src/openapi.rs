@@ -875,6 +875,36 @@ pub struct SessionApproval {
     comment: Option<Value>,
 }
 
+/// How a hand-off ended: `{done: true, url, title}` when the person
+/// handed the page back, else `{done: false, reason}`.
+#[derive(ToSchema)]
+pub struct Handoff {
+    done: bool,
+    /// The page's URL after the person (when done).
+    url: Option<String>,
+    /// Its title (when done).
+    title: Option<String>,
+    /// Why not: `declined`, `timeout` or `cancelled`.
+    reason: Option<HandoffEnd>,
+}
+
+/// What a hand-off's live view posts to end it.
+#[derive(ToSchema)]
+pub struct HandBack {
+    /// `true`: the person hands the page back (Done); `false`: they
+    /// decline.
+    done: bool,
+}
+
+/// Why a hand-off ended without the person's Done.
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HandoffEnd {
+    Declined,
+    Timeout,
+    Cancelled,
+}
+
 /// A named persistent profile.
 #[derive(ToSchema)]
 pub struct SessionProfile {

@@ -2,7 +2,7 @@
 // browser, checked by the server (webauthn-rs). A button's `data-passkey`
 // says which: `pair` registers this device; `approve` approves the gate a
 // link's page shows, as it was shown (`data-digest`); `signin` opens the
-// inbox, whose `inbox-approve` and `inbox-deny` decide what waits, and
+// inbox (or, with `data-then="reload"`, a hand-off's live view), whose `inbox-approve` and `inbox-deny` decide what waits, and
 // `request-confirm` and `request-refuse` answer what a process asks of the
 // person (an approver token, a pairing).
 "use strict";
@@ -88,9 +88,11 @@ async function approve(button) {
 
 // The inbox: sign in with the passkey, then list what waits; each approval
 // takes an assertion of its own, a denial the signed-in device only.
-async function signin() {
+async function signin(button) {
   const { ceremony, publicKey } = await post("/inbox/signin/challenge", {});
   const done = await post("/inbox/signin", { ceremony, credential: await assertion(publicKey) });
+  // A hand-off's live view, opened from afar, shows itself once signed in.
+  if (button.dataset.then === "reload") return location.reload();
   await showInbox();
   follow();
   say(`Signed in as "${done.device}".`);

@@ -321,6 +321,30 @@ async fn page_as_asked(state: &AppState, id: &str) -> (String, String) {
     (actions, shot.await.unwrap_or_default())
 }
 
+/// A workflow of the backend's own, kept in the state directory's
+/// `builtin/` as `<name>.yaml`.
+pub(crate) struct Builtin {
+    /// Its name (the file's stem).
+    pub name: &'static str,
+    /// Its text.
+    pub text: &'static str,
+}
+
+/// The browser approval's workflow.
+const APPROVAL: Builtin = Builtin {
+    name: clawdis_approvals::BROWSER_APPROVAL,
+    text: APPROVAL_WORKFLOW,
+};
+
+/// How asking a person for session `id` ended: decided (the run as it
+/// ended), or not within the wait (then cancelled).
+pub(crate) enum Asked {
+    /// Decided: the run's record.
+    Decided(Box<clawdis_approvals::RunView>),
+    /// Nobody decided in time; the run was cancelled.
+    TimedOut(String),
+}
+
 /// Asks a person to decide `message` for session `id` through the approval
 /// gate every workflow uses, and waits up to `wait` for the decision;
 /// `waiting` is called with the time waited every [`STILL_WAITING`]. A
@@ -332,33 +356,66 @@ pub(crate) async fn ask_person(
     id: &str,
     message: &str,
     wait: std::time::Duration,
-    mut waiting: impl FnMut(std::time::Duration),
+    waiting: impl FnMut(std::time::Duration),
 ) -> Result<Value, ApiError> {
+    let args = json!({ "message": message });
+    let run = match ask(state, principal, id, &APPROVAL, args, wait, waiting).await? {
+        Asked::TimedOut(run_id) => {
+            return Ok(json!({
+                "approved": false,
+                "timedOut": true,
+                "reason": "timeout",
+                "runId": run_id,
+            }));
+        }
+        Asked::Decided(run) => run,
+    };
+    let last = run.decisions.last();
+    Ok(json!({
+        "approved": run.status == clawdis_store::HistoryStatus::Ok,
+        "runId": run.run_id,
+        "decidedBy": last.map(|d| json!(d).get("by").cloned().unwrap_or_default()),
+        "comment": last.map(|d| json!(d).get("comment").cloned().unwrap_or_default()),
+    }))
+}
+
+/// Starts `workflow` for session `id` with `args` and what the person sees
+/// of the page (its URL, title, last actions and picture), and waits up to
+/// `wait` for its gate to be decided; `waiting` hears every
+/// [`STILL_WAITING`]. A run not decided in time is cancelled (by
+/// `timeout`), as is one whose caller goes away.
+pub(crate) async fn ask(
+    state: &AppState,
+    principal: &crate::Principal,
+    id: &str,
+    workflow: &Builtin,
+    mut args: Value,
+    wait: std::time::Duration,
+    mut waiting: impl FnMut(std::time::Duration),
+) -> Result<Asked, ApiError> {
     let session = state.sessions().await?.get(id).await?;
     let file = state
         .state_dir()
         .join("builtin")
-        .join("browser-approval.yaml");
-    if std::fs::read_to_string(&file).ok().as_deref() != Some(APPROVAL_WORKFLOW) {
+        .join(format!("{}.yaml", workflow.name));
+    if std::fs::read_to_string(&file).ok().as_deref() != Some(workflow.text) {
         std::fs::create_dir_all(file.parent().unwrap_or(&file))
-            .and_then(|()| std::fs::write(&file, APPROVAL_WORKFLOW))
+            .and_then(|()| std::fs::write(&file, workflow.text))
             .map_err(|e| ApiError::internal(format!("writing {}: {e}", file.display())))?;
     }
     let (actions, screenshot) = page_as_asked(state, id).await;
+    args["session"] = json!(id);
+    args["url"] = json!(session.url);
+    args["title"] = json!(session.title.clone().unwrap_or_default());
+    args["actions"] = json!(actions);
+    args["screenshot"] = json!(screenshot);
     let runs = state.runs().await?;
     let mut changes = runs.changes();
     let mut decisions = state.approvals().await?.subscribe();
     let started = runs
         .start(clawdis_approvals::RunRequest {
             what: clawdis_approvals::What::Workflow(file.display().to_string()),
-            args: json!({
-                "message": message,
-                "session": id,
-                "url": session.url,
-                "title": session.title.clone().unwrap_or_default(),
-                "actions": actions,
-                "screenshot": screenshot,
-            }),
+            args,
             cwd: None,
             started_by: principal.label(),
         })
@@ -395,8 +452,8 @@ pub(crate) async fn ask_person(
     })
     .await;
     abandoned.disarm();
-    let run = match decided {
-        Ok(run) => run?,
+    match decided {
+        Ok(run) => Ok(Asked::Decided(Box::new(run?))),
         Err(_) => {
             let decider = clawdis_approvals::Decider {
                 by: Some("timeout".into()),
@@ -406,21 +463,9 @@ pub(crate) async fn ask_person(
                 comment: Some(format!("no decision within {} s", wait.as_secs())),
             };
             runs.cancel(&run_id, decider).await?;
-            return Ok(json!({
-                "approved": false,
-                "timedOut": true,
-                "reason": "timeout",
-                "runId": run_id,
-            }));
+            Ok(Asked::TimedOut(run_id))
         }
-    };
-    let last = run.decisions.last();
-    Ok(json!({
-        "approved": run.status == clawdis_store::HistoryStatus::Ok,
-        "runId": run_id,
-        "decidedBy": last.map(|d| json!(d).get("by").cloned().unwrap_or_default()),
-        "comment": last.map(|d| json!(d).get("comment").cloned().unwrap_or_default()),
-    }))
+    }
 }
 
 /// `GET /sessions/profiles` → `{profiles: [{name, path, cookies, origins}]}`:

@@ -49,7 +49,7 @@ pub async fn set_cookie(
         .get("cookie")
         .and_then(Value::as_object)
         .ok_or_else(|| ApiError::bad_request("cookie is required"))?;
-    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_to_change(body.str("targetId")).await?;
     storage::set_cookie(&page, cookie).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
@@ -79,7 +79,7 @@ pub async fn set_cookies(
             .ok_or_else(|| ApiError::bad_request("cookies must contain only cookie objects"))?,
         _ => return Err(ApiError::bad_request("cookies must be a non-empty array")),
     };
-    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_to_change(body.str("targetId")).await?;
     let added = storage::set_cookies(&page, &cookies).await?;
     ok(json!({ "ok": true, "targetId": target_id, "added": added }))
 }
@@ -99,7 +99,7 @@ pub async fn clear_cookies(
     body: Body,
 ) -> ApiResult {
     profile(&q, Some(&body))?;
-    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_to_change(body.str("targetId")).await?;
     storage::clear_cookies(&page).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
@@ -153,7 +153,7 @@ pub async fn write(
         Some(v) if !v.is_null() => v.to_string(),
         _ => return Err(ApiError::bad_request("value is required")),
     };
-    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_to_change(body.str("targetId")).await?;
     storage::write(&page, k, key, &value).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
@@ -175,7 +175,7 @@ pub async fn clear(
 ) -> ApiResult {
     profile(&q, Some(&body))?;
     let k = Kind::parse(&kind)?;
-    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_to_change(body.str("targetId")).await?;
     storage::clear(&page, k).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }
@@ -197,7 +197,7 @@ pub async fn set(
 ) -> ApiResult {
     profile(&q, Some(&body))?;
     emulation::check(&setting)?;
-    let (target_id, page) = state.manager.page_ready(body.str("targetId")).await?;
+    let (target_id, page) = state.manager.page_to_change(body.str("targetId")).await?;
     emulation::apply(&page, &setting, &body.0).await?;
     ok(json!({ "ok": true, "targetId": target_id }))
 }

@@ -231,8 +231,9 @@ impl Webhooks {
     }
 
     /// What an attempt of `delivery` sends: its stored body, with a link to
-    /// its gate signed now as `data.approvalUrl` where it has one (the
-    /// store never holds a usable link).
+    /// its gate signed now as `data.approvalUrl` (a hand-off's live view as
+    /// `data.handoffUrl`) where it has one (the store never holds a usable
+    /// link).
     fn body_of(&self, delivery: &Delivery) -> String {
         let (Some(link), Some(links), Some(base)) =
             (&delivery.link, &self.links, &self.settings.public_base_url)
@@ -243,14 +244,20 @@ impl Webhooks {
             return delivery.payload_json.clone();
         };
         let token = links.sign(&link.gate, link.expires_at.as_deref());
+        // A hand-off's link opens its live view; an approval's, its page.
+        let (key, route) = if delivery.kind == "handoff.requested" {
+            ("handoffUrl", "handoff")
+        } else {
+            ("approvalUrl", "approve")
+        };
         if let Some(data) = body
             .get_mut("data")
             .and_then(serde_json::Value::as_object_mut)
         {
             data.insert(
-                "approvalUrl".into(),
+                key.into(),
                 serde_json::Value::String(format!(
-                    "{}/approve/{token}",
+                    "{}/{route}/{token}",
                     base.trim_end_matches('/')
                 )),
             );

@@ -40,9 +40,10 @@ pub(super) async fn deliveries_for(
         Subject::Gate(run) => gate_hooks(store, run).await,
         Subject::Service(history) => history_hooks(history),
     };
-    let mut urls: Vec<&str> = hooks.url_for(&event.kind).into_iter().collect();
+    let kind = kind_of(event, &subject);
+    let mut urls: Vec<&str> = hooks.url_for(&kind).into_iter().collect();
     for hook in &settings.webhooks {
-        if hook.wants(&event.kind) && !urls.contains(&hook.url.as_str()) {
+        if hook.wants(&kind) && !urls.contains(&hook.url.as_str()) {
             urls.push(&hook.url);
         }
     }
@@ -55,7 +56,7 @@ pub(super) async fn deliveries_for(
     let link = match &subject {
         Subject::Gate(run)
             if settings.public_base_url.is_some()
-                && event.kind == "approval.pending"
+                && matches!(kind.as_str(), "approval.pending" | "handoff.requested")
                 && run.gate == Gate::Approval =>
         {
             Some(DeliveryLink {
@@ -68,20 +69,32 @@ pub(super) async fn deliveries_for(
     // The ledger's head travels with every payload: a receiver that keeps
     // them holds a copy a rewrite of the ledger would not match.
     let head = crate::audit_head(store).await?;
-    let body =
-        json!({ "type": event.kind, "timestamp": event.at, "data": data, "auditHead": head });
+    let body = json!({ "type": kind, "timestamp": event.at, "data": data, "auditHead": head });
     let payload_json = serde_json::to_string(&body)
         .map_err(|e| ApprovalsError::Invalid(format!("webhook payload: {e}")))?;
     Ok(urls
         .into_iter()
         .map(|url| NewDelivery {
             id: format!("msg_{}", uuid::Uuid::new_v4().simple()),
-            kind: event.kind.clone(),
+            kind: kind.clone(),
             url: url.to_string(),
             payload_json: payload_json.clone(),
             link: link.clone(),
         })
         .collect())
+}
+
+/// What `event` is called to its receivers: a browser session's hand-off
+/// is `handoff.requested` when it waits and `handoff.ended` when the
+/// person hands back or declines; every other event keeps its name.
+fn kind_of(event: &StoredEvent, subject: &Subject) -> String {
+    let handoff = matches!(subject, Subject::Gate(run)
+        if run.workflow_name.as_deref() == Some(crate::BROWSER_HANDOFF));
+    match event.kind.as_str() {
+        "approval.pending" if handoff => "handoff.requested".into(),
+        "approval.decided" if handoff => "handoff.ended".into(),
+        other => other.to_string(),
+    }
 }
 
 /// The gate or service run `event` is about.

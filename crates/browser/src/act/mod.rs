@@ -183,6 +183,10 @@ pub async fn act(manager: &Manager, action: &Action) -> Result<ActOutcome> {
         });
     }
     let (target_id, page) = manager.page_for(action.target.as_deref()).await?;
+    // A person has the page (a hand-off): waiting on it is reading it.
+    if !matches!(action.kind, Kind::Wait(_)) {
+        manager.not_handed_off(&target_id)?;
+    }
     if let Kind::Batch { actions, .. } = &action.kind {
         for nested in actions.iter().filter_map(|a| a.target.as_deref()) {
             if manager.resolve(nested).await.ok().as_deref() != Some(target_id.as_str()) {

@@ -248,6 +248,23 @@ impl Verb {
     }
 }
 
+impl Verb {
+    /// Whether the action only reads the page (text, content, a picture,
+    /// waiting for something): what an agent may still do while a person
+    /// has the page.
+    pub fn reads_only(&self) -> bool {
+        matches!(
+            self,
+            Verb::Wait(_)
+                | Verb::ExtractText(_)
+                | Verb::ExtractAll { .. }
+                | Verb::Content
+                | Verb::Screenshot { .. }
+                | Verb::Pdf
+        )
+    }
+}
+
 /// The action names, as routes spell them.
 pub const ACTIONS: &[&str] = &[
     "navigate",

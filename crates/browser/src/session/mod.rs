@@ -410,6 +410,7 @@ impl Sessions {
     pub async fn delete(&self, id: &str) -> Result<()> {
         let slot = self.slot(id)?;
         let mut slot = slot.lock().await;
+        self.not_handed_off(&slot)?;
         if slot.live.is_some() && slot.record.profile.is_some() {
             let _ = self.snapshot(&mut slot).await;
         }
@@ -428,6 +429,7 @@ impl Sessions {
     pub async fn restore(&self, id: &str) -> Result<SessionInfo> {
         let slot = self.slot(id)?;
         let mut slot = slot.lock().await;
+        self.not_handed_off(&slot)?;
         self.discard(&mut slot).await;
         self.revive(&mut slot, true).await?;
         self.manager.metrics().session("restored");
@@ -453,10 +455,41 @@ impl Sessions {
 
     /// Runs an action in a session, logs it, and snapshots the session
     /// when the action can have changed it.
+    /// Refuses with `handed_off` while a person has the session's page.
+    fn not_handed_off(&self, slot: &Slot) -> Result<()> {
+        match &slot.live {
+            Some(live) => self.manager.not_handed_off(&live.target),
+            None => Ok(()),
+        }
+    }
+
+    /// While a person has the session's page (a hand-off), only actions
+    /// that read it run; the others are refused with `handed_off`.
     pub async fn act(&self, id: &str, request: &Request, body: &Value) -> Result<Outcome> {
         let slot = self.slot(id)?;
         let mut slot = slot.lock().await;
+        if !request.verb.reads_only() {
+            self.not_handed_off(&slot)?;
+        }
         self.run_in(&mut slot, request, body).await
+    }
+
+    /// Snapshots the session now (its URL, cookies and storage), as after
+    /// an action that changed it: a person's work in it (a login) is kept.
+    pub async fn save(&self, id: &str) -> Result<()> {
+        let slot = self.slot(id)?;
+        let mut slot = slot.lock().await;
+        self.snapshot(&mut slot).await
+    }
+
+    /// Records `entry` in its session's log, as an action run in it is
+    /// (a hand-off, which the person did, not the agent).
+    pub async fn log(&self, entry: &NewAction<'_>) -> Result<()> {
+        self.store
+            .log_action(entry)
+            .await
+            .map(drop)
+            .map_err(store_error)
     }
 
     async fn run_in(&self, slot: &mut Slot, request: &Request, body: &Value) -> Result<Outcome> {

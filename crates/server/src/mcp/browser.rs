@@ -272,6 +272,7 @@ pub(crate) async fn call(
             tab_route(mcp, principal, name, &target, &args).await
         }
         "browser_request_approval" => return approval(mcp, principal, &id, &args, ctx).await,
+        "browser_handoff" => return handoff(mcp, principal, &id, &args, ctx).await,
         other => return failure(format!("no tool {other}")),
     };
     match succeeded(routed) {
@@ -430,32 +431,12 @@ async fn approval(
         .get("message")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let wait = std::time::Duration::from_millis(
-        args.get("timeout_ms")
-            .and_then(Value::as_u64)
-            .unwrap_or(600_000),
-    );
-    let (tick, mut ticks) = tokio::sync::mpsc::unbounded_channel();
-    let asked = crate::sessions::ask_person(&mcp.state, principal, id, message, wait, move |e| {
-        let _ = tick.send(e);
-    });
-    tokio::pin!(asked);
-    let progress_token = ctx.meta.get_progress_token();
-    let decided = loop {
-        tokio::select! {
-            decided = &mut asked => break decided,
-            Some(waited) = ticks.recv() => {
-                if let Some(token) = progress_token.clone() {
-                    let note = ProgressNotificationParam::new(token, waited.as_secs_f64())
-                        .with_total(wait.as_secs_f64())
-                        .with_message(format!("waiting for a person to decide: {}", cut_text(message, 200)));
-                    if let Err(e) = ctx.peer.notify_progress(note).await {
-                        tracing::debug!(error = %e, "sending progress");
-                    }
-                }
-            }
-        }
-    };
+    let wait = wait_of(args);
+    let note = format!("waiting for a person to decide: {}", cut_text(message, 200));
+    let decided = with_progress(ctx, wait, &note, |tick| {
+        crate::sessions::ask_person(&mcp.state, principal, id, message, wait, tick)
+    })
+    .await;
     match decided {
         Ok(decision) => {
             let text = match decision.get("approved") {
@@ -468,5 +449,92 @@ async fn approval(
             answer(decision, text, false)
         }
         Err(e) => failure(cut_text(e.message(), MAX_CHARS)),
+    }
+}
+
+/// `browser_handoff {reason, timeout_ms?}`: hands the session's page to a
+/// person and waits, telling the client it still waits, until they hand
+/// it back: `{done: true, url, title}` or `{done: false, reason}`.
+async fn handoff(
+    mcp: &Mcp,
+    principal: &Principal,
+    id: &str,
+    args: &Map<String, Value>,
+    ctx: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    let reason = args
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if reason.trim().is_empty() {
+        return failure("reason is required");
+    }
+    let wait = wait_of(args);
+    let note = format!(
+        "waiting for a person to take over and hand back: {}",
+        cut_text(reason, 200)
+    );
+    let ended = with_progress(ctx, wait, &note, |tick| {
+        crate::handoff::hand_off(&mcp.state, principal, id, reason, wait, tick)
+    })
+    .await;
+    match ended {
+        Ok(ended) => {
+            let text = match ended.get("done") {
+                Some(Value::Bool(true)) => format!(
+                    "the person handed the page back: {}",
+                    ended["url"].as_str().unwrap_or_default()
+                ),
+                _ => format!(
+                    "not handed back: {}",
+                    ended["reason"].as_str().unwrap_or_default()
+                ),
+            };
+            answer(ended, text, false)
+        }
+        Err(e) => failure(cut_text(e.message(), MAX_CHARS)),
+    }
+}
+
+/// A waiting tool's `timeout_ms` (default ten minutes; the schema bounds it).
+fn wait_of(args: &Map<String, Value>) -> std::time::Duration {
+    std::time::Duration::from_millis(
+        args.get("timeout_ms")
+            .and_then(Value::as_u64)
+            .unwrap_or(600_000),
+    )
+}
+
+/// Runs the wait `start` makes (handed a tick to call as time passes) and
+/// sends the client a progress notification, saying `note`, at each tick.
+async fn with_progress<T, F>(
+    ctx: &RequestContext<RoleServer>,
+    wait: std::time::Duration,
+    note: &str,
+    start: impl FnOnce(Box<dyn FnMut(std::time::Duration) + Send>) -> F,
+) -> T
+where
+    F: std::future::Future<Output = T>,
+{
+    let (tick, mut ticks) = tokio::sync::mpsc::unbounded_channel();
+    let waited = start(Box::new(move |e| {
+        let _ = tick.send(e);
+    }));
+    tokio::pin!(waited);
+    let progress_token = ctx.meta.get_progress_token();
+    loop {
+        tokio::select! {
+            done = &mut waited => return done,
+            Some(elapsed) = ticks.recv() => {
+                if let Some(token) = progress_token.clone() {
+                    let progress = ProgressNotificationParam::new(token, elapsed.as_secs_f64())
+                        .with_total(wait.as_secs_f64())
+                        .with_message(note.to_string());
+                    if let Err(e) = ctx.peer.notify_progress(progress).await {
+                        tracing::debug!(error = %e, "sending progress");
+                    }
+                }
+            }
+        }
     }
 }

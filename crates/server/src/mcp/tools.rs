@@ -389,6 +389,19 @@ pub(crate) fn all(evaluate: bool) -> Vec<Spec> {
             ),
             read_only: false,
         },
+        Spec {
+            name: "browser_handoff",
+            description: "Hand the session's page to a person where only a person can go on (a login's second factor, a CAPTCHA, a consent in a language you cannot read, a payment). They are told (a notification, the approvals window, a webhook with a live-view link), take over the page, and hand it back with Done or Decline. Meanwhile your actions on the page answer handed_off; reading it still works. Waits, with progress notifications, and answers {done: true, url, title} or {done: false, reason: \"declined\" | \"timeout\" | \"cancelled\"} (timeout_ms, default 600000).",
+            schema: browser(
+                json!({
+                    "reason": { "type": "string", "maxLength": 240, "description": "What the person is needed for, in a few words." },
+                    "timeout_ms": { "type": "integer", "minimum": 1000, "maximum": 3_600_000 },
+                }),
+                &["reason"],
+                false,
+            ),
+            read_only: false,
+        },
     ];
     if evaluate {
         specs.push(Spec {
