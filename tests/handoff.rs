@@ -377,3 +377,124 @@ async fn the_person_declines_or_nobody_comes() {
         .collect();
     assert_eq!(outcomes, ["declined", "timeout"], "{trace:#}");
 }
+
+/// Waits until the phone's page, which may be reloading, has `css`.
+async fn until_shown(phone: &Phone, css: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    let check = format!("!!document.querySelector({css:?})");
+    loop {
+        let shown = phone
+            .page
+            .evaluate(check.as_str())
+            .await
+            .ok()
+            .and_then(|v| v.into_value::<bool>().ok());
+        if shown == Some(true) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{css} never shown");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A hand-off hands over a logged-in browser: from afar (the host of
+/// `publicBaseUrl`), its link by itself shows nothing of the page, opens
+/// no live view and ends nothing; a paired device's passkey does.
+#[tokio::test(flavor = "multi_thread")]
+async fn from_afar_the_live_view_needs_a_paired_devices_passkey() {
+    let pages = fixture_server();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let secret = clawdis_cli(&home, &["webhooks", "secret"]);
+    let receiver = Receiver::start(String::from_utf8_lossy(&secret.stdout).trim());
+    let port = free_port();
+    let public = format!("http://clawdis.test:{port}");
+    let server = start_server_full(
+        &home,
+        json!({
+            "controlUrl": format!("http://127.0.0.1:{port}"),
+            "publicBaseUrl": format!("{public}/"),
+            "webhooks": [{ "url": receiver.url("/person"), "events": ["handoff.requested"] }],
+        }),
+        &[],
+        &[],
+    );
+    let c = Client::new(&server);
+    // The phone resolves the public host to this machine, and treats its
+    // origin as secure, as HTTPS would be.
+    let flags = [
+        "--host-resolver-rules=MAP clawdis.test 127.0.0.1".to_string(),
+        format!("--unsafely-treat-insecure-origin-as-secure={public}"),
+    ];
+    let out = clawdis_cli(&home, &["devices", "pair", "--name", "phone"]);
+    let pairing = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let phone = Phone::start_with(&flags).await;
+    let said = phone.press(&pairing, "button[data-passkey=pair]").await;
+    assert!(said.contains("Paired as \"phone\""), "{said}");
+
+    let id = open_session(&c, &format!("http://127.0.0.1:{pages}/form.html"));
+    let answer = hand_off(&server, &id, json!({ "reason": "approve the payment" }));
+    let sent = receiver.take(1, WAIT);
+    let live = sent[0]["body"]["data"]["handoffUrl"].as_str().unwrap().to_string();
+    assert!(live.starts_with(&format!("{public}/handoff/")), "{live}");
+
+    // Someone else holding the link: a browser with no paired passkey.
+    let stranger = Phone::start_with(&flags).await;
+    stranger.page.goto(live.as_str()).await.unwrap();
+    let seen = stranger.page.content().await.unwrap();
+    assert!(seen.contains("data-passkey=\"signin\""), "{seen}");
+    assert!(!seen.contains("<canvas"), "{seen}");
+    let path = live.strip_prefix(&public).unwrap();
+    let host = format!("clawdis.test:{port}");
+    for (method, route, body) in [
+        ("GET", format!("{path}/live"), ""),
+        ("POST", format!("{path}/end"), r#"{"done":true}"#),
+    ] {
+        let (status, said) = clawdis_e2e::control::request(
+            port,
+            method,
+            &route,
+            &[("Host", host.as_str()), ("Content-Type", "application/json"), ("Origin", public.as_str())],
+            body,
+        );
+        assert_eq!(status, 401, "{method} {route}: {said}");
+    }
+    // The stranger's sign-in finds no passkey of a paired device.
+    stranger
+        .page
+        .find_element("button[data-passkey=signin]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !stranger.page.content().await.unwrap().contains("<canvas"),
+        "a stranger saw the page"
+    );
+
+    // The paired phone signs in with its passkey and sees the page live.
+    phone.page.goto(live.as_str()).await.unwrap();
+    phone
+        .page
+        .find_element("button[data-passkey=signin]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until_shown(&phone, "canvas#screen[data-frames]").await;
+    let said = phone.click("#done", "Handed back").await;
+    assert!(said.contains("the agent continues"), "{said}");
+    let (status, ended) = answer.recv_timeout(WAIT).unwrap();
+    assert_eq!((status, ended["done"].as_bool()), (200, Some(true)), "{ended}");
+    let decided = c.ok("GET", "/approvals?status=decided", None);
+    let by: Vec<&str> = decided["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["decidedBy"].as_str())
+        .collect();
+    assert_eq!(by, ["device:phone"], "{decided:#}");
+}
