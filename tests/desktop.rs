@@ -364,3 +364,134 @@ fn a_backlog_gets_three_notifications_and_one_summary() {
         );
     }
 }
+
+/// The app with the browser (headless, as on a machine without a display
+/// for it) on a desktop whose notification daemon is dunst, and a session
+/// whose agent asked for a hand-off: its notification shown.
+struct HandoffRig {
+    _s: Scratch,
+    desktop: Desktop,
+    dunst: Dunst,
+    app: App,
+    api: Client,
+    /// The hand-off's answer, once it ends.
+    answer: std::sync::mpsc::Receiver<(u16, serde_json::Value)>,
+}
+
+impl HandoffRig {
+    fn asked() -> HandoffRig {
+        clawdis_e2e::desktop::require();
+        let s = Scratch::new();
+        let desktop = Desktop::start();
+        let dunst = Dunst::start(&desktop);
+        let pages = clawdis_e2e::control::fixture_server();
+        let app = App::start(
+            &desktop,
+            &s.home,
+            &s.state,
+            serde_json::json!({ "headless": true, "cdpPort": clawdis_e2e::control::free_port() }),
+        );
+        let api = Client::for_home(app.port, &s.home);
+        let (status, session) = api.call(
+            "POST",
+            "/sessions",
+            Some(serde_json::json!({ "url": format!("http://127.0.0.1:{pages}/form.html") })),
+        );
+        assert_eq!(status, 201, "{session}");
+        let id = session["sessionId"].as_str().unwrap().to_string();
+        let (tx, answer) = std::sync::mpsc::channel();
+        let agent = Client::for_home(app.port, &s.home);
+        std::thread::spawn(move || {
+            let _ = tx.send(agent.call(
+                "POST",
+                &format!("/sessions/{id}/handoff"),
+                Some(serde_json::json!({ "reason": "finish the login" })),
+            ));
+        });
+        dunst.wait_displayed(1, Duration::from_secs(10));
+        HandoffRig {
+            _s: s,
+            desktop,
+            dunst,
+            app,
+            api,
+            answer,
+        }
+    }
+
+    /// Picks `label` in dunst's menu for the hand-off's notification, which
+    /// offers Take over and Decline (never Approve).
+    fn pick(&self, label: &str) {
+        let menu = self
+            .dunst
+            .pick(&format!("#{label} (Clawdis: the agent needs you)"));
+        for offered in ["#Take over (", "#Decline ("] {
+            assert!(
+                menu.iter().any(|l| l.starts_with(offered)),
+                "menu: {menu:?}"
+            );
+        }
+        assert!(
+            !menu.iter().any(|l| l.starts_with("#Approve")),
+            "menu: {menu:?}"
+        );
+    }
+}
+
+/// Issue #36: Take over in the notification opens the live view of the
+/// headless browser's page in a window of the app; the agent still waits.
+#[tokio::test(flavor = "multi_thread")]
+async fn take_over_in_dunst_opens_the_live_view() {
+    let rig = HandoffRig::asked();
+    rig.pick("Take over");
+    rig.desktop.wait_window(&["--name", "Clawdis Hand-off"]);
+    assert!(
+        rig.app
+            .log()
+            .contains("hand-off taken over: the live view opened"),
+        "{}",
+        rig.app.log()
+    );
+    assert!(
+        rig.answer.try_recv().is_err(),
+        "the agent's call ended before the person handed back"
+    );
+    // The person declines from the Approvals window's side of things (here:
+    // anyone may deny); the agent hears it.
+    let pending = rig.api.ok("GET", "/approvals?status=pending", None);
+    let id = pending["approvals"][0]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    rig.api.ok(
+        "POST",
+        &format!("/approvals/{id}/deny"),
+        Some(serde_json::json!({})),
+    );
+    let (status, ended) = rig.answer.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(
+        (status, ended),
+        (
+            200,
+            serde_json::json!({ "done": false, "reason": "declined" })
+        )
+    );
+}
+
+/// Decline in the notification ends the hand-off: the agent is told.
+#[tokio::test(flavor = "multi_thread")]
+async fn decline_in_dunst_tells_the_agent() {
+    let rig = HandoffRig::asked();
+    rig.pick("Decline");
+    let (status, ended) = rig.answer.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(
+        (status, ended),
+        (
+            200,
+            serde_json::json!({ "done": false, "reason": "declined" })
+        ),
+        "{}",
+        rig.app.log()
+    );
+    rig.dunst.wait_displayed(0, Duration::from_secs(5));
+}

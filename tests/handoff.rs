@@ -435,7 +435,10 @@ async fn from_afar_the_live_view_needs_a_paired_devices_passkey() {
     let id = open_session(&c, &format!("http://127.0.0.1:{pages}/form.html"));
     let answer = hand_off(&server, &id, json!({ "reason": "approve the payment" }));
     let sent = receiver.take(1, WAIT);
-    let live = sent[0]["body"]["data"]["handoffUrl"].as_str().unwrap().to_string();
+    let live = sent[0]["body"]["data"]["handoffUrl"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(live.starts_with(&format!("{public}/handoff/")), "{live}");
 
     // Someone else holding the link: a browser with no paired passkey.
@@ -454,7 +457,11 @@ async fn from_afar_the_live_view_needs_a_paired_devices_passkey() {
             port,
             method,
             &route,
-            &[("Host", host.as_str()), ("Content-Type", "application/json"), ("Origin", public.as_str())],
+            &[
+                ("Host", host.as_str()),
+                ("Content-Type", "application/json"),
+                ("Origin", public.as_str()),
+            ],
             body,
         );
         assert_eq!(status, 401, "{method} {route}: {said}");
@@ -488,7 +495,11 @@ async fn from_afar_the_live_view_needs_a_paired_devices_passkey() {
     let said = phone.click("#done", "Handed back").await;
     assert!(said.contains("the agent continues"), "{said}");
     let (status, ended) = answer.recv_timeout(WAIT).unwrap();
-    assert_eq!((status, ended["done"].as_bool()), (200, Some(true)), "{ended}");
+    assert_eq!(
+        (status, ended["done"].as_bool()),
+        (200, Some(true)),
+        "{ended}"
+    );
     let decided = c.ok("GET", "/approvals?status=decided", None);
     let by: Vec<&str> = decided["approvals"]
         .as_array()

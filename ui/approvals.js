@@ -1,5 +1,6 @@
 // The Approvals window: pending runs with Approve / Deny / Cancel (or a form
-// for input gates), and the recent decisions. Follows the `approvals` event.
+// for input gates; a browser hand-off: Take over, Done, Decline), and the
+// recent decisions. Follows the `approvals` event.
 "use strict";
 
 const status = document.getElementById("status");
@@ -78,7 +79,8 @@ function card(a) {
       .filter(Boolean).join(" ");
     return el("div", { class: "card decided", "data-id": gateOf(a) }, head, el("div", { class: "meta" }, `${a.runStatus}: ${who}`));
   }
-  const body = a.gate === "input" ? inputForm(a) : approvalActions(a);
+  const handoff = a.context && a.context.browser && a.context.browser.handoff;
+  const body = a.gate === "input" ? inputForm(a) : handoff ? handoffActions(a) : approvalActions(a);
   return el("div", { class: "card pending", "data-id": gateOf(a), "data-digest": a.digest }, head, preview, context, body);
 }
 
@@ -129,6 +131,27 @@ function approvalActions(a) {
     picked, words,
     el("button", { class: "cancel", "aria-label": "Cancel run", onclick: () => decide(id, "cancel") }, "Cancel run"),
     approve);
+}
+
+/** A browser hand-off's controls: Take over brings the page to the person
+ * (the browser's window, or the live view of a headless one); Done hands
+ * it back to the agent, Decline refuses. */
+function handoffActions(a) {
+  const id = gateOf(a);
+  const takeOver = async () => {
+    status.textContent = "";
+    try {
+      await call("handoff_take_over", { id });
+      status.textContent = "The page is yours: hand it back with Done when you are finished.";
+    } catch (e) {
+      status.textContent = errorText(e);
+    }
+  };
+  return el("div", { class: "actions" },
+    el("button", { class: "deny", "aria-label": "Decline", onclick: () => decide(id, "deny", undefined, undefined, "declined") }, "Decline"),
+    el("button", { class: "takeover", "aria-label": "Take over", onclick: takeOver }, "Take over"),
+    el("button", { class: "primary approve", "aria-label": "Done — continue the agent",
+      onclick: () => decide(id, "approve", undefined, a.digest) }, "Done — continue the agent"));
 }
 
 async function render() {

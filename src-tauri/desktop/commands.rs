@@ -17,6 +17,7 @@ pub fn register<R: Runtime>(builder: Builder<R>) -> Builder<R> {
     builder.invoke_handler(tauri::generate_handler![
         approvals_list,
         approvals_decide,
+        handoff_take_over,
         runs_list,
         runs_get,
         runs_cancel,
@@ -97,6 +98,20 @@ async fn approvals_decide<R: Runtime>(
         .map_err(CommandError::from);
     tray::refresh(&app, approvals.pending_count());
     result
+}
+
+/// Takes over the hand-off `id` (its Approvals card's Take over): a visible
+/// browser comes to the front on its page, a headless one's page opens in
+/// the live view.
+#[tauri::command]
+async fn handoff_take_over<R: Runtime>(
+    app: AppHandle<R>,
+    backend: State<'_, Backend>,
+    id: String,
+) -> Result<(), CommandError> {
+    super::windows::take_over(&app, &backend.state, &id)
+        .await
+        .map_err(CommandError::from)
 }
 
 /// What processes asked of the person (approver tokens, device pairings),

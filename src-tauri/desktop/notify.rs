@@ -1,5 +1,6 @@
 //! Native notifications for paused runs, with Approve and Deny actions
-//! (action keys `approve` and `deny`; the body opens the Approvals window).
+//! (action keys `approve` and `deny`; a browser hand-off's are Take over,
+//! `takeover`, and Decline; the body opens the Approvals window).
 //! Follows the approvals bus, so runs paused by any process sharing the
 //! home are announced.
 
@@ -7,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use clawdis_approvals::{Approval, Approvals, Channel, Choice, Event, Gate, RunStatus};
-use tauri::{AppHandle, Emitter, Runtime};
+use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tokio::sync::broadcast::error::RecvError;
 
 use clawdis_server::requests::Asked;
@@ -223,10 +224,18 @@ fn announce<R: Runtime>(
             }
         };
         tracing::debug!(id = %approval.state_key, ?action, "notification answered");
-        // The notification offers Approve and Deny; "default" is a click on
-        // its body.
+        // The notification offers Approve and Deny (a hand-off: Take over
+        // and Decline); "default" is a click on its body.
         let choice = match action.as_deref() {
             Some("default") => return windows::open(&app, windows::Window::Approvals),
+            Some("takeover") => {
+                let backend = app.state::<super::Backend>();
+                if let Err(e) = windows::take_over(&app, &backend.state, &approval.state_key).await
+                {
+                    tracing::warn!(id = %approval.state_key, error = %e.message(), "taking over a hand-off");
+                }
+                return;
+            }
             Some(key) => match Choice::parse(key, None) {
                 Ok(choice @ (Choice::Approve | Choice::Deny)) => choice,
                 _ => return,
@@ -264,13 +273,20 @@ async fn show(approval: &Approval, shown: &Shown) -> Result<Option<String>, Stri
         .hint(Hint::Category("im".into()))
         .timeout(Timeout::Never)
         .action("default", "Open Approvals");
-    // Text that hides characters or imitates other words is approved only
-    // in the window, where all of it shows.
-    if approval.gate == Gate::Approval && !summary.is_suspect() {
-        note.action("approve", "Approve");
-    }
-    if approval.gate == Gate::Approval {
-        note.action("deny", "Deny");
+    if approval.is_handoff() {
+        // A hand-off is taken over, then handed back from where the person
+        // works (the live view, the Approvals window).
+        note.action("takeover", "Take over")
+            .action("deny", "Decline");
+    } else {
+        // Text that hides characters or imitates other words is approved
+        // only in the window, where all of it shows.
+        if approval.gate == Gate::Approval && !summary.is_suspect() {
+            note.action("approve", "Approve");
+        }
+        if approval.gate == Gate::Approval {
+            note.action("deny", "Deny");
+        }
     }
     let handle = Arc::new(note.show_async().await.map_err(|e| e.to_string())?);
     tracing::info!(run = %approval.state_key, notification = handle.id(), "approval notification shown");
@@ -464,6 +480,9 @@ fn summary_text(more: usize) -> String {
 }
 
 fn title(approval: &Approval) -> String {
+    if approval.is_handoff() {
+        return "Clawdis: the agent needs you".to_string();
+    }
     match approval.gate {
         Gate::Input => "Clawdis: input needed".to_string(),
         Gate::Approval => "Clawdis: approval needed".to_string(),

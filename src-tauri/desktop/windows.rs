@@ -90,3 +90,57 @@ pub fn open<R: Runtime>(app: &AppHandle<R>, window: Window) {
         tracing::error!(window = window.label(), error = %e, "opening a window");
     }
 }
+
+/// The live view of a hand-off (a page of the backend's, at `url`), in a
+/// window of its own: the person takes over a headless browser's page
+/// there. A live view already open is replaced.
+pub fn open_live_view<R: Runtime>(app: &AppHandle<R>, url: &str) {
+    const LABEL: &str = "handoff";
+    if let Some(existing) = app.get_webview_window(LABEL) {
+        let _ = existing.destroy();
+    }
+    let url = match url.parse() {
+        Ok(url) => url,
+        Err(e) => {
+            tracing::error!(error = %e, "a live view's address");
+            return;
+        }
+    };
+    let built = WebviewWindowBuilder::new(app, LABEL, WebviewUrl::External(url))
+        .title("Clawdis Hand-off")
+        .inner_size(1000.0, 760.0)
+        .min_inner_size(480.0, 360.0)
+        .build();
+    match built {
+        Ok(window) => {
+            let _ = window.set_focus();
+        }
+        Err(e) => tracing::error!(error = %e, "opening the live view"),
+    }
+}
+
+/// Takes over the hand-off waiting at `state_key` for the person at this
+/// machine: a visible browser comes to the front on its page, a headless
+/// one's page opens in the live view.
+pub async fn take_over<R: Runtime>(
+    app: &AppHandle<R>,
+    state: &clawdis_server::AppState,
+    state_key: &str,
+) -> Result<(), clawdis_server::ApiError> {
+    match clawdis_server::take_over(state, state_key).await? {
+        clawdis_server::TakeOver::Focused => {
+            tracing::info!(
+                gate = state_key,
+                "hand-off taken over: the browser's window is in front"
+            );
+        }
+        clawdis_server::TakeOver::LiveView(url) => {
+            tracing::info!(
+                gate = state_key,
+                "hand-off taken over: the live view opened"
+            );
+            open_live_view(app, &url);
+        }
+    }
+    Ok(())
+}

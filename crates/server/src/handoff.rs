@@ -505,3 +505,41 @@ async fn person(state: &AppState, watched: &Watched, text: &str) -> Result<(), S
         .await
         .map_err(|e| e.to_string())
 }
+
+/// What taking over a hand-off did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TakeOver {
+    /// The browser is visible: its window came to the front on the page.
+    Focused,
+    /// The browser is headless: the person watches and drives the page in
+    /// the live view at this local address.
+    LiveView(String),
+}
+
+/// Takes over the hand-off `id` (its gate's id, its run's or its key)
+/// waits at, for the person at this machine (the app's notification, its
+/// Approvals window): a visible browser's window comes to the front on the
+/// page; a headless one's page is watched through its live view, whose
+/// local address is given.
+pub async fn take_over(state: &AppState, id: &str) -> Result<TakeOver, ApiError> {
+    let approval = state.approvals().await?.get(id).await?;
+    let Some(page) = approval.context.browser.as_ref().filter(|b| b.handoff) else {
+        return Err(ApiError::bad_request("this gate is not a hand-off"));
+    };
+    if approval.state != ApprovalState::Pending {
+        return Err(ApiError::conflict("this hand-off has ended"));
+    }
+    let (target, _) = state.sessions().await?.page_of(&page.session).await?;
+    if !state.manager.status().headless {
+        state.manager.focus(&target).await?;
+        return Ok(TakeOver::Focused);
+    }
+    let token = state.links().await?.sign(
+        &approval.state_key,
+        approval.context.policy.expires_at.as_deref(),
+    );
+    Ok(TakeOver::LiveView(format!(
+        "http://127.0.0.1:{}/handoff/{token}",
+        state.control_port()
+    )))
+}

@@ -49,6 +49,7 @@ use utoipa_axum::routes;
 
 pub use api::ApiError;
 pub use clawdis_store::{DeviceRecord, Issuer, TokenRecord};
+pub use handoff::{TakeOver, take_over};
 pub use principal::{Principal, TokenError, create_token, valid_name};
 pub use token::control_token;
 
