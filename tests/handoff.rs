@@ -323,6 +323,30 @@ async fn the_person_declines_or_nobody_comes() {
         .as_str()
         .unwrap()
         .to_string();
+    // The agent cannot say Done for the person: its credentials do not
+    // approve the hand-off's gate, and nothing it reads holds the link.
+    let gate = sent[0]["body"]["data"]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, refused) = c.call(
+        "POST",
+        &format!("/approvals/{gate}/approve"),
+        Some(json!({})),
+    );
+    assert_eq!(status, 403, "{refused}");
+    let token = &live[live.rfind('/').unwrap() + 1..];
+    for path in [
+        "/approvals?status=pending".to_string(),
+        "/webhooks/deliveries".to_string(),
+        format!("/approvals/{gate}"),
+    ] {
+        let seen = c.ok("GET", &path, None);
+        assert!(
+            !seen.to_string().contains(token),
+            "{path} holds the live view's link"
+        );
+    }
     let person = Phone::start().await;
     person.page.goto(live.as_str()).await.unwrap();
     person

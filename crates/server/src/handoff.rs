@@ -247,7 +247,8 @@ pub async fn page(
         );
     }
     let shown = approval.readable();
-    let mut html = String::new();
+    // The live view is wider than a form.
+    let mut html = String::from("<style>body{max-width:80em}</style>");
     html.push_str(&crate::links::warnings_html(&shown.prompt));
     html.push_str(&format!("<h1>{}</h1>", escape(&shown.prompt.text)));
     if let Some(page) = &shown.browser {
