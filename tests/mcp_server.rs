@@ -632,6 +632,64 @@ fn a_browser_approval_waits_for_a_person_with_progress() {
     }
 }
 
+/// Issue #36: `browser_handoff` waits for the person with progress, as
+/// `browser_request_approval` does, and answers how the hand-off ended.
+#[test]
+fn a_hand_off_waits_for_the_person_with_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, server) = home_with_server(dir.path());
+    let approver = create_token(&home, "alice", "approver");
+    let person = Client::with_token(server.port, &approver);
+    let owner = Client::new(&server);
+    let mut mcp = Driver::http(&server, "2026-07-28");
+    assert!(mcp.tools().iter().any(|t| t == "browser_handoff"));
+    let opened = mcp.ok("browser_open", json!({}));
+    let session = opened["sessionId"].as_str().unwrap().to_string();
+    let started = mcp.send(json!({
+        "op": "call", "id": "handoff", "name": "browser_handoff",
+        "args": { "sessionId": session, "reason": "log in for me" },
+    }));
+    assert_eq!(started, json!({ "started": "handoff" }));
+    let heard = mcp.send(json!({ "op": "progress", "id": "handoff", "count": 1, "timeout": 12 }));
+    assert!(
+        !heard["progress"].as_array().unwrap().is_empty(),
+        "no progress while waiting"
+    );
+    // The agent's actions wait for the person.
+    let (status, refused) = owner.call(
+        "POST",
+        &format!("/sessions/{session}/click"),
+        Some(json!({ "selector": "body" })),
+    );
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (409, Some("handed_off")),
+        "{refused}"
+    );
+    // The person hands back (here with their approver token).
+    let pending = owner.ok("GET", "/approvals?status=pending", None);
+    let id = pending["approvals"][0]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        pending["approvals"][0]["prompt"],
+        "The agent needs you: log in for me"
+    );
+    let (status, body) = person.call("POST", &format!("/approvals/{id}/approve"), None);
+    assert_eq!(status, 200, "{body}");
+    let answer = mcp.send(json!({ "op": "result", "id": "handoff", "timeout": 30 }));
+    assert_eq!(answer["isError"], false, "{answer}");
+    assert_eq!(answer["structured"]["done"], true, "{answer}");
+    assert_eq!(answer["structured"]["url"], "about:blank", "{answer}");
+    let timed_out = mcp.ok(
+        "browser_handoff",
+        json!({ "sessionId": session, "reason": "nobody?", "timeout_ms": 1500 }),
+    );
+    assert_eq!(timed_out, json!({ "done": false, "reason": "timeout" }));
+    mcp.ok("browser_close", json!({ "sessionId": session }));
+}
+
 #[test]
 fn an_abandoned_approval_request_is_cancelled() {
     let dir = tempfile::tempdir().unwrap();
