@@ -687,6 +687,14 @@ fn cookies_storage_and_emulation() {
         .0,
         400
     );
+    // Issue #36: a well-formed cookie the browser's rules refuse (here a
+    // `__Host-` cookie that is not secure) conflicts with them: 409, not 400.
+    let (status, refused) = c.call(
+        "POST",
+        "/cookies/set",
+        Some(json!({ "cookie": { "name": "__Host-a", "value": "b" } })),
+    );
+    assert_eq!(status, 409, "{refused}");
     c.ok("POST", "/cookies/clear", None);
     assert_eq!(eval(&c, "document.cookie"), "");
 

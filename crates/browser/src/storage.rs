@@ -56,11 +56,17 @@ pub async fn set_cookie(page: &Page, cookie: &Map<String, Value>) -> Result<()> 
         }
         params.insert("url".into(), json!(url));
     }
+    // A well-formed cookie the browser's own rules refuse (its domain and
+    // the URL, a public suffix) conflicts with where it would go: 409, not
+    // a bad request (issue #36: schemathesis sent a cookie the document
+    // allows that Chromium would not sanitize).
     let set = page_call(page, "Network.setCookie", Value::Object(params))
         .await
-        .map_err(|e| BrowserError::invalid(format!("cookie refused: {e}")))?;
+        .map_err(|e| BrowserError::Conflict(format!("the browser refused the cookie: {e}")))?;
     if set.get("success").and_then(Value::as_bool) == Some(false) {
-        return Err(BrowserError::invalid("the browser refused the cookie"));
+        return Err(BrowserError::Conflict(
+            "the browser refused the cookie".into(),
+        ));
     }
     Ok(())
 }
