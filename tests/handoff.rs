@@ -533,3 +533,95 @@ async fn from_afar_the_live_view_needs_a_paired_devices_passkey() {
         .collect();
     assert_eq!(by, ["device:phone"], "{decided:#}");
 }
+
+/// On a phone the live view takes taps (a tap clicks) and the phone's
+/// keyboard (a field whose text goes to the page's focused element).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_phone_taps_and_types_through_the_live_view() {
+    use chromiumoxide::cdp::browser_protocol::emulation::SetTouchEmulationEnabledParams;
+    let pages = fixture_server();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let (server, receiver) = backend(&home);
+    let c = Client::new(&server);
+    let id = open_session(&c, &format!("http://127.0.0.1:{pages}/form.html"));
+    let (status, _) = act(
+        &c,
+        &id,
+        "evaluate",
+        json!({ "script": "document.getElementById('out').textContent = '…'" }),
+    );
+    assert_eq!(status, 200);
+    let field = middle(&c, &id, "#name");
+    let submit = middle(&c, &id, "#submit");
+    let answer = hand_off(&server, &id, json!({ "reason": "type your name" }));
+    let live = receiver.take(1, WAIT)[0]["body"]["data"]["handoffUrl"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let phone = Phone::start().await;
+    phone
+        .page
+        .execute(
+            SetTouchEmulationEnabledParams::builder()
+                .enabled(true)
+                .max_touch_points(1)
+                .build()
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    phone.page.goto(live.as_str()).await.unwrap();
+    phone
+        .until("Number(document.getElementById('screen').dataset.frames || 0) > 0")
+        .await;
+    let tap = |at: (f64, f64)| {
+        let page = phone.page.clone();
+        async move {
+            let seen: Vec<f64> = page
+                .evaluate(format!(
+                    "(() => {{ const s = document.getElementById('screen'); s.scrollIntoView(); const r = s.getBoundingClientRect(); \
+                     return [r.left + {} * r.width / s.width, r.top + {} * r.height / s.height]; }})()",
+                    at.0, at.1
+                ))
+                .await
+                .unwrap()
+                .into_value()
+                .unwrap();
+            // A finger down, then up (CDP's touch events, as a phone's).
+            for (kind, points) in [
+                ("touchStart", json!([{ "x": seen[0], "y": seen[1] }])),
+                ("touchEnd", json!([])),
+            ] {
+                clawdis_browser::cdp::page_call(
+                    &page,
+                    "Input.dispatchTouchEvent",
+                    json!({ "type": kind, "touchPoints": points }),
+                )
+                .await
+                .unwrap_or_else(|e| panic!("{kind} at {seen:?}: {e}"));
+            }
+        }
+    };
+    tap(field).await;
+    let keys = phone.page.find_element("#keys").await.unwrap();
+    keys.click().await.unwrap();
+    keys.type_str("Bo").await.unwrap();
+    tap(submit).await;
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let (_, out) = act(&c, &id, "extract_text", json!({ "selector": "#out" }));
+        if out["data"]["text"] == "Hello Bo" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the phone's taps and typing never arrived: {out}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let said = phone.click("#done", "Handed back").await;
+    assert!(said.contains("the agent continues"), "{said}");
+    assert_eq!(answer.recv_timeout(WAIT).unwrap().1["done"], true);
+}
