@@ -1115,3 +1115,74 @@ async fn closing_the_approvals_window_decides_nothing() {
     assert_eq!(gate.decided_via, Some(Channel::Cli), "{gate:?}");
     assert_eq!(s.sent(), "", "nothing after the gate ran");
 }
+
+/// Issue #36: a browser hand-off's card shows the page and offers Take
+/// over, Done and Decline (no Approve); Done hands the page back to the
+/// waiting agent.
+#[test]
+fn a_hand_off_card_takes_over_and_hands_back() {
+    require();
+    let s = Scratch::new();
+    let home = &s.home;
+    let port = write_settings(
+        home,
+        json!({"enabled": true, "headless": true, "cdpPort": free_port()}),
+    );
+    let pages = clawdis_e2e::control::fixture_server();
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "approvals");
+    app.wait_for(
+        "document.querySelector('.empty')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let c = Client::for_home(port, home);
+    let (status, session) = c.call(
+        "POST",
+        "/sessions",
+        Some(json!({ "url": format!("http://127.0.0.1:{pages}/form.html") })),
+    );
+    assert_eq!(status, 201, "{session}");
+    let id = session["sessionId"].as_str().unwrap().to_string();
+    let (tx, answer) = std::sync::mpsc::channel();
+    let agent = Client::for_home(port, home);
+    std::thread::spawn(move || {
+        let _ = tx.send(agent.call(
+            "POST",
+            &format!("/sessions/{id}/handoff"),
+            Some(json!({ "reason": "enter the code we texted you" })),
+        ));
+    });
+    let card = app.wait_for(
+        "document.querySelector('.card.pending')?.textContent",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    let card = card.as_str().unwrap();
+    assert!(
+        card.contains("The agent needs you: enter the code we texted you")
+            && card.contains("form.html"),
+        "{card}"
+    );
+    let buttons = app.run(
+        "return [...document.querySelectorAll('.card.pending .actions button')].map((b) => b.textContent);",
+        json!([]),
+    );
+    assert_eq!(
+        buttons,
+        json!(["Decline", "Take over", "Done — continue the agent"]),
+        "{buttons}"
+    );
+    assert_shown(&app, "approvals");
+    // Take over opens the live view of the headless browser's page.
+    app.click(".card.pending button.takeover");
+    desktop.wait_window(&["--name", "Clawdis Hand-off"]);
+    app.click(".card.pending button.approve");
+    let (status, ended) = answer.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(status, 200, "{ended}");
+    assert_eq!(ended["done"], true, "{ended}");
+    assert!(
+        ended["url"].as_str().unwrap().ends_with("/form.html"),
+        "{ended}"
+    );
+}
