@@ -160,6 +160,7 @@ try {
   await sleep(SECONDS * 1000);
   const after = await evaluate(`[performance.now(), Number(document.getElementById("screen").dataset.frames)]`);
   const fps = ((after[1] - before[1]) * 1000) / (after[0] - before[0]);
+  const frame = await evaluate(`(() => { const s = document.getElementById("screen"); return s.width + "x" + s.height; })()`);
 
   // Input to visible frame.
   const box = await evaluate(`(() => { const s = document.getElementById("screen"); const r = s.getBoundingClientRect();
@@ -184,6 +185,7 @@ try {
   await ended;
   console.log(JSON.stringify({
     viewport: "1280x720",
+    frame,
     seconds: SECONDS,
     fps: Number(fps.toFixed(1)),
     rounds: ROUNDS,
