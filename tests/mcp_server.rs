@@ -632,6 +632,33 @@ fn a_browser_approval_waits_for_a_person_with_progress() {
     }
 }
 
+/// Issue #36: rmcp 3.11 refuses the methods of a capability a server does
+/// not declare; each method of one it declares is served, and a prompt or
+/// resource it does not have is invalid params, not an unknown method
+/// (`prompts/get` was "method not found").
+#[test]
+fn every_declared_capability_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, server) = home_with_server(dir.path());
+    for mut mcp in [
+        Driver::stdio(&home, "legacy"),
+        Driver::http(&server, "2026-07-28"),
+    ] {
+        let served = mcp.send(json!({ "op": "served" }));
+        assert_eq!(
+            served,
+            json!({
+                "prompts/list": "ok",
+                "prompts/get": -32602,
+                "resources/list": "ok",
+                "resources/templates/list": "ok",
+                "resources/read": -32602,
+                "logging/setLevel": "ok",
+            })
+        );
+    }
+}
+
 /// Issue #36: `browser_handoff` waits for the person with progress, as
 /// `browser_request_approval` does, and answers how the hand-off ended.
 #[test]

@@ -17,6 +17,8 @@ Commands:
     {"op": "progress", "id", "count", "timeout"} -> {"progress": [...]} once `count` arrived
     {"op": "changed", "timeout"}            -> {"changed": bool}: a tools/list_changed
                                                arrived since the last "changed"
+    {"op": "served"}                        -> each method of a declared capability, with
+                                               "ok" or the JSON-RPC error code it answered
     {"op": "exit"}
 
 A result is {"isError", "structured", "text", "images"} or {"protocolError": message}.
@@ -143,6 +145,22 @@ async def main():
                     command.get("timeout", 30),
                 )
                 emit({"progress": progress.get(command["id"], [])})
+            elif op == "served":
+                async def outcome(call):
+                    try:
+                        await call
+                        return "ok"
+                    except MCPError as e:
+                        return e.error.code
+
+                emit({
+                    "prompts/list": await outcome(client.list_prompts()),
+                    "prompts/get": await outcome(client.get_prompt("no-such-prompt")),
+                    "resources/list": await outcome(client.list_resources()),
+                    "resources/templates/list": await outcome(client.list_resource_templates()),
+                    "resources/read": await outcome(client.read_resource("clawdis://no-such-resource")),
+                    "logging/setLevel": await outcome(client.set_logging_level("info")),
+                })
             elif op == "changed":
                 with anyio.move_on_after(command.get("timeout", 30)):
                     await state["changed"].wait()

@@ -462,6 +462,20 @@ impl ServerHandler for Handler {
         Ok(CallToolResponse::Complete(result))
     }
 
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        // Prompts are declared (`prompts/list` answers, empty): a prompt
+        // asked for by name is one this server does not have, not a method
+        // it does not serve.
+        Err(ErrorData::invalid_params(
+            format!("no prompt {}: this server has none", request.name),
+            Some(json!({ "name": request.name })),
+        ))
+    }
+
     async fn read_resource(
         &self,
         request: rmcp::model::ReadResourceRequestParams,
