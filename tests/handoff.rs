@@ -59,6 +59,23 @@ fn act(c: &Client, session: &str, name: &str, body: Value) -> (u16, Value) {
     c.call("POST", &format!("/sessions/{session}/{name}"), Some(body))
 }
 
+/// Waits until the agent reads `text` in the page's `#out` (reading works
+/// while the person has the page); `what` names what never arrived.
+async fn until_out(c: &Client, session: &str, text: &str, what: &str) {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let (_, out) = act(c, session, "extract_text", json!({ "selector": "#out" }));
+        if out["data"]["text"] == text {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} never arrived: {out}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Where the middle of the element `css` is, in the page's CSS pixels.
 fn middle(c: &Client, session: &str, css: &str) -> (f64, f64) {
     let script = format!(
@@ -223,18 +240,7 @@ async fn a_person_takes_over_through_the_live_view_and_hands_back() {
         .await
         .unwrap();
     click_on_page(&person, submit).await;
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let (_, out) = act(&c, &id, "extract_text", json!({ "selector": "#out" }));
-        if out["data"]["text"] == "Hello Ada" {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the person's typing never arrived: {out}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    until_out(&c, &id, "Hello Ada", "the person's typing").await;
     // They follow a link, then hand back.
     click_on_page(&person, link).await;
     let deadline = std::time::Instant::now() + WAIT;
@@ -609,18 +615,7 @@ async fn a_phone_taps_and_types_through_the_live_view() {
     keys.click().await.unwrap();
     keys.type_str("Bo").await.unwrap();
     tap(submit).await;
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let (_, out) = act(&c, &id, "extract_text", json!({ "selector": "#out" }));
-        if out["data"]["text"] == "Hello Bo" {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the phone's taps and typing never arrived: {out}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    until_out(&c, &id, "Hello Bo", "the phone's taps and typing").await;
     let said = phone.click("#done", "Handed back").await;
     assert!(said.contains("the agent continues"), "{said}");
     assert_eq!(answer.recv_timeout(WAIT).unwrap().1["done"], true);
