@@ -144,7 +144,23 @@ try {
     ws.onerror = () => resolve("refused");
   }));
   assert.equal(again, "refused");
-  await step("close tab (raw id)", () => client.browserCloseTabByRawTargetId(base, tab.targetId));
+  // A tab closed while watched ends its stream with 4004 target_closed.
+  const second = await step("screencast again", () => call("/screencast", { targetId: tab.targetId }));
+  const closed = await step("close tab (raw id) while watched", () => new Promise((resolve, reject) => {
+    const ws = new WebSocket(base.replace(/^http/, "ws") + second.wsPath);
+    const timer = setTimeout(() => reject(new Error("the stream outlived its tab")), 15000);
+    ws.onerror = () => {};
+    ws.onmessage = (m) => {
+      if (typeof m.data === "string" && JSON.parse(m.data).type === "ready") {
+        client.browserCloseTabByRawTargetId(base, tab.targetId).catch(reject);
+      }
+    };
+    ws.onclose = (e) => {
+      clearTimeout(timer);
+      resolve({ code: e.code, reason: e.reason });
+    };
+  }));
+  assert.deepEqual(closed, { code: 4004, reason: "target_closed" });
   // The agent's `browser` tool itself, pointed at this server.
   const tool = actions.createBrowserTool({ sandboxBridgeUrl: base });
   const run = (args) => tool.execute("check", args);

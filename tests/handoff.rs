@@ -229,6 +229,14 @@ async fn a_person_takes_over_through_the_live_view_and_hands_back() {
     person
         .until("Number(document.getElementById('screen').dataset.frames || 0) > 0")
         .await;
+    // A reload (the view's last viewer leaving and a new one coming at
+    // once) still gets frames.
+    for _ in 0..3 {
+        person.page.reload().await.unwrap();
+        person
+            .until("Number(document.getElementById('screen').dataset.frames || 0) > 0")
+            .await;
+    }
     // Their click and typing reach the page.
     click_on_page(&person, field).await;
     person

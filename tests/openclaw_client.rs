@@ -47,6 +47,7 @@ fn openclaws_client_drives_every_route_it_knows() {
         "ok   import profile (refused)",
         "ok   screencast stream",
         "ok   screencast ticket used twice",
+        "ok   close tab (raw id) while watched",
         "ok   tool act click",
     ] {
         assert!(said.lines().any(|l| l == step), "{step} missing:\n{said}");

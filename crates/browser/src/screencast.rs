@@ -5,7 +5,7 @@
 //! the newest frame and skips those it was too slow for, never a queue of
 //! stale pictures.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use base64::Engine as _;
 use chromiumoxide::Page;
@@ -110,19 +110,17 @@ struct Cast {
     options: Options,
     frames: watch::Sender<Option<Arc<Frame>>>,
     meta: watch::Sender<Meta>,
-    task: tokio::task::JoinHandle<()>,
-    page: Page,
+    /// Tells the relaying task the last viewer left: it stops Chromium's
+    /// screencast (which then encodes no frame nobody reads) and ends.
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// Turns true when the task ended (the tab closed, or stopped).
+    ended: watch::Receiver<bool>,
 }
 
 impl Drop for Cast {
     fn drop(&mut self) {
-        self.task.abort();
-        let page = self.page.clone();
-        // The last viewer left: Chromium stops encoding frames nobody reads.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = page_call(&page, "Page.stopScreencast", json!({})).await;
-            });
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
         }
     }
 }
@@ -131,6 +129,7 @@ impl Drop for Cast {
 pub struct Viewer {
     frames: watch::Receiver<Option<Arc<Frame>>>,
     meta: watch::Receiver<Meta>,
+    ended: watch::Receiver<bool>,
     cast: Arc<Cast>,
 }
 
@@ -143,12 +142,26 @@ impl std::fmt::Debug for Viewer {
 }
 
 impl Viewer {
+    fn of(cast: Arc<Cast>) -> Viewer {
+        Viewer {
+            frames: cast.frames.subscribe(),
+            meta: cast.meta.subscribe(),
+            ended: cast.ended.clone(),
+            cast,
+        }
+    }
+
     /// The next news of the page: a frame newer than the last one read, or
     /// a new URL or title; `None` once the screencast ended (the tab closed
     /// or stopped answering).
     pub async fn next(&mut self) -> Option<Update> {
         loop {
+            if *self.ended.borrow() {
+                return None;
+            }
             tokio::select! {
+                // Ended, or its task gone without a word.
+                changed = self.ended.changed() => changed.ok()?,
                 changed = self.frames.changed() => {
                     changed.ok()?;
                     if let Some(frame) = self.frames.borrow_and_update().clone() {
@@ -178,7 +191,15 @@ impl Viewer {
 /// the first one's frames.
 #[derive(Default)]
 pub struct Screencasts {
-    casts: Mutex<std::collections::HashMap<String, Weak<Cast>>>,
+    /// Held while a screencast is looked up or started, so two viewers
+    /// never start two screencasts of one tab.
+    casts: tokio::sync::Mutex<std::collections::HashMap<String, Running>>,
+}
+
+/// A tab's screencast as its viewers hold it, and whether its task ended.
+struct Running {
+    cast: Weak<Cast>,
+    ended: watch::Receiver<bool>,
 }
 
 impl std::fmt::Debug for Screencasts {
@@ -187,31 +208,36 @@ impl std::fmt::Debug for Screencasts {
     }
 }
 
+/// How long a new viewer waits for the last one's screencast to stop.
+const STOPPING: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Screencasts {
     /// Watches tab `target`: its running screencast, else a new one with
-    /// `options`.
+    /// `options`. A screencast whose last viewer just left is stopped
+    /// before a new one starts, so its stop never ends the new one.
     pub async fn watch(&self, target: &str, page: &Page, options: Options) -> Result<Viewer> {
-        let running = self
-            .casts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(target)
-            .and_then(Weak::upgrade);
-        let cast = match running {
-            Some(cast) if !cast.task.is_finished() => cast,
-            _ => {
-                let cast = Arc::new(start(page.clone(), options).await?);
-                let mut casts = self.casts.lock().unwrap_or_else(|e| e.into_inner());
-                casts.retain(|_, weak| weak.strong_count() > 0);
-                casts.insert(target.to_string(), Arc::downgrade(&cast));
-                cast
+        let mut casts = self.casts.lock().await;
+        if let Some(running) = casts.get(target) {
+            let mut ended = running.ended.clone();
+            match running.cast.upgrade() {
+                Some(cast) if !*ended.borrow() => {
+                    return Ok(Viewer::of(cast));
+                }
+                _ => {
+                    let _ = tokio::time::timeout(STOPPING, ended.wait_for(|e| *e)).await;
+                }
             }
-        };
-        Ok(Viewer {
-            frames: cast.frames.subscribe(),
-            meta: cast.meta.subscribe(),
-            cast,
-        })
+        }
+        let cast = Arc::new(start(page.clone(), options).await?);
+        casts.retain(|_, r| r.cast.strong_count() > 0 || !*r.ended.borrow());
+        casts.insert(
+            target.to_string(),
+            Running {
+                cast: Arc::downgrade(&cast),
+                ended: cast.ended.clone(),
+            },
+        );
+        Ok(Viewer::of(cast))
     }
 }
 
@@ -252,13 +278,18 @@ async fn start(page: Page, options: Options) -> Result<Cast> {
         }),
     )
     .await?;
-    let task = {
-        let page = page.clone();
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let (ended, ended_rx) = watch::channel(false);
+    {
         let frames = frames.clone();
         let meta = meta.clone();
         tokio::spawn(async move {
             loop {
                 tokio::select! {
+                    _ = &mut stopped => {
+                        let _ = page_call(&page, "Page.stopScreencast", json!({})).await;
+                        break;
+                    }
                     frame = frames_in.next() => {
                         let Some(frame) = frame else { break };
                         let Ok(jpeg) = base64::engine::general_purpose::STANDARD
@@ -290,14 +321,15 @@ async fn start(page: Page, options: Options) -> Result<Cast> {
                 }
             }
             tracing::debug!("screencast ended");
-        })
-    };
+            ended.send_replace(true);
+        });
+    }
     Ok(Cast {
         options,
         frames,
         meta,
-        task,
-        page,
+        stop: Some(stop),
+        ended: ended_rx,
     })
 }
 
