@@ -107,7 +107,6 @@ pub enum Update {
 
 /// The screencast of one tab while anyone watches it.
 struct Cast {
-    options: Options,
     frames: watch::Sender<Option<Arc<Frame>>>,
     meta: watch::Sender<Meta>,
     /// Tells the relaying task the last viewer left: it stops Chromium's
@@ -130,14 +129,13 @@ pub struct Viewer {
     frames: watch::Receiver<Option<Arc<Frame>>>,
     meta: watch::Receiver<Meta>,
     ended: watch::Receiver<bool>,
-    cast: Arc<Cast>,
+    /// Held, not read: the screencast runs while a viewer holds it.
+    _cast: Arc<Cast>,
 }
 
 impl std::fmt::Debug for Viewer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Viewer")
-            .field("options", &self.cast.options)
-            .finish_non_exhaustive()
+        f.debug_struct("Viewer").finish_non_exhaustive()
     }
 }
 
@@ -147,7 +145,7 @@ impl Viewer {
             frames: cast.frames.subscribe(),
             meta: cast.meta.subscribe(),
             ended: cast.ended.clone(),
-            cast,
+            _cast: cast,
         }
     }
 
@@ -179,11 +177,6 @@ impl Viewer {
     /// The page's URL and title now.
     pub fn meta(&self) -> Meta {
         self.meta.borrow().clone()
-    }
-
-    /// What the screencast is encoded with (the first viewer's options).
-    pub fn options(&self) -> Options {
-        self.cast.options
     }
 }
 
@@ -325,7 +318,6 @@ async fn start(page: Page, options: Options) -> Result<Cast> {
         });
     }
     Ok(Cast {
-        options,
         frames,
         meta,
         stop: Some(stop),
