@@ -21,13 +21,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use clawdis_approvals::{Approval, ApprovalState};
 use clawdis_browser::input::PersonInput;
-use clawdis_browser::screencast::{Options, Update};
+use clawdis_browser::screencast::Options;
 use clawdis_store::NewAction;
 use serde_json::{Value, json};
 
@@ -430,17 +430,8 @@ async fn watch(state: Arc<AppState>, mut watched: Watched, mut socket: WebSocket
     let why = loop {
         tokio::select! {
             update = watched.viewer.next() => {
-                let sent = match update {
-                    None => break (4004, "target_closed"),
-                    Some(Update::Frame(frame)) => {
-                        socket.send(Message::Binary(frame.wire().into())).await
-                    }
-                    Some(Update::Meta(meta)) => {
-                        let said = json!({ "type": "meta", "url": meta.url, "title": meta.title });
-                        socket.send(Message::Text(said.to_string().into())).await
-                    }
-                };
-                if sent.is_err() {
+                let Some(update) = update else { break (4004, "target_closed") };
+                if crate::screencast::send_update(&mut socket, &update).await.is_err() {
                     return;
                 }
             }
@@ -475,12 +466,7 @@ async fn watch(state: Arc<AppState>, mut watched: Watched, mut socket: WebSocket
         let said = json!({ "type": "ended" });
         let _ = socket.send(Message::Text(said.to_string().into())).await;
     }
-    let _ = socket
-        .send(Message::Close(Some(CloseFrame {
-            code: why.0,
-            reason: why.1.into(),
-        })))
-        .await;
+    crate::screencast::close(&mut socket, why.0, why.1).await;
 }
 
 /// Whether the hand-off's gate still waits.

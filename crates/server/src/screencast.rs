@@ -177,13 +177,28 @@ pub async fn stream(
 }
 
 /// Closes `socket` with `code` and `reason`.
-async fn close(socket: &mut WebSocket, code: u16, reason: &'static str) {
+pub(crate) async fn close(socket: &mut WebSocket, code: u16, reason: &'static str) {
     let _ = socket
         .send(Message::Close(Some(CloseFrame {
             code,
             reason: reason.into(),
         })))
         .await;
+}
+
+/// Sends `update` as OpenClaw's screencast does: a frame in its wire
+/// format, a page change as a `meta` text message.
+pub(crate) async fn send_update(
+    socket: &mut WebSocket,
+    update: &Update,
+) -> Result<(), axum::Error> {
+    match update {
+        Update::Frame(frame) => socket.send(Message::Binary(frame.wire().into())).await,
+        Update::Meta(meta) => {
+            let said = json!({ "type": "meta", "url": meta.url, "title": meta.title });
+            socket.send(Message::Text(said.to_string().into())).await
+        }
+    }
 }
 
 /// Streams the ticket's tab to `socket` until either side ends.
@@ -244,23 +259,15 @@ async fn relay(
     loop {
         tokio::select! {
             update = viewer.next() => {
-                let sent = match update {
-                    None => return Some((4004, "target_closed")),
-                    Some(Update::Frame(frame)) => {
-                        if !allowed(&frame.url) {
-                            return Some((4003, "navigation_blocked"));
-                        }
-                        socket.send(Message::Binary(frame.wire().into())).await
-                    }
-                    Some(Update::Meta(meta)) => {
-                        if !allowed(&meta.url) {
-                            return Some((4003, "navigation_blocked"));
-                        }
-                        let said = json!({ "type": "meta", "url": meta.url, "title": meta.title });
-                        socket.send(Message::Text(said.to_string().into())).await
-                    }
+                let Some(update) = update else { return Some((4004, "target_closed")) };
+                let url = match &update {
+                    Update::Frame(frame) => &frame.url,
+                    Update::Meta(meta) => &meta.url,
                 };
-                if sent.is_err() {
+                if !allowed(url) {
+                    return Some((4003, "navigation_blocked"));
+                }
+                if send_update(socket, &update).await.is_err() {
                     return None;
                 }
             }
