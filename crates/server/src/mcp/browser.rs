@@ -496,8 +496,25 @@ async fn handoff(
     }
 }
 
+/// What waiting tool `name` asks a person, as a task tells it.
+pub(crate) fn asked_of(name: &str, args: &Map<String, Value>) -> String {
+    let said = |key| {
+        cut_text(
+            args.get(key).and_then(Value::as_str).unwrap_or_default(),
+            2000,
+        )
+    };
+    match name {
+        "browser_handoff" => format!(
+            "The agent needs a person to take over its browser page: {}",
+            said("reason")
+        ),
+        _ => format!("The agent asks a person to decide: {}", said("message")),
+    }
+}
+
 /// A waiting tool's `timeout_ms` (default ten minutes; the schema bounds it).
-fn wait_of(args: &Map<String, Value>) -> std::time::Duration {
+pub(crate) fn wait_of(args: &Map<String, Value>) -> std::time::Duration {
     std::time::Duration::from_millis(
         args.get("timeout_ms")
             .and_then(Value::as_u64)

@@ -12,6 +12,7 @@ mod answer;
 mod browser;
 mod exposed;
 mod pipe;
+mod tasks;
 mod tools;
 mod workflows;
 
@@ -23,9 +24,9 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use clawdis_approvals::Catalog;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateTaskResult, GetTaskParams,
+    GetTaskResult, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -60,6 +61,8 @@ pub(crate) struct Mcp {
     /// Each tool's compiled input schema, by name, with the schema it was
     /// compiled from (an exposed workflow's changes with its file).
     validators: std::sync::Mutex<HashMap<String, Compiled>>,
+    /// The MCP tasks of every connection.
+    tasks: tasks::Tasks,
 }
 
 impl std::fmt::Debug for Mcp {
@@ -78,6 +81,7 @@ impl Mcp {
             defaults: std::sync::Mutex::new(HashMap::new()),
             fixed: [std::sync::OnceLock::new(), std::sync::OnceLock::new()],
             validators: std::sync::Mutex::new(HashMap::new()),
+            tasks: tasks::Tasks::default(),
         })
     }
 
@@ -279,6 +283,12 @@ impl Drop for Connection {
     }
 }
 
+/// Whether the caller of `ctx` takes elicitations (a task asks with one).
+fn asks(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.client_capabilities()
+        .is_some_and(|c| c.elicitation.is_some())
+}
+
 /// Percent-encodes a path segment or query value.
 fn encode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
@@ -373,25 +383,51 @@ impl Handler {
         args: Map<String, Value>,
         principal: Principal,
         ctx: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> workflows::Ran {
         if let Some(workflow) = name.strip_prefix("workflow.") {
             let exposed = self.mcp.exposed().await.borrow().clone();
             return match exposed.get(name) {
                 Some(e) => workflows::run_exposed(&self.mcp, &principal, e, args).await,
-                None => answer::failure(format!("no exposed workflow {workflow}")),
+                None => answer::failure(format!("no exposed workflow {workflow}")).into(),
             };
         }
         match name {
             "lobster_run" => workflows::run(&self.mcp, &principal, args).await,
-            "lobster_resume" => workflows::resume(&self.mcp, &principal, args).await,
-            "runs_list" => workflows::list(&self.mcp, args).await,
-            "run_status" => workflows::status(&self.mcp, args).await,
-            "approvals_list" => workflows::approvals(&self.mcp, args).await,
+            "lobster_resume" => workflows::resume(&self.mcp, &principal, args).await.into(),
+            "runs_list" => workflows::list(&self.mcp, args).await.into(),
+            "run_status" => workflows::status(&self.mcp, args).await.into(),
+            "approvals_list" => workflows::approvals(&self.mcp, args).await.into(),
             _ => {
                 let owner = self.owner(&principal, ctx);
-                browser::call(&self.mcp, &principal, &owner, name, args, ctx).await
+                browser::call(&self.mcp, &principal, &owner, name, args, ctx)
+                    .await
+                    .into()
             }
         }
+    }
+
+    /// Tool `name`, which waits for a person, as a task of `principal`:
+    /// it runs as its call would, without progress notifications (the
+    /// call has its answer: the task).
+    fn person_task(
+        &self,
+        name: String,
+        args: Map<String, Value>,
+        principal: Principal,
+        ctx: &RequestContext<RoleServer>,
+    ) -> rmcp::model::Task {
+        let wait = browser::wait_of(&args);
+        let message = browser::asked_of(&name, &args);
+        let mut quiet = ctx.clone();
+        quiet.meta.remove("progressToken");
+        let handler = self.clone();
+        let owner = principal.clone();
+        let span = tracing::info_span!("mcp_task", tool = %name, caller = %principal.label());
+        let work = tracing::Instrument::instrument(
+            async move { handler.run(&name, args, principal, &quiet).await.answer },
+            span,
+        );
+        tasks::person(&self.mcp, &owner, wait, message, asks(ctx), work)
     }
 }
 
@@ -408,6 +444,7 @@ impl ServerHandler for Handler {
             .enable_resources()
             .enable_logging()
             .enable_completions()
+            .enable_tasks()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("clawdis", env!("CARGO_PKG_VERSION")))
@@ -453,13 +490,58 @@ impl ServerHandler for Handler {
             return Ok(CallToolResponse::Complete(answer::failure(problem)));
         }
         let principal = self.principal(&ctx)?;
+        // A client that declares tasks gets one for a call that waits.
+        let as_task = ctx
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        let waits = tasks::waits(&name).filter(|_| as_task);
+        if waits == Some(tasks::Waits::Person) {
+            let task = self.person_task(name, args, principal, &ctx);
+            return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
+        }
         let span = tracing::info_span!("mcp_tool", tool = %name, caller = %principal.label());
-        let work = tracing::Instrument::instrument(self.run(&name, args, principal, &ctx), span);
-        let result = tokio::select! {
-            result = work => result,
-            () = ctx.ct.cancelled() => answer::failure("the call was cancelled"),
+        let work =
+            tracing::Instrument::instrument(self.run(&name, args, principal.clone(), &ctx), span);
+        let ran = tokio::select! {
+            ran = work => ran,
+            () = ctx.ct.cancelled() => answer::failure("the call was cancelled").into(),
         };
-        Ok(CallToolResponse::Complete(result))
+        match ran.paused.filter(|_| waits == Some(tasks::Waits::Run)) {
+            Some(paused) => {
+                let task = tasks::run(&self.mcp, &principal, paused, asks(&ctx));
+                Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+            }
+            None => Ok(CallToolResponse::Complete(ran.answer)),
+        }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.mcp.tasks.get(&self.principal(&ctx)?, &request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let principal = self.principal(&ctx)?;
+        self.mcp
+            .tasks
+            .update(&principal, &request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.mcp
+            .tasks
+            .cancel(&self.principal(&ctx)?, &request.task_id)
     }
 
     async fn get_prompt(

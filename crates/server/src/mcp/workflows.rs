@@ -87,6 +87,12 @@ fn summary(envelope: &Value) -> String {
     }
 }
 
+/// The account of run `run_id`'s envelope at a pause, which says who
+/// decides its gate and how: a task's status message and elicitation.
+pub(crate) fn waiting_summary(envelope: &Value, run_id: &str) -> String {
+    summary(&with_run_id(envelope.clone(), Some(run_id)))
+}
+
 /// The answer of a run's envelope; a failed run is an error answer.
 fn envelope_answer(envelope: Value) -> CallToolResult {
     let failed = envelope.get("ok") == Some(&Value::Bool(false));
@@ -101,6 +107,42 @@ fn with_run_id(mut envelope: Value, run_id: Option<&str>) -> Value {
     envelope
 }
 
+/// What a workflow tool answered, and the run it left paused at a gate.
+pub(crate) struct Ran {
+    /// The answer.
+    pub answer: CallToolResult,
+    /// The run, when it waits at a gate (it ran in this process).
+    pub paused: Option<Paused>,
+}
+
+impl From<CallToolResult> for Ran {
+    fn from(answer: CallToolResult) -> Ran {
+        Ran {
+            answer,
+            paused: None,
+        }
+    }
+}
+
+/// A run of this process paused at a gate, which an MCP task may follow.
+pub(crate) struct Paused {
+    /// The run.
+    pub run_id: String,
+    /// Its envelope at the pause.
+    pub envelope: Value,
+    /// The caller's `max_stdout_bytes`.
+    max_bytes: u64,
+}
+
+/// The answer of a followed run's last envelope, as its call would have
+/// answered it.
+pub(crate) fn follow_answer(envelope: Value, paused: &Paused) -> CallToolResult {
+    envelope_answer(bounded(
+        with_run_id(envelope, Some(&paused.run_id)),
+        paused.max_bytes,
+    ))
+}
+
 /// What `lobster_run` and the exposed workflows run, and how.
 struct Ask {
     request: RunRequest,
@@ -111,11 +153,7 @@ struct Ask {
 /// `lobster_run {pipeline | workflow, args?, cwd?, timeout_ms?,
 /// max_stdout_bytes?, lobster_path?}`: the run `POST /runs` takes, with
 /// OpenClaw's limits.
-pub(crate) async fn run(
-    mcp: &Mcp,
-    principal: &Principal,
-    args: Map<String, Value>,
-) -> CallToolResult {
+pub(crate) async fn run(mcp: &Mcp, principal: &Principal, args: Map<String, Value>) -> Ran {
     let lobster_path = text(&args, "lobster_path").map(str::to_string);
     let timeout = Duration::from_millis(
         args.get("timeout_ms")
@@ -128,7 +166,7 @@ pub(crate) async fn run(
         .unwrap_or(DEFAULT_MAX_BYTES);
     let request = match crate::runs::run_request(&Body(args), principal) {
         Ok(request) => request,
-        Err(e) => return failure(e.message()),
+        Err(e) => return failure(e.message()).into(),
     };
     let ask = Ask {
         request,
@@ -136,7 +174,7 @@ pub(crate) async fn run(
         max_bytes,
     };
     match lobster_path {
-        Some(path) => spawned::run(mcp, &path, ask).await,
+        Some(path) => spawned::run(mcp, &path, ask).await.into(),
         None => in_process(mcp, ask).await,
     }
 }
@@ -148,7 +186,7 @@ pub(crate) async fn run_exposed(
     principal: &Principal,
     exposed: &Exposed,
     args: Map<String, Value>,
-) -> CallToolResult {
+) -> Ran {
     let ask = Ask {
         request: RunRequest {
             what: What::Workflow(exposed.path.display().to_string()),
@@ -164,14 +202,14 @@ pub(crate) async fn run_exposed(
 
 /// Runs `ask` in the engine of this process, as `POST /runs` does; a run
 /// still executing after the timeout is cancelled (its commands killed).
-async fn in_process(mcp: &Mcp, ask: Ask) -> CallToolResult {
+async fn in_process(mcp: &Mcp, ask: Ask) -> Ran {
     let runs = match mcp.state.runs().await {
         Ok(runs) => runs,
-        Err(e) => return failure(e.message()),
+        Err(e) => return failure(e.message()).into(),
     };
     let started = match runs.start(ask.request).await {
         Ok(started) => started,
-        Err(e) => return failure(e.to_string()),
+        Err(e) => return failure(e.to_string()).into(),
     };
     let run_id = started.run_id.clone();
     let mut abandoned = crate::runs::CancelOnDrop::new(
@@ -198,7 +236,19 @@ async fn in_process(mcp: &Mcp, ask: Ask) -> CallToolResult {
         }
     };
     abandoned.disarm();
-    envelope_answer(bounded(with_run_id(envelope, Some(&run_id)), ask.max_bytes))
+    let paused = matches!(
+        envelope.get("status").and_then(Value::as_str),
+        Some("needs_approval" | "needs_input")
+    )
+    .then(|| Paused {
+        run_id: run_id.clone(),
+        envelope: envelope.clone(),
+        max_bytes: ask.max_bytes,
+    });
+    Ran {
+        answer: envelope_answer(bounded(with_run_id(envelope, Some(&run_id)), ask.max_bytes)),
+        paused,
+    }
 }
 
 /// `envelope`, or an error envelope when it serialises to more than `max`
