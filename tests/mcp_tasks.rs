@@ -19,12 +19,24 @@ const SHIP: &str = "name: ship\nsteps:\n  - id: build\n    run: echo built\n  - 
                     approval:\n      prompt: Ship it?\n      approvers: human\n  - id: ship\n    \
                     run: echo shipped\n";
 
-/// A backend whose home has the workflow `ship` (a gate only a person
-/// decides).
+/// A gate nobody decides, which its policy denies after two seconds.
+const NIGHTLY: &str = "name: nightly\nsteps:\n  - id: gate\n    approval:\n      prompt: Run it?\n      \
+                       approvers: human\n      expires_in: 2s\n      on_expiry: deny\n  - id: work\n    \
+                       run: echo worked\n";
+
+/// Two gates, one after the other.
+const TWICE: &str = "name: twice\nsteps:\n  - id: first\n    approval:\n      prompt: First?\n      \
+                     approvers: human\n  - id: second\n    approval:\n      prompt: Second?\n      \
+                     approvers: human\n  - id: done\n    run: echo both\n";
+
+/// A backend whose home has the workflows `ship` (a gate only a person
+/// decides), `nightly` (one that expires) and `twice` (two gates).
 fn server(dir: &Path) -> (std::path::PathBuf, Server) {
     let home = dir.join("home");
     std::fs::create_dir_all(home.join("workflows")).unwrap();
     std::fs::write(home.join("workflows/ship.lobster"), SHIP).unwrap();
+    std::fs::write(home.join("workflows/nightly.lobster"), NIGHTLY).unwrap();
+    std::fs::write(home.join("workflows/twice.lobster"), TWICE).unwrap();
     let server = start_server_with(
         &home,
         json!({ "controlUrl": format!("http://127.0.0.1:{}", free_port()) }),
@@ -258,10 +270,40 @@ fn a_run_at_a_human_gate_is_a_task_that_only_the_persons_decision_ends() {
     assert_eq!(envelope["status"], "ok", "{outcome}");
     assert!(envelope["runId"].is_string(), "{outcome}");
     assert_eq!(outcome["result"]["isError"], false, "{outcome}");
+    drop(host);
+
+    // The task follows its run through every gate, each asked in turn.
+    let mut host = Host::call(
+        dir.path(),
+        &server,
+        &server.token,
+        "lobster_run",
+        json!({ "workflow": "twice" }),
+        "accept",
+    );
+    for prompt in ["First?", "Second?"] {
+        let asked = host.event("elicitation");
+        assert!(
+            asked["message"].as_str().unwrap().contains(prompt),
+            "{asked}"
+        );
+        host.status("working");
+        let gate = pending(&owner);
+        assert_eq!(gate["prompt"], prompt);
+        let id = gate["approvalId"].as_str().unwrap();
+        let (status, body) = person.call("POST", &format!("/approvals/{id}/approve"), None);
+        assert_eq!(status, 200, "{body}");
+    }
+    let outcome = host.event("outcome");
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    assert_eq!(
+        outcome["result"]["structuredContent"]["status"], "ok",
+        "{outcome}"
+    );
 }
 
 #[test]
-fn a_denied_gate_completes_the_task_and_tasks_cancel_cancels_the_run() {
+fn a_denied_or_expired_gate_completes_the_task_and_tasks_cancel_cancels_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let (home, server) = server(dir.path());
     let person = Client::with_token(server.port, &create_token(&home, "alice", "approver"));
@@ -288,6 +330,28 @@ fn a_denied_gate_completes_the_task_and_tasks_cancel_cancels_the_run() {
     let run = owner.ok("GET", &format!("/runs/{run_id}"), None);
     assert_eq!(run["status"], "cancelled", "{run}");
     assert_eq!(run["decisions"][0]["decision"], "deny", "{run}");
+    drop(host);
+
+    // Expired: the task completes with the run its policy denied.
+    let mut host = Host::call(
+        dir.path(),
+        &server,
+        &server.token,
+        "lobster_run",
+        json!({ "workflow": "nightly" }),
+        "accept",
+    );
+    host.status("input_required");
+    let outcome = host.event("outcome");
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    let run_id = outcome["result"]["structuredContent"]["runId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let run = owner.ok("GET", &format!("/runs/{run_id}"), None);
+    assert_eq!(run["decisions"][0]["by"], "expiry", "{run}");
+    assert_eq!(run["decisions"][0]["decision"], "expire", "{run}");
+    assert_eq!(run["status"], "cancelled", "{run}");
     drop(host);
 
     // Cancelled by the host: the run is cancelled, by the caller, via MCP.

@@ -449,7 +449,7 @@ impl ServerHandler for Handler {
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("clawdis", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Clawdis: Lobster workflows (lobster_run, lobster_resume; a run that needs a person returns needs_approval at once), the workflows exposed as workflow.* tools, and the clawd browser: sessions (browser_open, browser_list) whose actions check their effect. browser_snapshot gives refs the other browser tools take.",
+                "Clawdis: Lobster workflows (lobster_run, lobster_resume; a run that needs a person returns needs_approval at once, or a task that waits for the person when the client declares the tasks extension), the workflows exposed as workflow.* tools, and the clawd browser: sessions (browser_open, browser_list) whose actions check their effect. browser_snapshot gives refs the other browser tools take.",
             )
     }
 
