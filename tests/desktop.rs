@@ -365,21 +365,38 @@ fn a_backlog_gets_three_notifications_and_one_summary() {
     }
 }
 
+/// `document.visibilityState` of session `id`'s page.
+fn visibility(api: &Client, id: &str) -> String {
+    let read = api.ok(
+        "POST",
+        &format!("/sessions/{id}/evaluate"),
+        Some(serde_json::json!({ "script": "document.visibilityState" })),
+    );
+    read["data"]["result"]
+        .as_str()
+        .or_else(|| read["data"].as_str())
+        .unwrap_or_else(|| panic!("no visibility: {read}"))
+        .to_string()
+}
+
 /// The app with the browser (headless, as on a machine without a display
-/// for it) on a desktop whose notification daemon is dunst, and a session
-/// whose agent asked for a hand-off: its notification shown.
+/// for it, or visible on the desktop) on a desktop whose notification
+/// daemon is dunst, and a session whose agent asked for a hand-off: its
+/// notification shown.
 struct HandoffRig {
     _s: Scratch,
     desktop: Desktop,
     dunst: Dunst,
     app: App,
     api: Client,
+    /// The session handed off.
+    session: String,
     /// The hand-off's answer, once it ends.
     answer: std::sync::mpsc::Receiver<(u16, serde_json::Value)>,
 }
 
 impl HandoffRig {
-    fn asked() -> HandoffRig {
+    fn asked(headless: bool) -> HandoffRig {
         clawdis_e2e::desktop::require();
         let s = Scratch::new();
         let desktop = Desktop::start();
@@ -389,7 +406,7 @@ impl HandoffRig {
             &desktop,
             &s.home,
             &s.state,
-            serde_json::json!({ "headless": true, "cdpPort": clawdis_e2e::control::free_port() }),
+            serde_json::json!({ "headless": headless, "cdpPort": clawdis_e2e::control::free_port() }),
         );
         let api = Client::for_home(app.port, &s.home);
         let (status, session) = api.call(
@@ -399,6 +416,24 @@ impl HandoffRig {
         );
         assert_eq!(status, 201, "{session}");
         let id = session["sessionId"].as_str().unwrap().to_string();
+        let session = id.clone();
+        if !headless {
+            // Another tab of the window hides the page (opened by the page,
+            // as a link with target=_blank would be).
+            api.ok(
+                "POST",
+                &format!("/sessions/{id}/evaluate"),
+                Some(serde_json::json!({ "script": "window.open('about:blank'); 1" })),
+            );
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while visibility(&api, &id) != "hidden" {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the page was never hidden"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
         let (tx, answer) = std::sync::mpsc::channel();
         let agent = Client::for_home(app.port, &s.home);
         std::thread::spawn(move || {
@@ -415,6 +450,7 @@ impl HandoffRig {
             dunst,
             app,
             api,
+            session,
             answer,
         }
     }
@@ -442,7 +478,7 @@ impl HandoffRig {
 /// headless browser's page in a window of the app; the agent still waits.
 #[tokio::test(flavor = "multi_thread")]
 async fn take_over_in_dunst_opens_the_live_view() {
-    let rig = HandoffRig::asked();
+    let rig = HandoffRig::asked(true);
     rig.pick("Take over");
     rig.desktop.wait_window(&["--name", "Clawdis Hand-off"]);
     assert!(
@@ -478,10 +514,41 @@ async fn take_over_in_dunst_opens_the_live_view() {
     );
 }
 
+/// Issue #36: with a visible browser, Take over in the notification brings
+/// the browser's window to the front on the handed-off page, a tab that
+/// another tab of its window had hidden.
+#[tokio::test(flavor = "multi_thread")]
+async fn take_over_in_dunst_brings_a_visible_browsers_page_to_the_front() {
+    let rig = HandoffRig::asked(false);
+    rig.pick("Take over");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !rig
+        .app
+        .log()
+        .contains("hand-off taken over: the browser's window is in front")
+    {
+        assert!(std::time::Instant::now() < deadline, "{}", rig.app.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pending = rig.api.ok("GET", "/approvals?status=pending", None);
+    let id = pending["approvals"][0]["approvalId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    rig.api.ok(
+        "POST",
+        &format!("/approvals/{id}/deny"),
+        Some(serde_json::json!({})),
+    );
+    let (status, _) = rig.answer.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(visibility(&rig.api, &rig.session), "visible");
+}
+
 /// Decline in the notification ends the hand-off: the agent is told.
 #[tokio::test(flavor = "multi_thread")]
 async fn decline_in_dunst_tells_the_agent() {
-    let rig = HandoffRig::asked();
+    let rig = HandoffRig::asked(true);
     rig.pick("Decline");
     let (status, ended) = rig.answer.recv_timeout(Duration::from_secs(20)).unwrap();
     assert_eq!(

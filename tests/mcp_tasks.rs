@@ -181,13 +181,23 @@ fn settled(owner: &Client) -> Value {
 
 /// Calls `method` with `params` on `/mcp` as a 2026-07-28 client that
 /// declares tasks, with `token`; the JSON-RPC response.
-fn raw_call(server: &Server, token: &str, method: &str, mut params: Value) -> Value {
+fn raw_call(server: &Server, token: &str, method: &str, params: Value) -> Value {
+    raw_call_with(server, token, method, params, json!({}))
+}
+
+/// [`raw_call`], the client declaring `capabilities` besides tasks.
+fn raw_call_with(
+    server: &Server,
+    token: &str,
+    method: &str,
+    mut params: Value,
+    mut capabilities: Value,
+) -> Value {
+    capabilities["extensions"] = json!({ "io.modelcontextprotocol/tasks": {} });
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": { "name": "raw", "version": "1" },
-        "io.modelcontextprotocol/clientCapabilities": {
-            "extensions": { "io.modelcontextprotocol/tasks": {} },
-        },
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
     });
     let name = params
         .get("taskId")
@@ -446,6 +456,15 @@ fn a_hand_off_and_a_browser_approval_are_tasks_until_the_person_ends_them() {
     let id = pending(&owner)["approvalId"].as_str().unwrap().to_string();
     let (status, body) = person.call("POST", &format!("/approvals/{id}/approve"), None);
     assert_eq!(status, 200, "{body}");
+    // Its last state says how it ended, not that it waits.
+    let done = host.status("completed");
+    assert!(
+        done["statusMessage"]
+            .as_str()
+            .unwrap()
+            .starts_with("ended: the person handed the page back"),
+        "{done}"
+    );
     let outcome = host.event("outcome");
     assert_eq!(outcome["status"], "completed", "{outcome}");
     assert_eq!(
@@ -556,4 +575,57 @@ fn another_agent_cannot_see_answer_or_cancel_a_task() {
             .len(),
         1
     );
+}
+
+/// A task asks with a form elicitation only a client that takes forms:
+/// one that declared URL elicitations alone, or none, is asked nothing
+/// (from the red team of issue #36, which was sent a form).
+#[test]
+fn a_client_that_takes_no_form_is_asked_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_home, server) = server(dir.path());
+    let call = json!({ "name": "lobster_run", "arguments": { "workflow": "ship" } });
+    for (capabilities, asked) in [
+        (json!({ "elicitation": { "url": {} } }), false),
+        (json!({}), false),
+        (json!({ "elicitation": {} }), true),
+        (json!({ "elicitation": { "form": {}, "url": {} } }), true),
+    ] {
+        let created = raw_call_with(
+            &server,
+            &server.token,
+            "tools/call",
+            call.clone(),
+            capabilities.clone(),
+        );
+        let task = created["result"]["taskId"].as_str().unwrap().to_string();
+        // A task asks as it starts: asked, it is input_required at once;
+        // else it says, with its status message, who decides.
+        let got = raw_call(
+            &server,
+            &server.token,
+            "tasks/get",
+            json!({ "taskId": task }),
+        );
+        let status = if asked { "input_required" } else { "working" };
+        assert_eq!(got["result"]["status"], status, "{capabilities}: {got}");
+        assert!(
+            got["result"]["statusMessage"]
+                .as_str()
+                .unwrap()
+                .contains("Ship it?"),
+            "{got}"
+        );
+        if asked {
+            let request = &got["result"]["inputRequests"]["gate-1"];
+            assert_eq!(request["method"], "elicitation/create", "{got}");
+            assert_eq!(request["params"]["mode"], "form", "{got}");
+        }
+        raw_call(
+            &server,
+            &server.token,
+            "tasks/cancel",
+            json!({ "taskId": task }),
+        );
+    }
 }

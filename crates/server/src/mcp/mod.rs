@@ -283,10 +283,12 @@ impl Drop for Connection {
     }
 }
 
-/// Whether the caller of `ctx` takes elicitations (a task asks with one).
+/// Whether the caller of `ctx` takes form elicitations (a task asks with
+/// one): it declared `form`, or an empty `elicitation`, which means form.
 fn asks(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.client_capabilities()
-        .is_some_and(|c| c.elicitation.is_some())
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
 /// Percent-encodes a path segment or query value.

@@ -161,9 +161,50 @@ fn elicitation(message: &str) -> InputRequest {
 /// The one sentence every elicitation ends with.
 const DECIDES_NOTHING: &str = "A person decides this in Clawdis (its window, its notification or a paired device). Answering here decides nothing.";
 
+/// The elicitations a task asks its client, and their answers.
+struct Asker {
+    ctx: TaskContext,
+    /// Whether the client takes them.
+    on: bool,
+    answers: JoinSet<Result<Value, TaskExit>>,
+}
+
+impl Asker {
+    fn new(ctx: &TaskContext, on: bool) -> Asker {
+        Asker {
+            ctx: ctx.clone(),
+            on,
+            answers: JoinSet::new(),
+        }
+    }
+
+    /// Asks `message` under `key`; the task is `input_required` when this
+    /// returns (so the first `tasks/get` after a task is made sees it).
+    fn ask(&mut self, key: &str, message: &str) {
+        if !self.on {
+            return;
+        }
+        let ctx = self.ctx.clone();
+        let request = elicitation(&format!("{message}\n\n{DECIDES_NOTHING}"));
+        let key = key.to_string();
+        let mut answer = Box::pin(async move { ctx.request_input(key, request).await });
+        // Its first poll records the request; a task then awaits the answer.
+        let mut now = std::task::Context::from_waker(std::task::Waker::noop());
+        match answer.as_mut().poll(&mut now) {
+            std::task::Poll::Pending => {
+                self.answers.spawn(answer);
+            }
+            std::task::Poll::Ready(Err(TaskExit::Error(e))) => {
+                tracing::warn!(task = self.ctx.task_id(), error = %e, "asking a task's client");
+            }
+            std::task::Poll::Ready(_) => {}
+        }
+    }
+}
+
 /// A waiting browser tool as a task: `wait` runs it (to its answer), and
 /// the task asks the client `message` meanwhile when `ask` (the client
-/// declared elicitation).
+/// takes form elicitations).
 pub(crate) fn person(
     mcp: &Mcp,
     owner: &Principal,
@@ -175,25 +216,34 @@ pub(crate) fn person(
     let status = format!("waiting for a person: {message}");
     mcp.tasks
         .spawn(owner, ttl + PERSON_TASK_GRACE, status, move |ctx| {
+            let mut asker = Asker::new(&ctx, ask);
+            asker.ask("person", &message);
             Box::pin(async move {
-                let mut asked = JoinSet::new();
-                if ask {
-                    let c = ctx.clone();
-                    let request = elicitation(&format!("{message}\n\n{DECIDES_NOTHING}"));
-                    asked.spawn(async move { c.request_input("person", request).await });
-                }
                 tokio::pin!(wait);
                 loop {
                     tokio::select! {
-                        answer = &mut wait => return Ok(answer),
+                        answer = &mut wait => {
+                            ctx.set_status_message(ended(&answer));
+                            return Ok(answer);
+                        }
                         // Dropping the wait ends it as a caller that went
                         // away does: its request is cancelled.
                         () = ctx.cancelled() => return Err(TaskExit::Cancelled),
-                        Some(answered) = asked.join_next() => heard(ctx.task_id(), answered),
+                        Some(answered) = asker.answers.join_next() => heard(ctx.task_id(), answered),
                     }
                 }
             })
         })
+}
+
+/// A finished wait's status message: its answer's text.
+fn ended(answer: &CallToolResult) -> String {
+    let text = answer
+        .content
+        .iter()
+        .find_map(|c| c.as_text().map(|t| t.text.clone()))
+        .unwrap_or_default();
+    format!("ended: {text}")
 }
 
 /// Logs the client's answer to an elicitation: it decides nothing.
@@ -218,18 +268,26 @@ pub(crate) fn run(mcp: &Arc<Mcp>, owner: &Principal, paused: Paused, ask: bool) 
     let status = waiting_summary(&paused.envelope, &paused.run_id);
     let mcp2 = mcp.clone();
     let by = owner.label();
-    mcp.tasks.spawn(owner, RUN_TASK_TTL, status, move |ctx| {
-        Box::pin(follow(mcp2, ctx, by, paused, ask))
-    })
+    mcp.tasks
+        .spawn(owner, RUN_TASK_TTL, status.clone(), move |ctx| {
+            let mut asker = Asker::new(&ctx, ask);
+            let first = gate_identity(&paused.envelope).map(|identity| {
+                asker.ask("gate-1", &status);
+                (identity, "gate-1".to_string())
+            });
+            Box::pin(follow(mcp2, ctx, by, paused, asker, first))
+        })
 }
 
-/// Follows `paused` to its end for task `ctx`.
+/// Follows `paused` to its end for task `ctx`; `gate` is the gate it
+/// paused at, asked already.
 async fn follow(
     mcp: Arc<Mcp>,
     ctx: TaskContext,
     by: String,
     paused: Paused,
-    ask: bool,
+    mut asker: Asker,
+    mut gate: Option<(String, String)>,
 ) -> Result<CallToolResult, TaskExit> {
     let failed = |e: &str| TaskExit::Error(ErrorData::internal_error(e.to_string(), None));
     let runs = mcp.state.runs().await.map_err(|e| failed(e.message()))?;
@@ -240,10 +298,8 @@ async fn follow(
         .await
         .map_err(|e| failed(e.message()))?
         .subscribe();
-    let mut asked = JoinSet::new();
-    // The gate asked of the client last: its identity and its key.
-    let mut gate: Option<(String, String)> = None;
-    let mut gates = 0u32;
+    // The gates asked so far (each asked under a key of its own).
+    let mut gates = u32::from(gate.is_some());
     loop {
         let run = runs
             .get(&paused.run_id)
@@ -272,12 +328,7 @@ async fn follow(
                 let key = format!("gate-{gates}");
                 let summary = waiting_summary(&envelope, &paused.run_id);
                 ctx.set_status_message(summary.clone());
-                if ask {
-                    let c = ctx.clone();
-                    let request = elicitation(&format!("{summary}\n\n{DECIDES_NOTHING}"));
-                    let k = key.clone();
-                    asked.spawn(async move { c.request_input(k, request).await });
-                }
+                asker.ask(&key, &summary);
                 gate = Some((identity, key));
             } else {
                 ctx.set_status_message(format!("run {} is running", paused.run_id));
@@ -288,7 +339,7 @@ async fn follow(
             _ = decisions.recv() => {}
             // A decision made by another process shows only here.
             () = tokio::time::sleep(Duration::from_secs(1)) => {}
-            Some(answered) = asked.join_next() => heard(ctx.task_id(), answered),
+            Some(answered) = asker.answers.join_next() => heard(ctx.task_id(), answered),
             () = ctx.cancelled() => {
                 let decider = Decider {
                     by: Some(by.clone()),
