@@ -455,6 +455,29 @@ impl HandoffRig {
         }
     }
 
+    /// Ends the hand-off with a denial over the API (anyone may deny); the
+    /// agent hears it declined.
+    fn decline(&self) {
+        let pending = self.api.ok("GET", "/approvals?status=pending", None);
+        let id = pending["approvals"][0]["approvalId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        self.api.ok(
+            "POST",
+            &format!("/approvals/{id}/deny"),
+            Some(serde_json::json!({})),
+        );
+        let (status, ended) = self.answer.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert_eq!(
+            (status, ended),
+            (
+                200,
+                serde_json::json!({ "done": false, "reason": "declined" })
+            )
+        );
+    }
+
     /// Picks `label` in dunst's menu for the hand-off's notification, which
     /// offers Take over and Decline (never Approve).
     fn pick(&self, label: &str) {
@@ -494,24 +517,7 @@ async fn take_over_in_dunst_opens_the_live_view() {
     );
     // The person declines from the Approvals window's side of things (here:
     // anyone may deny); the agent hears it.
-    let pending = rig.api.ok("GET", "/approvals?status=pending", None);
-    let id = pending["approvals"][0]["approvalId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    rig.api.ok(
-        "POST",
-        &format!("/approvals/{id}/deny"),
-        Some(serde_json::json!({})),
-    );
-    let (status, ended) = rig.answer.recv_timeout(Duration::from_secs(20)).unwrap();
-    assert_eq!(
-        (status, ended),
-        (
-            200,
-            serde_json::json!({ "done": false, "reason": "declined" })
-        )
-    );
+    rig.decline();
 }
 
 /// Issue #36: with a visible browser, Take over in the notification brings
@@ -530,18 +536,7 @@ async fn take_over_in_dunst_brings_a_visible_browsers_page_to_the_front() {
         assert!(std::time::Instant::now() < deadline, "{}", rig.app.log());
         std::thread::sleep(Duration::from_millis(100));
     }
-    let pending = rig.api.ok("GET", "/approvals?status=pending", None);
-    let id = pending["approvals"][0]["approvalId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    rig.api.ok(
-        "POST",
-        &format!("/approvals/{id}/deny"),
-        Some(serde_json::json!({})),
-    );
-    let (status, _) = rig.answer.recv_timeout(Duration::from_secs(20)).unwrap();
-    assert_eq!(status, 200);
+    rig.decline();
     assert_eq!(visibility(&rig.api, &rig.session), "visible");
 }
 

@@ -115,6 +115,12 @@ impl Host {
         }
     }
 
+    /// Runs workflow `name` with `lobster_run` as the server's owner.
+    fn workflow(dir: &Path, server: &Server, name: &str, action: &str) -> Host {
+        let args = json!({ "workflow": name });
+        Host::call(dir, server, &server.token, "lobster_run", args, action)
+    }
+
     /// The next event `wanted` accepts, within a minute.
     fn until(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -150,6 +156,14 @@ impl Drop for Host {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The run a task's outcome ended, as the runs API has it.
+fn run_of(owner: &Client, outcome: &Value) -> Value {
+    let run_id = outcome["result"]["structuredContent"]["runId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no run: {outcome}"));
+    owner.ok("GET", &format!("/runs/{run_id}"), None)
 }
 
 /// The one pending approval.
@@ -235,14 +249,7 @@ fn a_run_at_a_human_gate_is_a_task_that_only_the_persons_decision_ends() {
     let (home, server) = server(dir.path());
     let person = Client::with_token(server.port, &create_token(&home, "alice", "approver"));
     let owner = Client::new(&server);
-    let mut host = Host::call(
-        dir.path(),
-        &server,
-        &server.token,
-        "lobster_run",
-        json!({ "workflow": "ship" }),
-        "accept",
-    );
+    let mut host = Host::workflow(dir.path(), &server, "ship", "accept");
     let call = host.event("call");
     assert_eq!(call["kind"], "task", "{call}");
     // The gate is asked of the host with its prompt; the host accepts.
@@ -283,14 +290,7 @@ fn a_run_at_a_human_gate_is_a_task_that_only_the_persons_decision_ends() {
     drop(host);
 
     // The task follows its run through every gate, each asked in turn.
-    let mut host = Host::call(
-        dir.path(),
-        &server,
-        &server.token,
-        "lobster_run",
-        json!({ "workflow": "twice" }),
-        "accept",
-    );
+    let mut host = Host::workflow(dir.path(), &server, "twice", "accept");
     for prompt in ["First?", "Second?"] {
         let asked = host.event("elicitation");
         assert!(
@@ -319,60 +319,31 @@ fn a_denied_or_expired_gate_completes_the_task_and_tasks_cancel_cancels_the_run(
     let person = Client::with_token(server.port, &create_token(&home, "alice", "approver"));
     let owner = Client::new(&server);
     // Denied by the person: the task completes with the run's end.
-    let mut host = Host::call(
-        dir.path(),
-        &server,
-        &server.token,
-        "lobster_run",
-        json!({ "workflow": "ship" }),
-        "decline",
-    );
+    let mut host = Host::workflow(dir.path(), &server, "ship", "decline");
     host.status("input_required");
     let id = pending(&owner)["approvalId"].as_str().unwrap().to_string();
     let (status, body) = person.call("POST", &format!("/approvals/{id}/deny"), None);
     assert_eq!(status, 200, "{body}");
     let outcome = host.event("outcome");
     assert_eq!(outcome["status"], "completed", "{outcome}");
-    let run_id = outcome["result"]["structuredContent"]["runId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let run = owner.ok("GET", &format!("/runs/{run_id}"), None);
+    let run = run_of(&owner, &outcome);
     assert_eq!(run["status"], "cancelled", "{run}");
     assert_eq!(run["decisions"][0]["decision"], "deny", "{run}");
     drop(host);
 
     // Expired: the task completes with the run its policy denied.
-    let mut host = Host::call(
-        dir.path(),
-        &server,
-        &server.token,
-        "lobster_run",
-        json!({ "workflow": "nightly" }),
-        "accept",
-    );
+    let mut host = Host::workflow(dir.path(), &server, "nightly", "accept");
     host.status("input_required");
     let outcome = host.event("outcome");
     assert_eq!(outcome["status"], "completed", "{outcome}");
-    let run_id = outcome["result"]["structuredContent"]["runId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let run = owner.ok("GET", &format!("/runs/{run_id}"), None);
+    let run = run_of(&owner, &outcome);
     assert_eq!(run["decisions"][0]["by"], "expiry", "{run}");
     assert_eq!(run["decisions"][0]["decision"], "expire", "{run}");
     assert_eq!(run["status"], "cancelled", "{run}");
     drop(host);
 
     // Cancelled by the host: the run is cancelled, by the caller, via MCP.
-    let mut host = Host::call(
-        dir.path(),
-        &server,
-        &server.token,
-        "lobster_run",
-        json!({ "workflow": "ship" }),
-        "cancel",
-    );
+    let mut host = Host::workflow(dir.path(), &server, "ship", "cancel");
     host.status("input_required");
     let outcome = host.event("outcome");
     assert_eq!(outcome["status"], "cancelled", "{outcome}");
