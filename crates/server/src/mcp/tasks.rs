@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clawdis_approvals::{Channel, Decider};
 use rmcp::ErrorData;
@@ -67,8 +67,17 @@ pub(crate) fn waits(name: &str) -> Option<Waits> {
 #[derive(Default)]
 pub(crate) struct Tasks {
     manager: TaskManager,
-    /// Each task's owner (a principal's label), by task id.
-    owners: Mutex<HashMap<String, String>>,
+    /// Each task's owner (a principal's label), by task id, until the
+    /// manager has let the task go.
+    owners: Mutex<HashMap<String, Owner>>,
+}
+
+/// Whose a task is, and until when.
+struct Owner {
+    label: String,
+    /// When the manager has let the task go for sure: it ends by its TTL
+    /// and is kept one TTL more.
+    gone: Instant,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -92,10 +101,14 @@ impl Tasks {
             .with_poll_interval_ms(POLL_INTERVAL_MS)
             .with_status_message(status);
         let task = self.manager.spawn(options, work);
+        let now = Instant::now();
         let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
-        // Tasks the manager has let go of (their time is up) go here too.
-        owners.retain(|id, _| self.manager.get_task(id).is_ok());
-        owners.insert(task.task_id.clone(), owner.label());
+        owners.retain(|_, o| o.gone > now);
+        let owner = Owner {
+            label: owner.label(),
+            gone: now + ttl.saturating_mul(2),
+        };
+        owners.insert(task.task_id.clone(), owner);
         task
     }
 
@@ -103,7 +116,7 @@ impl Tasks {
     fn owned(&self, owner: &Principal, id: &str) -> Result<(), ErrorData> {
         let owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
         match owners.get(id) {
-            Some(label) if *label == owner.label() => Ok(()),
+            Some(o) if o.label == owner.label() => Ok(()),
             _ => Err(ErrorData::invalid_params(
                 format!("unknown task: {id}"),
                 None,
