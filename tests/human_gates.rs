@@ -528,3 +528,56 @@ fn an_approval_on_a_gate_changed_since_it_was_shown_is_refused() {
     assert_eq!(decision["kind"], "gate.reject", "{ledger}");
     assert_eq!(decision["digest"], now["digest"], "{ledger}");
 }
+
+/// An agent's approve of a human gate that races its own cancel is refused
+/// (403, or 409 once the cancel is in); it never answers 200 with the
+/// cancelled end, as if the approve had been taken (found by the red team
+/// of issue #36: 2 to 6 of a dozen racing approves answered 200).
+#[test]
+fn an_approve_racing_a_cancel_is_refused_never_answered_with_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join("workflows")).unwrap();
+    std::fs::write(home.join("workflows/ship.lobster"), SHIP).unwrap();
+    let server = start_server_full(&home, json!({}), &[], &[]);
+    let agent = create_token(&home, "racer", "agent");
+    for round in 0..5 {
+        let client = Client::with_token(server.port, &agent);
+        let paused = client.ok("POST", "/runs", Some(json!({ "workflow": "ship" })));
+        let run_id = paused["runId"].as_str().unwrap().to_string();
+        let approval = paused["requiresApproval"]["approvalId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let start = std::sync::Arc::new(std::sync::Barrier::new(13));
+        let racers: Vec<_> = (0..13)
+            .map(|i| {
+                let (start, agent) = (start.clone(), agent.clone());
+                let (run_id, approval) = (run_id.clone(), approval.clone());
+                let port = server.port;
+                std::thread::spawn(move || {
+                    let client = Client::with_token(port, &agent);
+                    start.wait();
+                    if i == 0 {
+                        client.call("POST", &format!("/runs/{run_id}/cancel"), None)
+                    } else {
+                        client.call("POST", &format!("/approvals/{approval}/approve"), None)
+                    }
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .collect();
+        let (cancelled, approves) = racers.split_first().unwrap();
+        assert_eq!(cancelled.0, 200, "round {round}: {:?}", cancelled.1);
+        for (status, body) in approves {
+            assert!(
+                *status == 403 || *status == 409,
+                "round {round}: an approve answered {status}: {body}"
+            );
+        }
+        let run = client.ok("GET", &format!("/runs/{run_id}"), None);
+        assert_eq!(run["status"], "cancelled", "{run}");
+    }
+}

@@ -309,6 +309,13 @@ impl ApprovalState {
 }
 
 impl Approval {
+    /// Whether the gate was decided as `decision`, by `decider`.
+    pub(crate) fn decided_as(&self, decision: Decision, decider: &crate::Decider) -> bool {
+        self.decision == Some(decision)
+            && self.decided_via == Some(decider.via)
+            && self.decided_by == decider.by
+    }
+
     /// Reads the stored run and its request block.
     pub fn from_run(run: &clawdis_store::Run) -> Approval {
         let request: Request = serde_json::from_str(&run.request_json).unwrap_or_default();

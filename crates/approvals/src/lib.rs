@@ -356,11 +356,19 @@ impl Approvals {
                 // answer conflicts with it, and the gate waits on.
                 return Err(ApprovalsError::Mismatch(e.message.clone()));
             }
-            let ours = now.decision == Some(decision)
-                && now.decided_via == Some(decider.via)
-                && now.decided_by == decider.by;
-            if !ours {
+            if !now.decided_as(decision, &decider) {
                 return Err(ApprovalsError::AlreadyDecided(e.message.clone()));
+            }
+        } else {
+            // A gate decided by another between the look above and this
+            // resume gives back its recorded end (the engine answers a
+            // resume exactly once): that end is not this decision's.
+            let now = self.get(&run.state_key).await?;
+            if now.status != RunStatus::Pending && !now.decided_as(decision, &decider) {
+                return Err(ApprovalsError::AlreadyDecided(format!(
+                    "{} was {} in the meantime",
+                    now.id, now.status
+                )));
             }
         }
         serde_json::from_str(&envelope.to_value().to_json())
