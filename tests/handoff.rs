@@ -628,3 +628,51 @@ async fn a_phone_taps_and_types_through_the_live_view() {
     assert!(said.contains("the agent continues"), "{said}");
     assert_eq!(answer.recv_timeout(WAIT).unwrap().1["done"], true);
 }
+
+/// A hand-off and a browser approval whose backend is killed with their
+/// callers have nobody waiting for them: their gates expire (cancelled) by
+/// themselves a minute after the longest wait a caller may ask, whichever
+/// backend of the home runs then (the expiry itself is
+/// tests/approval_expiry.rs's). They were pending for good before (issue
+/// #36's closing note).
+#[test]
+fn requests_orphaned_by_a_killed_backend_expire_within_the_hour() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let (server, _receiver) = backend(&home);
+    let c = Client::new(&server);
+    let first = open_session(&c, "about:blank");
+    let second = open_session(&c, "about:blank");
+    let _handed = hand_off(&server, &first, json!({ "reason": "log in for me" }));
+    let asker = Client::new(&server);
+    let path = format!("/sessions/{second}/approval");
+    std::thread::spawn(move || asker.call("POST", &path, Some(json!({ "message": "buy it?" }))));
+    let deadline = std::time::Instant::now() + WAIT;
+    while c.ok("GET", "/approvals?status=pending", None)["approvals"]
+        .as_array()
+        .unwrap()
+        .len()
+        < 2
+    {
+        assert!(std::time::Instant::now() < deadline, "never both pending");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Killed: no caller waits any more, and nothing cancelled the gates.
+    clawdis_e2e::signal(server.child.id() as i32, libc::SIGKILL);
+    drop(server);
+
+    let (server, _receiver) = backend(&home);
+    let pending = Client::new(&server).ok("GET", "/approvals?status=pending", None);
+    let pending = pending["approvals"].as_array().unwrap();
+    assert_eq!(pending.len(), 2, "{pending:?}");
+    for gate in pending {
+        let policy = &gate["context"]["policy"];
+        assert_eq!(policy["onExpiry"], "cancel", "{gate}");
+        let at = |v: &Value| chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap()).unwrap();
+        let lives = at(&policy["expiresAt"]) - at(&gate["createdAt"]);
+        assert!(
+            lives > chrono::Duration::minutes(60) && lives <= chrono::Duration::minutes(62),
+            "{gate}"
+        );
+    }
+}

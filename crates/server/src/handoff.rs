@@ -47,7 +47,9 @@ pub(crate) const MIN_WAIT_MS: u64 = 1_000;
 /// The largest message a live view sends (an input event, a paste).
 const MAX_VIEW_MESSAGE: usize = 64 * 1024;
 
-/// The hand-off's workflow: one gate only a person decides.
+/// The hand-off's workflow: one gate only a person decides, which
+/// expires (cancelled) a minute after the longest wait ([`MAX_WAIT_MS`]):
+/// a hand-off whose backend died with its caller ends by itself.
 const HANDOFF_WORKFLOW: &str = r#"name: browser-handoff
 type: pipeline
 description: A browser session hands its page to a person
@@ -64,6 +66,7 @@ steps:
       required: true
       message: "The agent needs you: ${{ inputs.reason }}"
       approvers: human
+      expires_in: 61m
     exec: "true"
 "#;
 

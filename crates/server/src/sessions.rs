@@ -207,7 +207,10 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> ApiResult {
 /// a person may decide, so the request reaches people the way every
 /// workflow's approval does (the app, its notification, the approvals
 /// list and routes, webhooks).
-/// Its name is [`clawdis_approvals::BROWSER_APPROVAL`].
+/// Its name is [`clawdis_approvals::BROWSER_APPROVAL`]. Its caller waits
+/// at most an hour ([`MAX_APPROVAL_WAIT`]) and cancels the gate then; the
+/// gate's own expiry, a minute later, cancels it when the caller died
+/// with its backend, so no request outlives its asker by much.
 const APPROVAL_WORKFLOW: &str = r#"name: browser-approval
 type: pipeline
 description: A browser session asks a person to decide
@@ -224,6 +227,7 @@ steps:
       required: true
       message: ${{ inputs.message }}
       approvers: human
+      expires_in: 61m
     exec: "true"
 "#;
 
