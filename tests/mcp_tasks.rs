@@ -166,6 +166,12 @@ fn run_of(owner: &Client, outcome: &Value) -> Value {
     owner.ok("GET", &format!("/runs/{run_id}"), None)
 }
 
+/// `person` decides gate `id` with `verb` (`approve` or `deny`).
+fn decide(person: &Client, id: &str, verb: &str) {
+    let (status, body) = person.call("POST", &format!("/approvals/{id}/{verb}"), None);
+    assert_eq!(status, 200, "{verb} {id}: {body}");
+}
+
 /// The one pending approval.
 fn pending(owner: &Client) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -279,8 +285,7 @@ fn a_run_at_a_human_gate_is_a_task_that_only_the_persons_decision_ends() {
     let id = gate["approvalId"].as_str().unwrap();
     let (status, _) = owner.call("POST", &format!("/approvals/{id}/approve"), None);
     assert_eq!(status, 403);
-    let (status, body) = person.call("POST", &format!("/approvals/{id}/approve"), None);
-    assert_eq!(status, 200, "{body}");
+    decide(&person, id, "approve");
     let outcome = host.event("outcome");
     assert_eq!(outcome["status"], "completed", "{outcome}");
     let envelope = &outcome["result"]["structuredContent"];
@@ -300,9 +305,7 @@ fn a_run_at_a_human_gate_is_a_task_that_only_the_persons_decision_ends() {
         host.status("working");
         let gate = pending(&owner);
         assert_eq!(gate["prompt"], prompt);
-        let id = gate["approvalId"].as_str().unwrap();
-        let (status, body) = person.call("POST", &format!("/approvals/{id}/approve"), None);
-        assert_eq!(status, 200, "{body}");
+        decide(&person, gate["approvalId"].as_str().unwrap(), "approve");
     }
     let outcome = host.event("outcome");
     assert_eq!(outcome["status"], "completed", "{outcome}");
@@ -321,9 +324,11 @@ fn a_denied_or_expired_gate_completes_the_task_and_tasks_cancel_cancels_the_run(
     // Denied by the person: the task completes with the run's end.
     let mut host = Host::workflow(dir.path(), &server, "ship", "decline");
     host.status("input_required");
-    let id = pending(&owner)["approvalId"].as_str().unwrap().to_string();
-    let (status, body) = person.call("POST", &format!("/approvals/{id}/deny"), None);
-    assert_eq!(status, 200, "{body}");
+    decide(
+        &person,
+        pending(&owner)["approvalId"].as_str().unwrap(),
+        "deny",
+    );
     let outcome = host.event("outcome");
     assert_eq!(outcome["status"], "completed", "{outcome}");
     let run = run_of(&owner, &outcome);
@@ -424,9 +429,11 @@ fn a_hand_off_and_a_browser_approval_are_tasks_until_the_person_ends_them() {
         (status, refused["code"].as_str()),
         (409, Some("handed_off"))
     );
-    let id = pending(&owner)["approvalId"].as_str().unwrap().to_string();
-    let (status, body) = person.call("POST", &format!("/approvals/{id}/approve"), None);
-    assert_eq!(status, 200, "{body}");
+    decide(
+        &person,
+        pending(&owner)["approvalId"].as_str().unwrap(),
+        "approve",
+    );
     // Its last state says how it ended, not that it waits.
     let done = host.status("completed");
     assert!(
@@ -454,9 +461,11 @@ fn a_hand_off_and_a_browser_approval_are_tasks_until_the_person_ends_them() {
     );
     assert_eq!(host.event("call")["kind"], "task");
     host.status("input_required");
-    let id = pending(&owner)["approvalId"].as_str().unwrap().to_string();
-    let (status, body) = person.call("POST", &format!("/approvals/{id}/deny"), None);
-    assert_eq!(status, 200, "{body}");
+    decide(
+        &person,
+        pending(&owner)["approvalId"].as_str().unwrap(),
+        "deny",
+    );
     let outcome = host.event("outcome");
     assert_eq!(outcome["status"], "completed", "{outcome}");
     assert_eq!(
