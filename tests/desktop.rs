@@ -275,28 +275,41 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     let (home, state) = (&s.home, &s.state);
     let mut desktop = Desktop::start();
     desktop.tray();
-    let settings = serde_json::json!({"enabled": true, "headless": true, "cdpPort": clawdis_e2e::control::free_port()});
+    let cdp_port = clawdis_e2e::control::free_port();
+    let settings = serde_json::json!({"enabled": true, "headless": true, "cdpPort": cdp_port});
     let mut app = App::start(&desktop, home, state, settings);
 
-    desktop.tray_pick(2);
-    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Approvals$"]);
-    desktop.tray_pick(1);
-    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Settings$"]);
-    desktop.tray_pick(3);
-    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Runs$"]);
-    desktop.tray_pick(4);
-    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Triggers$"]);
-    desktop.tray_pick(5);
-    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Deliveries$"]);
-    desktop.tray_pick(6);
-    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Ledger$"]);
-    desktop.tray_pick(7);
-    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Devices & tokens$"]);
-    desktop.tray_pick(8);
-    desktop.wait_window(&["--onlyvisible", "--name", "^Clawdis Tabs$"]);
+    for (n, title) in [
+        (2, "Clawdis Approvals"),
+        (1, "Clawdis Settings"),
+        (3, "Clawdis Runs"),
+        (4, "Clawdis Triggers"),
+        (5, "Clawdis Deliveries"),
+        (6, "Clawdis Ledger"),
+        (7, "Clawdis Devices & tokens"),
+        (8, "Clawdis Tabs"),
+    ] {
+        assert!(
+            desktop.tray_pick_until(n, || desktop.shows(title)),
+            "the tray menu's item {n} never opened {title}:\n{}",
+            app.log()
+        );
+    }
 
     assert_eq!(status(&app, home)["running"], false);
-    desktop.tray_pick(9);
+    // The pick has taken once a browser is launched on the port (a second
+    // pick would be Stop Browser); its start may take longer.
+    let launched = format!("--remote-debugging-port={cdp_port}");
+    assert!(
+        desktop.tray_pick_until(9, || {
+            std::process::Command::new("pgrep")
+                .args(["-f", "--", &launched])
+                .output()
+                .is_ok_and(|out| out.status.success())
+        }),
+        "Start Browser launched nothing:\n{}",
+        app.log()
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     while status(&app, home)["running"] != true {
         assert!(
@@ -308,7 +321,11 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     }
     let pid = status(&app, home)["pid"].as_i64().unwrap() as i32;
 
-    desktop.tray_pick(10);
+    assert!(
+        desktop.tray_pick_until(10, || app.log().contains("quitting from the menu")),
+        "Quit did not quit:\n{}",
+        app.log()
+    );
     assert_eq!(
         app.wait_exit(Duration::from_secs(20)),
         Some(0),

@@ -80,7 +80,10 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, id: &str) {
                 refresh(&app, pending);
             });
         }
-        "quit" => app.exit(0),
+        "quit" => {
+            tracing::info!("quitting from the menu");
+            app.exit(0);
+        }
         _ => {}
     }
 }

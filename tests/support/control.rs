@@ -133,10 +133,21 @@ pub fn request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .unwrap();
+    try_request(port, method, path, headers, body)
+        .unwrap_or_else(|e| panic!("{method} {path} on port {port}: {e}"))
+}
+
+/// One HTTP/1.1 request, failing after two minutes without an answer;
+/// returns status and body.
+pub fn try_request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(120)))?;
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -147,13 +158,15 @@ pub fn request(
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
-    stream
-        .write_all(format!("{head}\r\n{body}").as_bytes())
-        .unwrap();
+    stream.write_all(format!("{head}\r\n{body}").as_bytes())?;
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
+    stream.read_to_end(&mut raw)?;
     let raw = String::from_utf8_lossy(&raw).to_string();
-    let status = raw.split(' ').nth(1).unwrap().parse().unwrap();
+    let status = raw
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {raw:?}")))?;
     let (head, body) = raw
         .split_once("\r\n\r\n")
         .map(|(h, b)| (h.to_string(), b.to_string()))
@@ -166,7 +179,7 @@ pub fn request(
     } else {
         body
     };
-    (status, body)
+    Ok((status, body))
 }
 
 fn dechunk(body: &str) -> String {

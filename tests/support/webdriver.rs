@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::control::{free_port, request};
+use crate::control::{free_port, try_request};
 use crate::desktop::Desktop;
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
@@ -25,12 +25,17 @@ pub struct Session {
     driver: Child,
     port: u16,
     id: String,
+    /// What the driver and the app it started printed, shown when a
+    /// request fails.
+    output: tempfile::NamedTempFile,
 }
 
 impl Session {
     /// Starts WebKitWebDriver on `desktop` (with `env`) and the app with `args`.
     pub fn start(desktop: &Desktop, env: &[(&str, &Path)], args: &[&str]) -> Session {
         let port = free_port();
+        let output = tempfile::NamedTempFile::new().expect("a file for the driver's output");
+        let printed = output.reopen().expect("the driver's output");
         let mut cmd = Command::new("WebKitWebDriver");
         cmd.arg(format!("--port={port}"))
             .arg("--host=127.0.0.1")
@@ -38,8 +43,10 @@ impl Session {
             .env("TAURI_WEBVIEW_AUTOMATION", "true")
             .envs(env.iter().copied())
             .env("CLAWDIS_KEYCHAIN", "off")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stdout(Stdio::from(
+                printed.try_clone().expect("the driver's output"),
+            ))
+            .stderr(Stdio::from(printed));
         desktop.apply(&mut cmd);
         let driver = cmd.spawn().expect("WebKitWebDriver");
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -58,6 +65,7 @@ impl Session {
             driver,
             port,
             id: String::new(),
+            output,
         };
         let created = session.send("POST", "/session", Some(caps));
         session.id = created["sessionId"]
@@ -69,13 +77,17 @@ impl Session {
 
     fn send(&self, method: &str, path: &str, body: Option<Value>) -> Value {
         let body = body.map(|b| b.to_string()).unwrap_or_default();
-        let (status, text) = request(
+        let (status, text) = try_request(
             self.port,
             method,
             path,
             &[("Content-Type", "application/json")],
             &body,
-        );
+        )
+        .unwrap_or_else(|e| {
+            let printed = std::fs::read_to_string(self.output.path()).unwrap_or_default();
+            panic!("{method} {path}: {e}; the driver and the app printed:\n{printed}")
+        });
         let value: Value = serde_json::from_str(&text)
             .unwrap_or_else(|e| panic!("{method} {path}: not JSON ({e}): {text}"));
         assert!(status < 400, "{method} {path} -> {status}: {value}");
@@ -232,7 +244,7 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         if !self.id.is_empty() {
-            let _ = request(self.port, "DELETE", &self.at(""), &[], "");
+            let _ = try_request(self.port, "DELETE", &self.at(""), &[], "");
         }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
