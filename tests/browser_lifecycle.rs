@@ -11,31 +11,15 @@ use std::time::{Duration, Instant};
 use clawdis_e2e::control::{
     Client, fixture_server, free_port, start_server_full, start_server_with,
 };
-use clawdis_e2e::signal;
+use clawdis_e2e::{cmdline, signal};
 use serde_json::{Value, json};
-
-fn cmdline(pid: i32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
-            b.split(|c| *c == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// Browser (not helper) processes running on this user-data-dir.
 fn browsers_on(dir: &Path) -> Vec<i32> {
     let flag = format!("--user-data-dir={}", dir.display());
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let args = cmdline(*pid);
-            args.contains(&flag) && !args.iter().any(|a| a.starts_with("--type="))
-        })
-        .collect()
+    clawdis_e2e::processes(|args| {
+        args.contains(&flag) && !args.iter().any(|a| a.starts_with("--type="))
+    })
 }
 
 fn port_open(port: u16) -> bool {

@@ -377,15 +377,7 @@ fn four_sessions_stay_isolated_and_a_fifth_is_refused() {
 /// The browser's renderer processes (descendants of its main process).
 fn renderers(browser: i32) -> usize {
     let mut count = 0;
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline);
-        if !cmdline.contains("--type=renderer") {
-            continue;
-        }
+    for pid in clawdis_e2e::processes(|args| args.iter().any(|a| a == "--type=renderer")) {
         // Walk up to see whether it belongs to this browser.
         let mut p = pid;
         while p > 1 {

@@ -302,10 +302,7 @@ fn the_tray_menu_opens_windows_starts_the_browser_and_quits() {
     let launched = format!("--remote-debugging-port={cdp_port}");
     assert!(
         desktop.tray_pick_until(9, || {
-            std::process::Command::new("pgrep")
-                .args(["-f", "--", &launched])
-                .output()
-                .is_ok_and(|out| out.status.success())
+            !clawdis_e2e::processes(|args| args.contains(&launched)).is_empty()
         }),
         "Start Browser launched nothing:\n{}",
         app.log()

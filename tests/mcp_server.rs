@@ -785,22 +785,9 @@ fn clawdis_mcp_starts_the_backend_of_its_home_when_none_runs() {
 /// The `clawdis serve` process of `home`, found in /proc.
 fn backend_pid(home: &Path) -> Option<i32> {
     let home = home.to_str()?;
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let args: Vec<String> = cmdline
-            .split(|b| *b == 0)
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        if args.iter().any(|a| a == "serve") && args.iter().any(|a| a == home) {
-            found.push(pid);
-        }
-    }
+    let mut found = clawdis_e2e::processes(|args| {
+        args.iter().any(|a| a == "serve") && args.iter().any(|a| a == home)
+    });
     assert!(found.len() <= 1, "several backends for {home}: {found:?}");
     found.pop()
 }

@@ -253,6 +253,30 @@ pub fn signal(pid: i32, sig: i32) {
     }
 }
 
+/// The arguments process `pid` was started with (empty once it is gone).
+pub fn cmdline(pid: i32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|c| *c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The processes, found in /proc, whose arguments satisfy `wanted`.
+pub fn processes(wanted: impl Fn(&[String]) -> bool) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|pid| wanted(&cmdline(*pid)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Whether process `pid` exists and is not a zombie.
 pub fn alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
