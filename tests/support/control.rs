@@ -13,7 +13,10 @@ use crate::{bin, workspace_root};
 
 /// A free loopback port for a server a test starts later. It comes from
 /// below the kernel's ephemeral range (32768 and up on Linux), so the
-/// outgoing connections of parallel tests cannot take it in the meantime.
+/// outgoing connections of parallel tests cannot take it in the meantime,
+/// and it is reserved for this test process (an advisory lock on a file
+/// named for it), so a parallel test cannot pick it before the server
+/// binds it (once a restarted server found its CDP port taken so).
 pub fn free_port() -> u16 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -25,10 +28,31 @@ pub fn free_port() -> u16 {
         let n = seed.wrapping_add(NEXT.fetch_add(4099, Ordering::Relaxed));
         let port = 20_000 + (n % 12_000) as u16;
         let free = |ip: &str| TcpListener::bind((ip, port)).is_ok();
-        if free("127.0.0.1") && (free("::1") || TcpListener::bind("[::1]:0").is_err()) {
+        if reserve(port)
+            && free("127.0.0.1")
+            && (free("::1") || TcpListener::bind("[::1]:0").is_err())
+        {
             return port;
         }
     }
+}
+
+/// Reserves `port` for this process until it exits; false when another
+/// test process holds it.
+fn reserve(port: u16) -> bool {
+    use std::os::fd::AsRawFd;
+    static HELD: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
+    let dir = std::env::temp_dir().join("clawdis-e2e-ports");
+    let _ = std::fs::create_dir_all(&dir);
+    let Ok(file) = std::fs::File::create(dir.join(port.to_string())) else {
+        return false;
+    };
+    // SAFETY: flock(2) on a descriptor we own; it touches no memory of ours.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    if locked {
+        HELD.lock().unwrap_or_else(|e| e.into_inner()).push(file);
+    }
+    locked
 }
 
 /// A running `clawdis serve`, stopped (SIGTERM) on drop.
