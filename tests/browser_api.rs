@@ -277,6 +277,46 @@ fn tabs_snapshots_and_page_reads() {
     assert_eq!(c.call("DELETE", &format!("/tabs/{id}"), None).0, 404);
 }
 
+/// A tab behind another is screenshotted, not waited for: Chromium draws no
+/// frame for a hidden tab, and its capture hung until the 15 s timeout (504)
+/// about every other time (found by a full-suite run of
+/// `tab_focus_actions_and_parallel_calls`).
+#[test]
+fn a_tab_behind_another_is_screenshotted() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    let form = format!("http://127.0.0.1:{pages}/form.html");
+    let open = |new_tab: bool| {
+        c.ok(
+            "POST",
+            "/tabs/open",
+            Some(json!({ "url": form, "newTab": new_tab })),
+        )["targetId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let behind = open(false);
+    let front = open(true);
+    for _ in 0..6 {
+        let shot = c.ok("POST", "/screenshot", Some(json!({ "targetId": behind })));
+        assert!(shot["path"].is_string(), "{shot}");
+        let shot = c.ok("POST", "/screenshot", Some(json!({ "targetId": front })));
+        assert!(shot["path"].is_string(), "{shot}");
+    }
+    // Calls without a targetId still use the tab opened last.
+    assert_eq!(
+        c.ok(
+            "POST",
+            "/act",
+            Some(json!({ "kind": "evaluate", "fn": "1" }))
+        )["targetId"],
+        front.as_str()
+    );
+}
+
 #[test]
 fn tab_focus_actions_and_parallel_calls() {
     let pages = fixture_server();

@@ -8,7 +8,7 @@ use base64::Engine;
 use chromiumoxide::Page;
 use serde_json::{Value, json};
 
-use crate::cdp::page_call;
+use crate::cdp::{page_call, page_call_with};
 use crate::events::now_ms;
 use crate::{BrowserError, Result};
 
@@ -85,13 +85,41 @@ fn num(v: &Value, pointer: &str) -> f64 {
     v.pointer(pointer).and_then(Value::as_f64).unwrap_or(0.0)
 }
 
+/// One capture at a time in this process (its one browser): a hidden tab is
+/// brought to the front for its capture, and another capture must not hide
+/// it again before its frame is drawn.
+static CAPTURE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Captures a screenshot into `dir` and returns its path.
+///
+/// Chromium draws no frame for a tab behind another in its window, so its
+/// capture waited for one until the call timed out. Such a tab is brought
+/// to the front first, as the actions do when a page draws nothing. The
+/// tab that calls without a `targetId` use is ours to track and stays.
 pub async fn screenshot(
     page: &Page,
     dir: &Path,
     area: ShotArea,
     kind: ImageType,
 ) -> Result<PathBuf> {
+    let _turn = CAPTURE.lock().await;
+    // A page too busy to say within 2 s is treated as hidden.
+    let shown = page_call_with(
+        page,
+        "Runtime.evaluate",
+        json!({ "expression": "document.visibilityState", "returnByValue": true }),
+        std::time::Duration::from_secs(2),
+    )
+    .await
+    .ok()
+    .and_then(|v| {
+        v.pointer("/result/value")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    if shown.as_deref() != Some("visible") {
+        page_call(page, "Page.bringToFront", json!({})).await?;
+    }
     let metrics = page_call(page, "Page.getLayoutMetrics", json!({})).await?;
     let (page_x, page_y) = (
         num(&metrics, "/cssVisualViewport/pageX"),
