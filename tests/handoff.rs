@@ -675,4 +675,20 @@ fn requests_orphaned_by_a_killed_backend_expire_within_the_hour() {
             "{gate}"
         );
     }
+    // The killed backend's Chromium outlived it: adopted here, it is
+    // stopped with this backend instead of outliving the test.
+    let c = Client::new(&server);
+    c.ok("POST", "/start", None);
+    let pid = c.ok("GET", "/", None)["pid"]
+        .as_i64()
+        .expect("the adopted browser's pid") as i32;
+    drop(server);
+    let deadline = std::time::Instant::now() + WAIT;
+    while clawdis_e2e::alive(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the adopted browser is stopped"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
