@@ -44,6 +44,25 @@ fn start_announcing(mut cmd: Command) -> (Guard, String) {
     (Guard(child), line.trim().to_string())
 }
 
+/// The test bus's configuration: a session bus as the stock one, but with
+/// no service directories, so that it starts nothing by itself. On the
+/// stock bus, a call to a name nobody owns yet (a `dunstctl` racing the
+/// dunst a test started, GTK asking for the accessibility bus) starts
+/// whatever the machine's service files name, in the test's environment.
+const BUS_CONFIG: &str = r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"#;
+
 /// An X display and a session bus, both private to one test.
 pub struct Desktop {
     /// `DISPLAY`.
@@ -54,10 +73,12 @@ pub struct Desktop {
     extra: Vec<Guard>,
     _dbus: Guard,
     _x: Guard,
+    _dir: tempfile::TempDir,
 }
 
 impl Desktop {
-    /// Starts Xvfb (it picks a free display) and a session bus.
+    /// Starts Xvfb (it picks a free display) and a session bus that starts
+    /// no services of its own.
     pub fn start() -> Desktop {
         let mut x = Command::new("Xvfb");
         x.args([
@@ -70,8 +91,12 @@ impl Desktop {
             "tcp",
         ]);
         let (x_guard, number) = start_announcing(x);
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("bus.conf");
+        std::fs::write(&config, BUS_CONFIG).unwrap();
         let mut dbus = Command::new("dbus-daemon");
-        dbus.args(["--session", "--nofork", "--print-address=1"]);
+        dbus.arg(format!("--config-file={}", config.display()))
+            .args(["--nofork", "--print-address=1"]);
         let (dbus_guard, bus) = start_announcing(dbus);
         Desktop {
             display: format!(":{number}"),
@@ -79,6 +104,7 @@ impl Desktop {
             _x: x_guard,
             _dbus: dbus_guard,
             extra: Vec::new(),
+            _dir: dir,
         }
     }
 
@@ -435,7 +461,7 @@ pub struct Dunst {
     dir: tempfile::TempDir,
     display: String,
     bus: String,
-    _daemon: Guard,
+    daemon: Guard,
 }
 
 impl Dunst {
@@ -465,21 +491,61 @@ impl Dunst {
             ),
         )
         .unwrap();
-        let mut cmd = Command::new("dunst");
-        cmd.arg("-conf")
-            .arg(&conf)
-            .env("XDG_RUNTIME_DIR", dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        desktop.apply(&mut cmd);
-        let dunst = Dunst {
+        let (runtime, log) = (dir.path().to_path_buf(), dir.path().join("dunst.log"));
+        let start = || {
+            let mut cmd = Command::new("dunst");
+            cmd.arg("-conf")
+                .arg(&conf)
+                .env("XDG_RUNTIME_DIR", &runtime)
+                .stdout(Stdio::null())
+                .stderr(
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&log)
+                        .unwrap(),
+                );
+            desktop.apply(&mut cmd);
+            Guard(cmd.spawn().expect("dunst"))
+        };
+        let mut dunst = Dunst {
             display: desktop.display.clone(),
             bus: desktop.bus.clone(),
-            _daemon: Guard(cmd.spawn().expect("dunst")),
+            daemon: start(),
             dir,
         };
-        dunst.wait_displayed(0, Duration::from_secs(10));
-        dunst
+        // A dunst that dies before it serves is started again, twice at
+        // most; one that neither serves nor dies in 20 s fails the test.
+        // Either way the failure shows what dunst printed.
+        for attempt in 1..=3 {
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            loop {
+                if dunst.dunstctl(&["count", "displayed"]).as_deref() == Some("0") {
+                    return dunst;
+                }
+                let exited = dunst.daemon.0.try_wait().ok().flatten();
+                if exited.is_some() || std::time::Instant::now() >= deadline {
+                    let said = std::fs::read_to_string(&log).unwrap_or_default();
+                    assert!(
+                        exited.is_some() && attempt < 3,
+                        "dunst did not serve (try {attempt}, {exited:?}); it printed:\n{said}"
+                    );
+                    #[allow(
+                        clippy::print_stderr,
+                        reason = "a dunst that died is started again; the log says so"
+                    )]
+                    {
+                        eprintln!(
+                            "dunst exited before it served ({exited:?}); it printed:\n{said}"
+                        );
+                    }
+                    dunst.daemon = start();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        unreachable!("the last try returns or fails")
     }
 
     fn dunstctl(&self, args: &[&str]) -> Option<String> {
