@@ -44,6 +44,61 @@ fn start_announcing(mut cmd: Command) -> (Guard, String) {
     (Guard(child), line.trim().to_string())
 }
 
+/// Starts the daemon `cmd` builds, with its output in `log`, and returns it
+/// once `ready` holds. One that exits, or is not ready within 20 s, is
+/// stopped and started again, twice at most, and the test's output says so
+/// (seen under the full suite's load: a trayer whose panel never showed, a
+/// dunst that never served); a third failure fails the test with what the
+/// daemon printed.
+fn start_daemon(
+    cmd: impl Fn() -> Command,
+    log: &std::path::Path,
+    mut ready: impl FnMut() -> bool,
+) -> Guard {
+    for attempt in 1..=3 {
+        let mut cmd = cmd();
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .unwrap();
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if ready() {
+                return Guard(child);
+            }
+            let exited = child.try_wait().ok().flatten();
+            if exited.is_some() || std::time::Instant::now() >= deadline {
+                drop(Guard(child));
+                let said = std::fs::read_to_string(log).unwrap_or_default();
+                let program = cmd.get_program().to_string_lossy().into_owned();
+                let exited = exited.map_or("still running after 20 s".into(), |s| s.to_string());
+                assert!(
+                    attempt < 3,
+                    "{program} was not ready after 3 tries (last: {exited}); it printed:\n{said}"
+                );
+                #[allow(
+                    clippy::print_stderr,
+                    reason = "a daemon that was not ready is started again; the log says so"
+                )]
+                {
+                    eprintln!(
+                        "{program} was not ready (try {attempt}: {exited}); it printed:\n{said}\nstarting it again"
+                    );
+                }
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    unreachable!("the third try returns or fails")
+}
+
 /// The test bus's configuration: a session bus as the stock one, but with
 /// no service directories, so that it starts nothing by itself. On the
 /// stock bus, a call to a name nobody owns yet (a `dunstctl` racing the
@@ -73,7 +128,7 @@ pub struct Desktop {
     extra: Vec<Guard>,
     _dbus: Guard,
     _x: Guard,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Desktop {
@@ -104,50 +159,36 @@ impl Desktop {
             _x: x_guard,
             _dbus: dbus_guard,
             extra: Vec::new(),
-            _dir: dir,
+            dir,
         }
     }
 
     /// Starts a system tray (trayer, an XEmbed tray host) at the top right;
-    /// returns once it is up. A trayer that dies before its panel shows
-    /// (seen once under the full suite's load) is started again, twice at
-    /// most.
+    /// returns once its panel shows.
     pub fn tray(&mut self) {
-        for attempt in 1..=3 {
-            let mut cmd = Command::new("trayer");
-            cmd.args([
-                "--edge",
-                "top",
-                "--align",
-                "right",
-                "--widthtype",
-                "pixel",
-                "--width",
-                "120",
-                "--height",
-                "32",
-            ])
-            .args(["--SetDockType", "true"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-            self.apply(&mut cmd);
-            let mut child = cmd.spawn().expect("trayer");
-            let deadline = std::time::Instant::now() + Duration::from_secs(20);
-            loop {
-                if self.find_window(&["--classname", "^panel$"]).is_some() {
-                    self.extra.push(Guard(child));
-                    return;
-                }
-                let exited = child.try_wait().ok().flatten().is_some();
-                if exited || std::time::Instant::now() >= deadline {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    assert!(attempt < 3, "trayer's panel never showed (3 tries)");
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
+        let trayer = start_daemon(
+            || {
+                let mut cmd = Command::new("trayer");
+                cmd.args([
+                    "--edge",
+                    "top",
+                    "--align",
+                    "right",
+                    "--widthtype",
+                    "pixel",
+                    "--width",
+                    "120",
+                    "--height",
+                    "32",
+                ])
+                .args(["--SetDockType", "true"]);
+                self.apply(&mut cmd);
+                cmd
+            },
+            &self.dir.path().join("trayer.log"),
+            || self.find_window(&["--classname", "^panel$"]).is_some(),
+        );
+        self.extra.push(trayer);
     }
 
     /// The windows matching `search` (xdotool's), if any, now.
@@ -461,7 +502,7 @@ pub struct Dunst {
     dir: tempfile::TempDir,
     display: String,
     bus: String,
-    daemon: Guard,
+    _daemon: Guard,
 }
 
 impl Dunst {
@@ -491,73 +532,31 @@ impl Dunst {
             ),
         )
         .unwrap();
-        let (runtime, log) = (dir.path().to_path_buf(), dir.path().join("dunst.log"));
-        let start = || {
-            let mut cmd = Command::new("dunst");
-            cmd.arg("-conf")
-                .arg(&conf)
-                .env("XDG_RUNTIME_DIR", &runtime)
-                .stdout(Stdio::null())
-                .stderr(
-                    std::fs::OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(&log)
-                        .unwrap(),
-                );
-            desktop.apply(&mut cmd);
-            Guard(cmd.spawn().expect("dunst"))
-        };
-        let mut dunst = Dunst {
+        let daemon = start_daemon(
+            || {
+                let mut cmd = Command::new("dunst");
+                cmd.arg("-conf")
+                    .arg(&conf)
+                    .env("XDG_RUNTIME_DIR", dir.path());
+                desktop.apply(&mut cmd);
+                cmd
+            },
+            &dir.path().join("dunst.log"),
+            || {
+                dunstctl(&desktop.display, &desktop.bus, &["count", "displayed"]).as_deref()
+                    == Some("0")
+            },
+        );
+        Dunst {
             display: desktop.display.clone(),
             bus: desktop.bus.clone(),
-            daemon: start(),
+            _daemon: daemon,
             dir,
-        };
-        // A dunst that dies before it serves is started again, twice at
-        // most; one that neither serves nor dies in 20 s fails the test.
-        // Either way the failure shows what dunst printed.
-        for attempt in 1..=3 {
-            let deadline = std::time::Instant::now() + Duration::from_secs(20);
-            loop {
-                if dunst.dunstctl(&["count", "displayed"]).as_deref() == Some("0") {
-                    return dunst;
-                }
-                let exited = dunst.daemon.0.try_wait().ok().flatten();
-                if exited.is_some() || std::time::Instant::now() >= deadline {
-                    let said = std::fs::read_to_string(&log).unwrap_or_default();
-                    assert!(
-                        exited.is_some() && attempt < 3,
-                        "dunst did not serve (try {attempt}, {exited:?}); it printed:\n{said}"
-                    );
-                    #[allow(
-                        clippy::print_stderr,
-                        reason = "a dunst that died is started again; the log says so"
-                    )]
-                    {
-                        eprintln!(
-                            "dunst exited before it served ({exited:?}); it printed:\n{said}"
-                        );
-                    }
-                    dunst.daemon = start();
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
         }
-        unreachable!("the last try returns or fails")
     }
 
     fn dunstctl(&self, args: &[&str]) -> Option<String> {
-        let out = Command::new("dunstctl")
-            .args(args)
-            .env("DISPLAY", &self.display)
-            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
-            .output()
-            .expect("dunstctl");
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        dunstctl(&self.display, &self.bus, args)
     }
 
     /// Waits up to `timeout` until dunst shows `n` notifications.
@@ -614,6 +613,20 @@ impl Dunst {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// What `dunstctl args` prints for the dunst on `display` and `bus`, if it
+/// succeeds.
+fn dunstctl(display: &str, bus: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new("dunstctl")
+        .args(args)
+        .env("DISPLAY", display)
+        .env("DBUS_SESSION_BUS_ADDRESS", bus)
+        .output()
+        .expect("dunstctl");
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// The menu-bar app (`clawdis` with no subcommand) on a test desktop,
