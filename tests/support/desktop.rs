@@ -99,25 +99,6 @@ fn start_daemon(
     unreachable!("the third try returns or fails")
 }
 
-/// The test bus's configuration: a session bus as the stock one, but with
-/// no service directories, so that it starts nothing by itself. On the
-/// stock bus, a call to a name nobody owns yet (a `dunstctl` racing the
-/// dunst a test started, GTK asking for the accessibility bus) starts
-/// whatever the machine's service files name, in the test's environment.
-const BUS_CONFIG: &str = r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:tmpdir=/tmp</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"#;
-
 /// An X display and a session bus, both private to one test.
 pub struct Desktop {
     /// `DISPLAY`.
@@ -128,12 +109,12 @@ pub struct Desktop {
     extra: Vec<Guard>,
     _dbus: Guard,
     _x: Guard,
+    /// Where the daemons started on it (trayer) log.
     dir: tempfile::TempDir,
 }
 
 impl Desktop {
-    /// Starts Xvfb (it picks a free display) and a session bus that starts
-    /// no services of its own.
+    /// Starts Xvfb (it picks a free display) and a session bus.
     pub fn start() -> Desktop {
         let mut x = Command::new("Xvfb");
         x.args([
@@ -146,12 +127,8 @@ impl Desktop {
             "tcp",
         ]);
         let (x_guard, number) = start_announcing(x);
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("bus.conf");
-        std::fs::write(&config, BUS_CONFIG).unwrap();
         let mut dbus = Command::new("dbus-daemon");
-        dbus.arg(format!("--config-file={}", config.display()))
-            .args(["--nofork", "--print-address=1"]);
+        dbus.args(["--session", "--nofork", "--print-address=1"]);
         let (dbus_guard, bus) = start_announcing(dbus);
         Desktop {
             display: format!(":{number}"),
@@ -159,7 +136,7 @@ impl Desktop {
             _x: x_guard,
             _dbus: dbus_guard,
             extra: Vec::new(),
-            dir,
+            dir: tempfile::tempdir().unwrap(),
         }
     }
 
