@@ -19,13 +19,21 @@ use super::{decider, tray, windows};
 /// notification once the run is decided anywhere, refreshes the tray's
 /// status line and tells the windows (`approvals` event).
 pub fn follow<R: Runtime>(app: AppHandle<R>, approvals: Arc<Approvals>) {
-    let mut rx = approvals.subscribe();
+    // The runs already waiting first: the watcher may have told them
+    // before this listens (seen in a full-suite run: of a backlog of five
+    // at start-up, two were notified and none summarized).
+    let (backlog, mut rx) = approvals.subscribe_with_pending();
+    let mut backlog = backlog.into_iter();
     let shown = Shown::default();
     let live = Arc::new(AtomicUsize::new(0));
     let overflow = Arc::new(AtomicUsize::new(0));
     tauri::async_runtime::spawn(async move {
         loop {
-            let event = match rx.recv().await {
+            let next = match backlog.next() {
+                Some(approval) => Ok(Event::Paused { approval }),
+                None => rx.recv().await,
+            };
+            let event = match next {
                 Ok(event) => event,
                 Err(RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "approvals bus: fell behind");

@@ -164,7 +164,9 @@ pub struct Approvals {
     dir: PathBuf,
     store: Store,
     bus: broadcast::Sender<Event>,
-    pending: Mutex<usize>,
+    /// The pending runs as the bus last told them, by state key; the
+    /// watcher changes it and sends a look's events under its lock.
+    pending: Mutex<std::collections::HashMap<String, Approval>>,
     /// What runs and resumes here are offered (library, LLM).
     services: Mutex<Arc<Services>>,
 }
@@ -187,7 +189,7 @@ impl Approvals {
             dir: state_dir.to_path_buf(),
             store,
             bus,
-            pending: Mutex::new(0),
+            pending: Mutex::default(),
             services: Mutex::default(),
         }))
     }
@@ -208,9 +210,20 @@ impl Approvals {
         self.bus.subscribe()
     }
 
+    /// The runs pending as the bus last told them (oldest first), and every
+    /// later [`Event`]: a listener that starts after the watcher's first
+    /// look (the app's notifications, at start-up) misses no pause and
+    /// hears none twice.
+    pub fn subscribe_with_pending(&self) -> (Vec<Approval>, broadcast::Receiver<Event>) {
+        let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut backlog: Vec<Approval> = pending.values().cloned().collect();
+        backlog.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+        (backlog, self.bus.subscribe())
+    }
+
     /// Pending runs as of the watcher's last look.
     pub fn pending_count(&self) -> usize {
-        self.pending.lock().map(|n| *n).unwrap_or(0)
+        self.pending.lock().map(|p| p.len()).unwrap_or(0)
     }
 
     /// Pending runs (oldest first), then the most recent decided ones.

@@ -66,15 +66,8 @@ impl Approvals {
                     continue;
                 }
             };
-            // The count first: whoever hears an event reads it right away.
-            let pending = runs
-                .iter()
-                .filter(|r| r.status == clawdis_store::RunStatus::Pending)
-                .count();
-            if let Ok(mut count) = this.pending.lock() {
-                *count = pending;
-            }
             let mut now = HashMap::with_capacity(runs.len());
+            let mut events = Vec::new();
             for run in &runs {
                 let fingerprint = (run.status.as_str().to_string(), run.decided_at.clone());
                 // The approval as every view shows it: its votes and who
@@ -98,11 +91,30 @@ impl Approvals {
                     None => None,
                 };
                 now.insert(run.state_key.clone(), fingerprint);
-                if let Some(event) = event {
-                    tracing::debug!(?event, "approvals event");
-                    let _ = this.bus.send(event);
+                events.extend(event);
+            }
+            // The pending runs first, so that whoever hears an event reads
+            // the new count; sent under the lock `subscribe_with_pending`
+            // takes, so that a new listener gets this look either as its
+            // backlog or as events, never both or neither.
+            let mut pending = this.pending.lock().unwrap_or_else(|e| e.into_inner());
+            for event in &events {
+                let (Event::Paused { approval } | Event::Changed { approval }) = event;
+                if approval.status == clawdis_store::RunStatus::Pending {
+                    pending.insert(approval.state_key.clone(), approval.clone());
                 }
             }
+            let still: std::collections::HashSet<&str> = runs
+                .iter()
+                .filter(|r| r.status == clawdis_store::RunStatus::Pending)
+                .map(|r| r.state_key.as_str())
+                .collect();
+            pending.retain(|key, _| still.contains(key.as_str()));
+            for event in events {
+                tracing::debug!(?event, "approvals event");
+                let _ = this.bus.send(event);
+            }
+            drop(pending);
             seen = now;
         }
     }
@@ -145,4 +157,73 @@ pub(crate) fn file_stamp(db: &std::path::Path) -> Option<Stamp> {
         stat(db)?,
         stat(std::path::Path::new(&wal)).unwrap_or((0, std::time::UNIX_EPOCH)),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use clawdis_store::{Gate, NewRun, RunKind};
+    use tokio::sync::broadcast::error::TryRecvError;
+
+    use crate::{Approvals, Event};
+
+    fn paused(key: &str, approval_id: &str) -> NewRun {
+        NewRun {
+            state_key: key.into(),
+            kind: RunKind::Workflow,
+            gate: Gate::Approval,
+            approval_id: Some(approval_id.into()),
+            workflow_name: None,
+            request_json: r#"{"prompt":"Send?"}"#.into(),
+            state_json: "{}".into(),
+            cwd: None,
+            expires_at: None,
+            run_id: None,
+        }
+    }
+
+    fn key(event: &Event) -> String {
+        let (Event::Paused { approval } | Event::Changed { approval }) = event;
+        approval.state_key.clone()
+    }
+
+    /// Regression: the app's notifications subscribed after the watcher's
+    /// first look and missed what it told (a full-suite run: of a backlog
+    /// of five at start-up, two were notified and none summarized).
+    #[tokio::test]
+    async fn a_listener_after_the_first_look_gets_the_pending_runs_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let approvals = Approvals::open(dir.path()).await.unwrap();
+        for i in 0..3 {
+            let run = paused(&format!("k{i}"), &format!("0000000{i}"));
+            approvals.store().insert_run(&run).await.unwrap();
+        }
+        let mut early = approvals.subscribe();
+        tokio::spawn(approvals.clone().watch());
+        let mut told = BTreeSet::new();
+        while told.len() < 3 {
+            told.insert(key(&early.recv().await.unwrap()));
+        }
+
+        let (backlog, mut late) = approvals.subscribe_with_pending();
+        let backlog: BTreeSet<String> = backlog.iter().map(|a| a.state_key.clone()).collect();
+        assert_eq!(
+            backlog, told,
+            "the late listener gets what was told before it"
+        );
+        assert_eq!(approvals.pending_count(), 3);
+
+        approvals
+            .store()
+            .insert_run(&paused("k3", "00000003"))
+            .await
+            .unwrap();
+        assert_eq!(key(&early.recv().await.unwrap()), "k3");
+        assert_eq!(key(&late.try_recv().unwrap()), "k3", "and what comes after");
+        assert!(
+            matches!(late.try_recv(), Err(TryRecvError::Empty)),
+            "and nothing twice"
+        );
+    }
 }
