@@ -202,3 +202,178 @@ fn banners_the_rules_leave_up_are_declined_by_the_fallback() {
         json!([false, ""])
     );
 }
+
+/// The entries the session's log has for what was handled between
+/// actions (`watchdog`), once it has any (at most 20 s): read without an
+/// action, so the next action still has them to report.
+fn logged_between(c: &Client, id: &str) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let trace = c.ok("GET", &format!("/sessions/{id}/trace"), None);
+        let actions = trace["actions"].as_array().unwrap();
+        assert_eq!(actions[0]["action"], "navigate", "{trace}");
+        assert!(actions[0]["result"].get("handled").is_none(), "{trace}");
+        let logged: Vec<Value> = actions
+            .iter()
+            .filter(|a| a["action"] == "watchdog")
+            .flat_map(|a| {
+                a["result"]["handled"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect();
+        if !logged.is_empty() {
+            return logged;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing was logged between actions: {trace}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Osano's cookieconsent (v3), a bottom bar that covers nothing the agent
+/// clicks, shown a moment after the page loaded (as a consent script
+/// loaded late is): autoconsent's rules decline it after `navigate`
+/// answered and before the click. The click's own result reports it, and
+/// the session's log has it as it happened (`watchdog`), before the click.
+#[test]
+fn a_banner_declined_between_actions_is_reported() {
+    require_npm("cookieconsent");
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+
+    let (status, s) = c.call(
+        "POST",
+        "/sessions",
+        Some(json!({ "url": format!("http://127.0.0.1:{pages}/consent/osano.html") })),
+    );
+    assert_eq!(status, 201, "{s}");
+    let id = s["sessionId"].as_str().unwrap().to_string();
+    let logged = logged_between(&c, &id);
+    let r = act(&c, &id, "click", json!({ "selector": "#buy" }));
+    let handled = r["handled"].as_array().cloned().unwrap_or_default();
+    // autoconsent names the bar by the rule that knows it.
+    let entry = declined(&handled, "complianz", "rules");
+    assert_eq!(entry["choice"], "reject", "{entry}");
+    assert_eq!(entry["clicked"], "deny cookies", "{entry}");
+    assert_eq!(
+        logged,
+        vec![entry.clone()],
+        "the session's log has the decline before the click"
+    );
+    assert_eq!(eval(&c, &id, "window.bought === true"), true);
+    // The bar faded out (Osano keeps it in the page, invisible).
+    assert_eq!(
+        eval(
+            &c,
+            &id,
+            "getComputedStyle(document.querySelector('.cc-window')).opacity"
+        ),
+        "0"
+    );
+    assert_eq!(eval(&c, &id, "window.ccStatus"), "deny");
+    let cookie = eval(&c, &id, "document.cookie");
+    assert!(
+        cookie
+            .as_str()
+            .unwrap()
+            .contains("cookieconsent_status=deny"),
+        "{cookie}"
+    );
+}
+
+/// Canonical's cookie policy offers only "Manage your tracker settings"
+/// and "Accept all": declining is the way to the purposes, each optional
+/// one off, and "Save preferences" (autoconsent's rules know it).
+#[test]
+fn a_banner_is_declined_through_its_settings() {
+    require_npm("@canonical/cookie-policy");
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    let (id, handled) = buy_on(
+        &c,
+        &format!("http://127.0.0.1:{pages}/consent/canonical.html"),
+    );
+    let entry = declined(&handled, "ubuntu.com", "rules");
+    assert_eq!(
+        (entry["choice"].as_str(), entry["clicked"].as_str()),
+        (Some("save"), Some("Save preferences")),
+        "{entry}"
+    );
+    assert!(
+        entry["detail"]
+            .as_str()
+            .unwrap()
+            .contains("\"Manage your tracker settings\", then "),
+        "{entry}"
+    );
+    let cookie = eval(&c, &id, "document.cookie");
+    assert!(
+        cookie
+            .as_str()
+            .unwrap()
+            .contains("_cookies_accepted=essential"),
+        "{cookie}"
+    );
+    assert_eq!(eval(&c, &id, "window.chosen"), true);
+}
+
+/// More consent libraries from npm, unmodified: shaack's cookie-consent-js
+/// (a modal over the whole page) and htmlbricks' hb-cookie-law-banner (a
+/// bottom bar in a web component's shadow root).
+#[test]
+fn banners_of_a_modal_and_a_shadow_bar_are_declined() {
+    for package in ["cookie-consent-js", "@htmlbricks/hb-cookie-law-banner"] {
+        require_npm(package);
+    }
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+
+    let (id, handled) = buy_on(&c, &format!("http://127.0.0.1:{pages}/consent/shaack.html"));
+    let entry = handled
+        .iter()
+        .find(|h| h["kind"] == "consent")
+        .unwrap_or_else(|| panic!("the banner is reported: {handled:?}"));
+    assert_eq!(entry["choice"], "necessary", "{entry}");
+    assert_eq!(
+        entry["clicked"], "Only accept technically necessary cookies",
+        "{entry}"
+    );
+    let cookie = eval(&c, &id, "document.cookie");
+    assert!(
+        cookie
+            .as_str()
+            .unwrap()
+            .contains("cookie-consent-tracking-allowed=false"),
+        "{cookie}"
+    );
+    c.ok("DELETE", &format!("/sessions/{id}"), None);
+
+    let (id, handled) = buy_on(
+        &c,
+        &format!("http://127.0.0.1:{pages}/consent/htmlbricks.html"),
+    );
+    let entry = declined(&handled, "cookiealert", "fallback");
+    assert_eq!(
+        (entry["choice"].as_str(), entry["clicked"].as_str()),
+        (Some("reject"), Some("I Decline")),
+        "{entry}"
+    );
+    assert_eq!(
+        eval(
+            &c,
+            &id,
+            "[localStorage.getItem('cookielaw'), window.answer]"
+        ),
+        json!(["no", { "accepted": false }])
+    );
+}

@@ -9,7 +9,10 @@
 //! configuration and rules (`init`) and reports what it found and did,
 //! which the action's result lists under `handled`. What its rules press
 //! is recorded in the page (their clicks are untrusted events) and named
-//! there too.
+//! there too. A banner answered while no action runs (after `navigate`
+//! answered, before the next click) is kept for the next action's result
+//! and handed at once to whoever logs between actions
+//! ([`Consent::between_actions`]): it is never lost.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -54,7 +57,7 @@ const TAKE_CLICKS: &str =
     "(() => { const f = window[Symbol.for('clawd.consentClicks')]; return f ? f() : []; })()";
 
 /// What autoconsent is told: opt out, in the page's own world (its rules'
-/// snippets read the page's CMP objects), no hiding.
+/// snippets read the page's CMP objects), no hiding, never accepting.
 fn config() -> Value {
     json!({
         "enabled": true,
@@ -64,7 +67,9 @@ fn config() -> Value {
         "enableCosmeticRules": false,
         "enableGeneratedRules": true,
         "enableHeuristicDetection": true,
-        "heuristicMode": "tier2",
+        // Reject buttons and acknowledgements ("OK", "Close") only: its
+        // `tier2` would press a notice's lone "Accept".
+        "heuristicMode": "tier1",
         "detectRetries": 20,
         "isMainWorld": true,
         "logs": { "lifecycle": false, "rulesteps": false, "detectionsteps": false, "evals": false, "errors": false, "messages": false, "waits": false },
@@ -90,6 +95,10 @@ struct State {
     open: Vec<String>,
     /// What was done since the last `take_handled`.
     handled: Vec<Handled>,
+    /// What was done while no action ran and is in no log yet.
+    unlogged: Vec<Handled>,
+    /// Whether an action runs (from `begin` to `take_handled`).
+    busy: bool,
 }
 
 /// The consent watcher of one page.
@@ -180,14 +189,15 @@ impl Consent {
         };
         let cmp = text("cmp");
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        match text("type").as_str() {
+        let done = match text("type").as_str() {
             "popupFound" => {
                 tracing::info!(%cmp, url = %text("url"), "a cookie banner");
                 s.open.push(cmp);
+                None
             }
             "optOutResult" if m.get("result") == Some(&json!(false)) => {
                 s.open.retain(|c| *c != cmp);
-                s.handled.push(Handled {
+                Some(Handled {
                     kind: "consent",
                     detail: format!(
                         "{cmp} cookie banner: declining failed; it may still cover the page"
@@ -195,7 +205,7 @@ impl Consent {
                     cmp: Some(cmp),
                     by: Some("rules"),
                     ..Handled::default()
-                });
+                })
             }
             "autoconsentDone" => {
                 s.open.retain(|c| *c != cmp);
@@ -203,7 +213,7 @@ impl Consent {
                 let choice = choice_of(clicked.last().map(String::as_str));
                 let pressed = (!clicked.is_empty()).then(|| clicked.join("\", then \""));
                 let last = clicked.last().cloned();
-                s.handled.push(Handled {
+                Some(Handled {
                     kind: "consent",
                     detail: format!(
                         "answered the {cmp} cookie banner ({choice}){} ({})",
@@ -218,21 +228,58 @@ impl Consent {
                     clicked: last,
                     by: Some("rules"),
                     ..Handled::default()
-                });
+                })
             }
             "autoconsentError" => {
                 s.open.clear();
                 tracing::info!(details = %m, "autoconsent error");
+                None
             }
             _ => return,
+        };
+        if let Some(done) = done {
+            s.unlogged.push(done.clone());
+            s.handled.push(done);
         }
         drop(s);
         self.changed.send_modify(|n| *n += 1);
     }
 
-    /// What was done since the last call.
+    /// An action starts: what is done from now on is its own, and
+    /// [`Consent::between_actions`] leaves it to the action.
+    pub fn begin(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).busy = true;
+    }
+
+    /// What was done since the last call, for the result of the action
+    /// that ends (the action's log has it, so it is logged).
     pub fn take_handled(&self) -> Vec<Handled> {
-        std::mem::take(&mut self.state.lock().unwrap_or_else(|e| e.into_inner()).handled)
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.busy = false;
+        s.unlogged.clear();
+        std::mem::take(&mut s.handled)
+    }
+
+    /// An action that ended without a result (a request refused): what
+    /// was done waits for the next action's result.
+    pub fn end(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).busy = false;
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// What was done and is in no log yet; it stays
+    /// for the next action's result too. Empty while an action runs.
+    pub fn between_actions(&self) -> Vec<Handled> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.busy {
+            return Vec::new();
+        }
+        std::mem::take(&mut s.unlogged)
+    }
+
+    /// Changes whenever something was found or done.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
     }
 
     /// Whether no banner the rules found is being answered.

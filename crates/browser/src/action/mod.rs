@@ -271,9 +271,20 @@ pub async fn run(tab: &Tab<'_>, request: &Request) -> crate::Result<Outcome> {
         target = tab.target_id
     );
     let mut attempt = Attempt::default();
+    if let Some(consent) = tab.consent {
+        consent.begin();
+    }
     let done = run_verb(tab, request, &mut attempt)
         .instrument(span.clone())
         .await;
+    // A request refused has no result: what was handled waits for the
+    // next action's.
+    if let Err(Stop::Request(e)) = done {
+        if let Some(consent) = tab.consent {
+            consent.end();
+        }
+        return Err(e);
+    }
     // A banner the rules were answering as the action ended (its button
     // pressed, the rule still checking) belongs in this action's result.
     tab.clear_banners(Instant::now() + CONSENT_WAIT).await;
@@ -341,8 +352,16 @@ pub(crate) struct Attempt {
     /// When a cookie banner left to the fallback was first seen covering
     /// the target.
     pub banner_since: Option<Instant>,
-    /// The labels of the banner controls the fallback pressed.
+    /// The labels of the banner controls the fallback pressed, for the
+    /// banner it is declining.
     pub pressed: Vec<String>,
+    /// Labels of banner controls pressed already (never pressed again).
+    pub tried: Vec<String>,
+    /// How many banner controls the fallback pressed.
+    pub presses: u32,
+    /// What the last answering control it pressed chose (`reject`,
+    /// `necessary`, `save`).
+    pub choice: Option<String>,
 }
 
 async fn run_verb(tab: &Tab<'_>, request: &Request, attempt: &mut Attempt) -> Step<Option<Value>> {

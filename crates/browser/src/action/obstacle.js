@@ -2,11 +2,9 @@
 // popup the watchdog may deal with: {kind: 'modal' | 'chat' | 'consent',
 // …} with `root` the popup's outermost element and `control` what to
 // press: a modal's close control ("Close", "No thanks", ×), or the
-// control that declines a cookie banner (reject, decline, only the
-// necessary purposes, or save with every optional purpose off; never one
-// that accepts or subscribes; none of the labels in `tried`, pressed
-// already without effect). Null for anything else: a page's own layout,
-// an unknown overlay.
+// next control to press in a cookie banner (see `decline`; never one that
+// accepts or subscribes; none of the labels in `tried`, pressed already).
+// Null for anything else: a page's own layout, an unknown overlay.
 // Returns an array [info, root element, control element] so the caller
 // can act on the elements with trusted input.
 function (x, y, tried) {
@@ -40,9 +38,15 @@ function (x, y, tried) {
   const parentOf = (n) => n.parentElement || (n.getRootNode() && n.getRootNode().host) || null;
   const CONTROLS = 'button, a[href], [role=button], input[type=button], input[type=submit]';
   const WORDS = /(cookie|consent|gdpr|privacy|tracking|datenschutz|données personnelles)/i;
-  // The control of a consent banner's `root` that declines, as
-  // [{kind: 'consent', choice, label, name}, root, control]; null when none
-  // says so plainly.
+  // The next control to press in a consent banner's `root`, as
+  // [{kind: 'consent', choice, label, name}, root, control]; null when
+  // nothing there declines. `choice` is what pressing it does: `reject`,
+  // `necessary` or `save` (with every optional purpose off) answer the
+  // banner; `off` (a "disable all" among the purposes), `toggle` (one
+  // optional purpose that is on) and `settings` (the way to the purposes,
+  // where nothing else declines) are steps towards that. A control that
+  // declines outright comes first; one among the purposes' switches only
+  // turns them off.
   function decline(root) {
     const ACCEPT = /\b(accept|agree|allow|consent|ok|okay|got it|understand|yes|enable|select all|akzeptieren|zustimmen|accepter|aceptar|accetta)\b/i;
     const NEVER = /\b(subscribe|sign ?up|newsletter|register|join|buy|pay|order|log ?in)\b/i;
@@ -50,37 +54,79 @@ function (x, y, tried) {
     const NECESSARY = /\b(necessary|essential|required|strictly|technically|notwendige?n?|erforderliche?n?|nécessaires?|necesarias?|necessari)\b/i;
     const ONLY = /\b(only|just|nur|uniquement|solo)\b/i;
     const ALL = /\b(all|alle|tout|todo|tutti)\b/i;
-    const SAVE = /\b(save|confirm|apply|speichern|enregistrer|guardar)\b/i;
+    const SAVE = /\b(save|confirm|apply|speichern|enregistrer|guardar|salva)\b/i;
+    // "Accept selection", "Allow my choices": saving, not accepting all.
+    const SELECTION = /\b(selected|selection|choices?|auswahl|sélection|selección|selezione)\b/i;
+    const OFF = /\b(disable|deselect|unselect|uncheck|turn off|switch off|deaktivieren|désactiver|desactivar|disattiva)\b/i;
+    const SETTINGS = /\b(manage|customi[sz]e|settings|preferences|options|choose|einstellungen|anpassen|paramètres|personnaliser|configurar|preferenze|impostazioni)\b/i;
     const labelOf = (e) => (e.getAttribute('aria-label') || e.innerText || e.value || e.getAttribute('title') || '').replace(/\s+/g, ' ').trim();
     const controls = [], toggles = [];
+    // Switches may sit inside a control (an accordion's heading button).
     each(root, (c) => {
       if (c.nodeType !== 1) return true;
-      if (c.matches(CONTROLS)) { if (shown(c)) controls.push(c); return false; }
       if (c.matches('input[type=checkbox], [role=switch], [role=checkbox]')) toggles.push(c);
+      else if (c.matches(CONTROLS) && shown(c) && !controls.some((o) => o.contains(c))) controls.push(c);
       return true;
     });
-    const choiceOf = (label) => {
-      if (!label || label.length > 80 || NEVER.test(label)) return null;
-      if (REJECT.test(label)) return 'reject';
+    // What a toggle stands for, and what to press to flip it: its label
+    // (which draws a styled switch over a hidden checkbox), else itself.
+    const toggleLabel = (t) => (t.labels && t.labels[0]) || t.closest('label');
+    const pressable = (t) => { const l = toggleLabel(t); return l && shown(l) ? l : shown(t) ? t : null; };
+    const isOn = (t) => !(t.disabled || t.getAttribute('aria-disabled') === 'true') && (t.localName === 'input' ? t.checked : t.getAttribute('aria-checked') === 'true');
+    const optionalOn = toggles.filter(isOn);
+    const allOff = toggles.length > 0 && optionalOn.length === 0;
+    // The purposes' switches: the closest element holding them all, when
+    // the banner's buttons are not all in it too.
+    const contains = (a, b) => { for (let e = b; e; e = parentOf(e)) if (e === a) return true; return false; };
+    let group = null;
+    if (toggles.length > 1) {
+      group = toggles[0];
+      while (group && !toggles.every((t) => contains(group, t))) group = parentOf(group);
+      if (group && (group === root || controls.every((c) => contains(group, c)))) group = null;
+    }
+    const stepOf = (c) => {
+      const label = labelOf(c);
+      if (!label || label.length > 80 || NEVER.test(label) || tried.includes(label)) return null;
+      const among = group !== null && contains(group, c);
+      const rejects = REJECT.test(label);
+      if (rejects || OFF.test(label)) {
+        if (!among && (rejects || toggles.length === 0)) return 'reject';
+        return optionalOn.length > 0 ? 'off' : null;
+      }
       if (NECESSARY.test(label) && (ONLY.test(label) || !ALL.test(label))) return 'necessary';
-      if (SAVE.test(label) && !ACCEPT.test(label) && !ALL.test(label)) return 'save';
+      const selection = SELECTION.test(label);
+      if ((SAVE.test(label) || selection) && !ALL.test(label) && (selection || !ACCEPT.test(label))) return allOff ? 'save' : null;
+      if (ACCEPT.test(label) || ALL.test(label)) return null;
+      // The way to the purposes: a button, never a link to another page.
+      const inPage = c.localName !== 'a' || /^(#|javascript:)/i.test(c.getAttribute('href') || '');
+      if (SETTINGS.test(label) && toggles.length === 0 && inPage) return 'settings';
       return null;
     };
-    // Saving declines only when every optional purpose is off.
-    const off = (t) => t.disabled || t.getAttribute('aria-disabled') === 'true' || (t.localName === 'input' ? !t.checked : t.getAttribute('aria-checked') !== 'true');
-    const saves = toggles.length > 0 && toggles.every(off);
+    const RANK = ['reject', 'necessary', 'save', 'off', 'toggle', 'settings'];
     let best = null;
     for (const c of controls) {
-      if (tried.includes(labelOf(c))) continue;
-      const choice = choiceOf(labelOf(c));
-      if (!choice || (choice === 'save' && !saves)) continue;
-      const rank = ['reject', 'necessary', 'save'].indexOf(choice);
-      if (!best || rank < best.rank) best = { rank, choice, control: c };
+      const choice = stepOf(c);
+      if (!choice) continue;
+      const rank = RANK.indexOf(choice);
+      // Of two alike, the later: a banner's final buttons come last.
+      if (!best || rank <= best.rank) best = { rank, choice, control: c, label: labelOf(c) };
+    }
+    // Each optional purpose still on is turned off one by one, when
+    // nothing better declines.
+    if (!best || best.rank > RANK.indexOf('toggle')) {
+      for (const t of optionalOn) {
+        const control = pressable(t);
+        if (!control) continue;
+        const l = toggleLabel(t);
+        const label = (t.getAttribute('aria-label') || (l && labelOf(l)) || labelOf(t) || 'a switch').slice(0, 80);
+        best = { rank: RANK.indexOf('toggle'), choice: 'toggle', control, label };
+        break;
+      }
     }
     if (!best) return null;
     const host = root.getRootNode() && root.getRootNode().host;
     const name = root.id || (host && host.localName) || (root.classList && root.classList[0]) || root.localName;
-    return [{ kind: 'consent', choice: best.choice, label: labelOf(best.control), name }, root, best.control];
+    return [{ kind: 'consent', choice: best.choice, label: best.label, name }, root, best.control];
   }
   const attrs = (e) => [e.id, e.getAttribute('class'), e.getAttribute('title'), e.getAttribute('aria-label'), e.getAttribute('name'), e.localName === 'iframe' ? e.getAttribute('src') : ''].join(' ');
   const CHAT = /(^|[\s_-])(chat|livechat|intercom|drift|crisp|zendesk|zopim|tawk|olark|freshchat|tidio|hubspot-messages|messenger)([\s_-]|$)/i;

@@ -605,7 +605,9 @@ impl Sessions {
         let cdp = self.manager.ensure().await?;
         if let Some((context, target)) = adoptable(&cdp, slot.record.context.as_deref()).await {
             let page = cdp.page(&target).await?;
-            let consent = self.watch(&target, &page, slot.policy).await?;
+            let consent = self
+                .watch(&slot.record.id, &target, &page, slot.policy)
+                .await?;
             slot.live = Some(Live {
                 cdp,
                 context,
@@ -638,7 +640,9 @@ impl Sessions {
                 .map(str::to_string)
                 .ok_or_else(|| BrowserError::Cdp("Target.createTarget returned no id".into()))?;
             let page = cdp.page(&target).await?;
-            let consent = self.watch(&target, &page, slot.policy).await?;
+            let consent = self
+                .watch(&slot.record.id, &target, &page, slot.policy)
+                .await?;
             state::restore(&cdp, &context, &page, &slot.state).await?;
             Ok::<_, BrowserError>((target, page, consent))
         }
@@ -692,10 +696,64 @@ impl Sessions {
     }
 
     /// Watches the session's page: its dialogs answered by the policy, its
-    /// cookie banners declined.
-    async fn watch(&self, target: &str, page: &Page, policy: DialogPolicy) -> Result<Arc<Consent>> {
+    /// cookie banners declined. A banner answered while no action runs is
+    /// logged at once (action `watchdog`), and the next action's result
+    /// reports it too.
+    async fn watch(
+        &self,
+        id: &str,
+        target: &str,
+        page: &Page,
+        policy: DialogPolicy,
+    ) -> Result<Arc<Consent>> {
         self.manager.events(target, page).await?.set_policy(policy);
-        Consent::install(page).await
+        let consent = Consent::install(page).await?;
+        let mut changes = consent.changes();
+        let watched = Arc::downgrade(&consent);
+        let store = self.store.clone();
+        let id = id.to_string();
+        tokio::spawn(async move {
+            // Ends with the page's watcher (its sender dropped).
+            while changes.changed().await.is_ok() {
+                let Some(handled) = watched.upgrade().map(|c| c.between_actions()) else {
+                    break;
+                };
+                if handled.is_empty() {
+                    continue;
+                }
+                tracing::info!(session = %id, count = handled.len(), "handled between actions");
+                let outcome = Outcome {
+                    ok: true,
+                    data: None,
+                    error: None,
+                    retries: 0,
+                    duration_ms: 0,
+                    screenshot: None,
+                    handled,
+                    notices: Vec::new(),
+                };
+                let logged = store
+                    .log_action(&NewAction {
+                        session: &id,
+                        action: "watchdog",
+                        target: None,
+                        input: None,
+                        ok: true,
+                        code: None,
+                        result: serde_json::to_value(&outcome)
+                            .unwrap_or_default()
+                            .to_string(),
+                        duration_ms: 0,
+                        retries: 0,
+                        screenshot: None,
+                    })
+                    .await;
+                if let Err(e) = logged {
+                    tracing::warn!(session = %id, error = %e, "logging what was handled between actions");
+                }
+            }
+        });
+        Ok(consent)
     }
 
     /// Closes the session's context, if it has one.
