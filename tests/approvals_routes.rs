@@ -111,13 +111,24 @@ fn approval_routes_decide_once_and_keep_what_was_said() {
         .as_str()
         .unwrap()
         .to_string();
-    let (status, refused) = c.call(
-        "POST",
-        &format!("/approvals/{ask}/respond"),
-        Some(json!({"response": {"nom": 1}})),
-    );
-    // The gate's own schema refuses it: a conflict with the gate (the
-    // document cannot say what each gate asks), and the gate waits on.
+    // An answer the gate's own schema refuses is the body's fault: a 400
+    // naming the path that failed (issue 44: it was a 409), and the gate
+    // waits on.
+    for (answer, names) in [(json!({"nom": 1}), "name"), (json!({"name": 5}), "/name")] {
+        let (status, refused) = c.call(
+            "POST",
+            &format!("/approvals/{ask}/respond"),
+            Some(json!({ "response": answer })),
+        );
+        assert_eq!(status, 400, "{refused}");
+        let error = refused["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains("schema validation") && error.contains(names),
+            "{error:?} should name {names:?}"
+        );
+    }
+    // A decision the gate does not take stays a conflict with the gate.
+    let (status, refused) = c.call("POST", &format!("/approvals/{ask}/approve"), None);
     assert_eq!(status, 409, "{refused}");
     let (status, missing) = c.call("POST", &format!("/approvals/{ask}/respond"), None);
     assert_eq!(status, 400, "{missing}");

@@ -147,8 +147,9 @@ fn a_workflow_runs_to_its_end_and_its_steps_are_kept() {
         );
     }
     // What the document cannot tell (a pipeline's syntax, the args a
-    // workflow takes) is Lobster's parse_error envelope: nothing runs, and
-    // nothing is recorded.
+    // workflow takes) is a 400 with Lobster's `parse_error` as its code,
+    // naming the field (issue 44: it was a 200 envelope with ok: false):
+    // nothing runs, and nothing is recorded.
     for (body, says) in [
         (json!({"workflow": "three", "args": {"who": 7}}), "args/who"),
         (json!({"workflow": "three"}), "who"),
@@ -158,13 +159,13 @@ fn a_workflow_runs_to_its_end_and_its_steps_are_kept() {
         ),
         (json!({"pipeline": "exec 'unterminated"}), "quote"),
     ] {
-        let answer = c.ok("POST", "/runs", Some(body.clone()));
+        let (status, answer) = c.call("POST", "/runs", Some(body.clone()));
         assert_eq!(
-            (answer["ok"].as_bool(), answer["error"]["type"].as_str()),
-            (Some(false), Some("parse_error")),
+            (status, answer["code"].as_str()),
+            (400, Some("parse_error")),
             "{body} → {answer}"
         );
-        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        let message = answer["error"].as_str().unwrap_or_default();
         assert!(
             message.contains(says),
             "{body}: {message:?} should name {says:?}"

@@ -365,9 +365,14 @@ impl Approvals {
             }
             let now = self.get(&run.state_key).await?;
             if now.status == RunStatus::Pending {
-                // What this gate asks for is its own (its schema): the
-                // answer conflicts with it, and the gate waits on.
-                return Err(ApprovalsError::Mismatch(e.message.clone()));
+                // The gate waits on. An answer its schema refuses is the
+                // caller's to mend (the message names the path that
+                // failed); anything else conflicts with the gate.
+                return Err(if e.failure == clawdis_engine::Failure::Input {
+                    ApprovalsError::Invalid(e.message.clone())
+                } else {
+                    ApprovalsError::Mismatch(e.message.clone())
+                });
             }
             if !now.decided_as(decision, &decider) {
                 return Err(ApprovalsError::AlreadyDecided(e.message.clone()));

@@ -23,8 +23,9 @@ impl From<ApprovalsError> for ApiError {
             | ApprovalsError::Elsewhere(_)
             | ApprovalsError::Mismatch(_)
             | ApprovalsError::Stale(_) => ApiError::conflict(e.to_string()),
-            ApprovalsError::Invalid(_) | ApprovalsError::Parse(_) => {
-                ApiError::bad_request(e.to_string())
+            ApprovalsError::Invalid(_) => ApiError::bad_request(e.to_string()),
+            ApprovalsError::Parse(_) => {
+                ApiError::bad_request(e.to_string()).with_code("parse_error")
             }
             ApprovalsError::Forbidden(_) => ApiError::forbidden(e.to_string()),
             ApprovalsError::Gone(_) => ApiError::new(StatusCode::GONE, e.to_string()),

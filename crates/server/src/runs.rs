@@ -10,9 +10,7 @@ use axum::Json;
 use axum::extract::{Path, Query as Q, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use clawdis_approvals::{
-    ApprovalsError, Channel, Decider, HistoryStatus, MAX_PAGE, RunQuery, RunRequest, What,
-};
+use clawdis_approvals::{Channel, Decider, HistoryStatus, MAX_PAGE, RunQuery, RunRequest, What};
 use serde_json::json;
 
 use crate::api::{ApiError, ApiResult, Body, Query, ok};
@@ -20,7 +18,9 @@ use crate::{AppState, Principal};
 
 /// `POST /runs {pipeline} | {workflow, args?, cwd?}, wait?`: answers the
 /// run's tool envelope plus `runId` (200) once it ends or pauses; with
-/// `wait: false`, `{status: "running", runId}` at once (202).
+/// `wait: false`, `{status: "running", runId}` at once (202). A pipeline
+/// that does not parse, or args the workflow does not take, are a 400
+/// with code `parse_error` naming the field.
 #[utoipa::path(
     post,
     path = "/runs",
@@ -41,13 +41,10 @@ pub async fn start(
         Some(_) => return Err(ApiError::bad_request("wait must be true or false")),
     };
     let runs = state.runs().await?;
-    let started = match runs.start(request).await {
-        Ok(started) => started,
-        // Nothing runs: answered as `lobster run` prints it, and not
-        // recorded.
-        Err(ApprovalsError::Parse(message)) => return ok(parse_error(&message)),
-        Err(e) => return Err(e.into()),
-    };
+    // What does not parse, or does not fit the workflow's args, is a 400
+    // naming the field (`parse_error`, as Lobster calls it): nothing runs,
+    // and nothing is recorded.
+    let started = runs.start(request).await?;
     let run_id = started.run_id.clone();
     if !wait {
         let answer = json!({
@@ -66,12 +63,6 @@ pub async fn start(
         fields.insert("runId".into(), json!(run_id));
     }
     ok(envelope)
-}
-
-/// Lobster's envelope for a run that does not parse: `parse_error`.
-fn parse_error(message: &str) -> serde_json::Value {
-    let envelope = clawdis_engine::Envelope::from(clawdis_engine::Error::parse(message));
-    serde_json::from_str(&envelope.to_value().to_json()).unwrap_or_default()
 }
 
 /// The run a `POST /runs` body asks for, started by `principal`.
