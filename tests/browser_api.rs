@@ -481,3 +481,58 @@ fn tab_focus_actions_and_parallel_calls() {
     assert_eq!(c.ok("GET", "/", None)["running"], true);
     assert!(t.elapsed() < std::time::Duration::from_millis(1500));
 }
+
+/// An optional field sent as `null` is not given, as OpenClaw's server
+/// reads it: JSON clients send `null` for an unset optional (issue 44:
+/// `POST /screencast {"targetId": null}` answered 400 `targetId: null is
+/// not of type "string"`). A required field sent as `null` is missing.
+#[test]
+fn optional_fields_sent_as_null_are_not_given() {
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    let form = format!("http://127.0.0.1:{pages}/form.html");
+    let tab = c.ok("POST", "/tabs/open", Some(json!({ "url": form })))["targetId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ticket = c.ok(
+        "POST",
+        "/screencast",
+        Some(json!({ "targetId": null, "maxWidth": null, "profile": null })),
+    );
+    assert_eq!(ticket["targetId"], tab.as_str(), "{ticket}");
+    let added = c.ok(
+        "POST",
+        "/cookies/set-many",
+        Some(json!({
+            "targetId": null,
+            "cookies": [{ "name": "a", "value": "1", "url": form, "domain": null, "expires": null }],
+        })),
+    );
+    assert_eq!(added["added"], 1, "{added}");
+    let cookies = c.ok("GET", "/cookies", None);
+    assert!(cookies.to_string().contains("\"name\":\"a\""), "{cookies}");
+    let read = c.ok(
+        "POST",
+        "/act",
+        Some(json!({ "kind": "evaluate", "fn": "1 + 1", "targetId": null, "timeoutMs": null })),
+    );
+    assert_eq!(read["targetId"], tab.as_str(), "{read}");
+    // A required field is still required; a wrong type is still wrong.
+    let (status, missing) = c.call("POST", "/navigate", Some(json!({ "url": null })));
+    assert_eq!(
+        (status, missing["error"].as_str()),
+        (400, Some("url is required"))
+    );
+    let (status, wrong) = c.call("POST", "/screencast", Some(json!({ "targetId": 5 })));
+    assert_eq!(status, 400, "{wrong}");
+    // The document says so.
+    let document = c.ok("GET", "/openapi.json", None);
+    assert_eq!(
+        document["paths"]["/screencast"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+            ["properties"]["targetId"]["type"],
+        json!(["string", "null"])
+    );
+}

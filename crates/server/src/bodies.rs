@@ -1149,6 +1149,99 @@ pub(crate) fn apply(doc: &mut Value) {
     }
 }
 
+/// Says in the document that the browser and session routes read an
+/// optional field sent as `null` as not given (see [`crate::validate`]):
+/// each optional property of their bodies, at any depth, takes `null` too.
+pub(crate) fn nullable_optionals(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for operation in paths
+        .values_mut()
+        .filter_map(Value::as_object_mut)
+        .flat_map(|item| item.values_mut())
+    {
+        let checked = operation["tags"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t == "browser" || t == "sessions"));
+        if let (true, Some(schema)) = (
+            checked,
+            operation.pointer_mut("/requestBody/content/application~1json/schema"),
+        ) {
+            optionals_take_null(schema);
+        }
+    }
+}
+
+/// Adds `null` to what each optional property of `schema` takes, in its
+/// properties, items and alternatives (`oneOf`, `anyOf`); the rules of
+/// `allOf` and `not` say which fields are given, and stay as they are.
+fn optionals_take_null(schema: &mut Value) {
+    let Some(o) = schema.as_object_mut() else {
+        return;
+    };
+    let required: Vec<String> = o
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.as_str().map(str::to_string))
+        .collect();
+    if let Some(properties) = o.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, property) in properties.iter_mut() {
+            optionals_take_null(property);
+            if !required.contains(name) {
+                take_null(property);
+            }
+        }
+    }
+    if let Some(items) = o.get_mut("items") {
+        optionals_take_null(items);
+    }
+    for keyword in ["oneOf", "anyOf"] {
+        for branch in o
+            .get_mut(keyword)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            optionals_take_null(branch);
+        }
+    }
+}
+
+/// Makes `property` take `null` as well as what it takes.
+fn take_null(property: &mut Value) {
+    let Some(p) = property.as_object_mut() else {
+        return;
+    };
+    let null = json!("null");
+    match p.get_mut("type") {
+        Some(Value::String(t)) if t != "null" => {
+            let t = t.clone();
+            p.insert("type".into(), json!([t, "null"]));
+        }
+        Some(Value::Array(types)) if !types.contains(&null) => types.push(null),
+        Some(_) => {}
+        None => {
+            if let Some(c) = p.remove("const") {
+                p.insert("enum".into(), json!([c]));
+            }
+            for keyword in ["anyOf", "oneOf"] {
+                if let Some(branches) = p.get_mut(keyword).and_then(Value::as_array_mut) {
+                    branches.push(json!({ "type": "null" }));
+                    return;
+                }
+            }
+        }
+    }
+    if let Some(values) = p.get_mut("enum").and_then(Value::as_array_mut)
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+}
+
 /// The path and query parameters whose values the document states
 /// exactly: `(path, name, schema)`.
 fn parameters() -> Vec<(&'static str, &'static str, Value)> {
@@ -1247,6 +1340,49 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn optional_fields_take_null_in_the_document_and_required_ones_do_not() {
+        let document = crate::document();
+        let body = |path: &str| {
+            document["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+                .clone()
+        };
+        let takes = |schema: &Value, body: Value| {
+            jsonschema::validator_for(schema)
+                .expect("the schema compiles")
+                .is_valid(&body)
+        };
+        let screencast = body("/screencast");
+        assert_eq!(
+            screencast["properties"]["targetId"]["type"],
+            json!(["string", "null"])
+        );
+        assert!(takes(
+            &screencast,
+            json!({ "targetId": null, "profile": null })
+        ));
+        let set_many = body("/cookies/set-many");
+        assert!(takes(
+            &set_many,
+            json!({ "targetId": null, "cookies": [{ "name": "a", "value": "b", "domain": null }] })
+        ));
+        assert!(!takes(&set_many, json!({ "cookies": null })));
+        let act = body("/act");
+        assert!(takes(
+            &act,
+            json!({ "kind": "click", "ref": "e1", "targetId": null, "button": null, "doubleClick": null })
+        ));
+        assert!(!takes(&act, json!({ "kind": null, "ref": "e1" })));
+        // What the checks read is the document before: its messages name
+        // only the types a field takes.
+        let checked = crate::checked_document();
+        assert_eq!(
+            checked["paths"]["/screencast"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+                ["properties"]["targetId"]["type"],
+            "string"
+        );
     }
 
     #[test]

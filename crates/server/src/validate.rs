@@ -1,7 +1,8 @@
 //! The browser and session routes' bodies, checked against the API
 //! document before a handler reads them (see [`crate::bodies`]): a body
 //! the document refuses is a 400 that says what is wrong, so a client can
-//! trust the document to say exactly what these routes take.
+//! trust the document to say exactly what these routes take. A member sent
+//! as `null` is read as not given, as OpenClaw's server reads it.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -156,7 +157,7 @@ fn compile(schema: &Value) -> Option<jsonschema::Validator> {
 fn checks() -> &'static [Check] {
     static CHECKS: OnceLock<Vec<Check>> = OnceLock::new();
     CHECKS.get_or_init(|| {
-        let document = crate::document_json();
+        let document = crate::checked_document();
         let mut checks = Vec::new();
         let Some(paths) = document["paths"].as_object() else {
             return checks;
@@ -226,7 +227,7 @@ pub(crate) async fn body(request: Request, next: Next) -> Response {
     let Some(check) = check else {
         return next.run(request).await;
     };
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
         return ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -250,16 +251,76 @@ pub(crate) async fn body(request: Request, next: Next) -> Response {
             }
         }
     };
+    // An optional field sent as `null` is not given, as OpenClaw's server
+    // reads it (JSON clients send `null` for an unset optional).
+    let (value, dropped) = without_nulls(value);
     if let Some(refused) = check.violation(&value) {
         return refused.into_response();
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    let body = if dropped {
+        parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+        Body::from(value.to_string())
+    } else {
+        Body::from(bytes)
+    };
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// `value` without the `null` members of its objects, at any depth (an
+/// array's `null` items are values, and stay), and whether any was dropped.
+fn without_nulls(value: Value) -> (Value, bool) {
+    match value {
+        Value::Object(members) => {
+            let mut dropped = false;
+            let kept = members
+                .into_iter()
+                .filter_map(|(key, member)| {
+                    if member.is_null() {
+                        dropped = true;
+                        return None;
+                    }
+                    let (member, inner) = without_nulls(member);
+                    dropped |= inner;
+                    Some((key, member))
+                })
+                .collect();
+            (Value::Object(kept), dropped)
+        }
+        Value::Array(items) => {
+            let mut dropped = false;
+            let kept = items
+                .into_iter()
+                .map(|item| {
+                    let (item, inner) = without_nulls(item);
+                    dropped |= inner;
+                    item
+                })
+                .collect();
+            (Value::Array(kept), dropped)
+        }
+        other => (other, false),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn null_members_are_dropped_at_any_depth_and_null_items_kept() {
+        let (value, dropped) = without_nulls(serde_json::json!({
+            "targetId": null,
+            "cookies": [{ "name": "a", "value": "b", "domain": null }, null],
+            "kind": "click",
+        }));
+        assert!(dropped);
+        assert_eq!(
+            value,
+            serde_json::json!({ "cookies": [{ "name": "a", "value": "b" }, null], "kind": "click" })
+        );
+        let same = serde_json::json!({ "kind": "click", "fields": [{ "ref": "e1" }] });
+        assert_eq!(without_nulls(same.clone()), (same, false));
+    }
 
     #[test]
     fn fields_are_named_as_a_caller_writes_them() {
