@@ -84,9 +84,9 @@ fn the_command_line_lists_and_decides_once() {
     let id = human["requiresApproval"]["approvalId"].as_str().unwrap();
     let refused = clawdis_cli(&home, &["approvals", "approve", id]);
     assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        String::from_utf8_lossy(&refused.stderr).contains("needs a person's approval"),
-        "{}",
-        String::from_utf8_lossy(&refused.stderr)
+        said.contains("needs a person's approval") && said.contains("passkey in the inbox"),
+        "{said}"
     );
 }

@@ -61,7 +61,10 @@ fn only_a_person_decides_a_human_gate() {
         assert_eq!(out.status.code(), Some(1), "{refused}");
         let message = refused["error"]["message"].as_str().unwrap();
         assert!(
-            message.contains("needs a person's approval") && message.contains("approver token"),
+            message.contains("needs a person's approval")
+                && message.contains("approver token")
+                && message.contains("paired device's passkey in the inbox")
+                && message.contains("clawdis devices pair"),
             "{message}"
         );
     }
@@ -83,8 +86,11 @@ fn only_a_person_decides_a_human_gate() {
             Some(json!({"decision": "approve"})),
         );
         assert_eq!(status, 403, "{body}");
+        // Without the app, the way that works is named (issue 44: only the
+        // app and approver tokens were, and a token waits for the app too).
+        let error = body["error"].as_str().unwrap();
         assert!(
-            body["error"].as_str().unwrap().contains("approver token"),
+            error.contains("approver token") && error.contains("passkey in the inbox"),
             "{body}"
         );
     }

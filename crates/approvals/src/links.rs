@@ -144,7 +144,8 @@ impl ApprovalLinks {
             approvals.store().record_audit(&refused).await?;
             return Err(ApprovalsError::Forbidden(
                 "a link by itself cannot approve this gate (approvers: human): approve it in the \
-                 Clawdis app or its notification, or with an approver token; the link may still deny it"
+                 Clawdis app or its notification, or with a paired device's passkey in the inbox \
+                 (/inbox); the link may still deny it"
                     .into(),
             ));
         }

@@ -143,9 +143,10 @@ fn needs_a_person(state: &Value, intent: &Intent, ctx: &Ctx) -> Result<()> {
         ),
         (false, _) => format!(
             "Workflow step {step} needs a person's approval (approvers: human): approve it in the Clawdis \
-             app or its notification, or with an approver token (POST /approvals/{{id}}); lobster resume, \
-             a link by itself, agent tokens and the owner token cannot approve it. Anyone may deny or \
-             cancel it"
+             app or its notification; without the app, with a paired device's passkey in the inbox \
+             (pair one with `clawdis devices pair`, then open /inbox on it), or with an approver token \
+             a person confirmed there (POST /approvals/{{id}}); lobster resume, a link by itself, agent \
+             tokens and the owner token cannot approve it. Anyone may deny or cancel it"
         ),
     };
     Err(Error::failed(Failure::NotAllowed, message))
