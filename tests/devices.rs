@@ -98,8 +98,26 @@ async fn a_paired_device_approves_a_human_gate_with_its_passkey() {
     );
     assert_eq!(status, 403, "{body}");
 
-    // Trust on first use: the command line pairs the first device.
-    let url = cli_ok(&home, &["devices", "pair", "--name", "phone"]);
+    // With none paired, the list says so (issue 44: it printed nothing).
+    let none = clawdis_cli(&home, &["devices", "list"]);
+    assert!(none.status.success() && none.stdout.is_empty(), "{none:?}");
+    let said = String::from_utf8_lossy(&none.stderr);
+    assert!(
+        said.contains("No device is paired") && said.contains("clawdis devices pair"),
+        "{said}"
+    );
+
+    // Trust on first use: the command line pairs the first device. A
+    // link on localhost says it opens only on this machine, and how to
+    // reach a phone (issue 44).
+    let out = clawdis_cli(&home, &["devices", "pair", "--name", "phone"]);
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("opens only on this machine") && said.contains("publicBaseUrl"),
+        "{said}"
+    );
+    let url = String::from_utf8(out.stdout).unwrap();
     let url = url.trim();
     assert!(
         url.starts_with(&format!("http://localhost:{}/pair/", server.port)),
@@ -566,4 +584,53 @@ async fn a_device_pairs_and_approves_under_a_public_base_url() {
         std::fs::read_to_string(work.join("published.txt")).unwrap(),
         "published\n"
     );
+}
+
+/// The pairing page says what it waits for and why it failed (issue 44: the
+/// pressed button turned disabled and the page said nothing for 80 s while
+/// no authenticator answered).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_pairing_page_says_it_waits_for_the_passkey_and_why_it_failed() {
+    let (_dir, home, _work) = dirs();
+    let (_server, _receiver) = backend(&home);
+    let url = cli_ok(&home, &["devices", "pair", "--name", "phone"]);
+    let url = url.trim();
+    let phone = Phone::start().await;
+    let button = "button[data-passkey=pair]";
+
+    // An authenticator nobody touches: the button says the page waits.
+    phone.answers(false).await;
+    phone.page.goto(url).await.unwrap();
+    phone
+        .page
+        .find_element(button)
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    phone
+        .until(&format!(
+            "document.querySelector('{button}').textContent === 'Waiting for your passkey…'"
+        ))
+        .await;
+
+    // One that refuses (its user not verified): the page says so, in words
+    // a person acts on, and the button works again.
+    phone.page.goto(url).await.unwrap();
+    phone.answers(true).await;
+    phone.verifies(false).await;
+    let said = phone.click(button, "No passkey answered").await;
+    assert!(said.contains("Press the button to try again"), "{said}");
+    phone
+        .until(&format!(
+            "!document.querySelector('{button}').disabled && \
+             document.querySelector('{button}').textContent === 'Pair this device'"
+        ))
+        .await;
+
+    // The same link then pairs.
+    phone.verifies(true).await;
+    let said = phone.click(button, "Paired as").await;
+    assert!(said.contains("Paired as \"phone\""), "{said}");
 }

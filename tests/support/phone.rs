@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use chromiumoxide::Browser;
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::web_authn::{
-    AddVirtualAuthenticatorParams, AuthenticatorProtocol, AuthenticatorTransport, EnableParams,
+    AddVirtualAuthenticatorParams, AuthenticatorId, AuthenticatorProtocol, AuthenticatorTransport,
+    EnableParams, SetAutomaticPresenceSimulationParams, SetUserVerifiedParams,
     VirtualAuthenticatorOptions,
 };
 use futures::StreamExt;
@@ -21,6 +22,7 @@ pub struct Phone {
     chromium: Child,
     _profile: tempfile::TempDir,
     _browser: Browser,
+    authenticator: AuthenticatorId,
     /// Its one page.
     pub page: Page,
 }
@@ -93,15 +95,43 @@ impl Phone {
         options.has_user_verification = Some(true);
         options.is_user_verified = Some(true);
         options.automatic_presence_simulation = Some(true);
-        page.execute(AddVirtualAuthenticatorParams::new(options))
+        let authenticator = page
+            .execute(AddVirtualAuthenticatorParams::new(options))
             .await
-            .unwrap();
+            .unwrap()
+            .result
+            .authenticator_id;
         Phone {
             chromium,
             _profile: profile,
             _browser: browser,
+            authenticator,
             page,
         }
+    }
+
+    /// Whether its authenticator answers by itself (a person touching it at
+    /// once); when not, a ceremony waits until it times out.
+    pub async fn answers(&self, at_once: bool) {
+        self.page
+            .execute(SetAutomaticPresenceSimulationParams::new(
+                self.authenticator.clone(),
+                at_once,
+            ))
+            .await
+            .unwrap();
+    }
+
+    /// Whether its authenticator verifies its user (else every ceremony,
+    /// which requires that, fails).
+    pub async fn verifies(&self, verified: bool) {
+        self.page
+            .execute(SetUserVerifiedParams::new(
+                self.authenticator.clone(),
+                verified,
+            ))
+            .await
+            .unwrap();
     }
 
     /// Opens `url` and presses the button `css`; what the page then says.

@@ -60,6 +60,9 @@ pub fn devices(home: &Path, action: DevicesAction) -> Result<()> {
                     ask_the_person(home, path, body, "a pairing of device", &name, wait).await?;
                 let url = link["url"].as_str().unwrap_or_default();
                 crate::print_line(url);
+                if let Some(note) = only_here(url, home) {
+                    crate::backend::tell(&note);
+                }
                 // The same link for the phone's camera, where a person
                 // looks (stdout carries the link alone).
                 if std::io::stderr().is_terminal()
@@ -70,7 +73,13 @@ pub fn devices(home: &Path, action: DevicesAction) -> Result<()> {
             }
             DevicesAction::List => {
                 let answer = expect(ask(hyper::Method::GET, "/devices".into(), None).await?, 200)?;
-                for d in answer["devices"].as_array().into_iter().flatten() {
+                let devices = answer["devices"].as_array().cloned().unwrap_or_default();
+                if devices.is_empty() {
+                    crate::backend::tell(
+                        "No device is paired: pair one with `clawdis devices pair --name NAME`.",
+                    );
+                }
+                for d in &devices {
                     let text = |k: &str| d[k].as_str().unwrap_or("-").to_string();
                     let state = d["revokedAt"]
                         .as_str()
@@ -95,6 +104,23 @@ pub fn devices(home: &Path, action: DevicesAction) -> Result<()> {
     })
 }
 
+/// What a person pairing a phone needs to know of a link that opens only
+/// on this machine (on `localhost`, as it is until `publicBaseUrl` is set).
+fn only_here(url: &str, home: &Path) -> Option<String> {
+    let authority = url.split_once("://")?.1.split('/').next()?;
+    let host = authority
+        .rsplit_once(':')
+        .map_or(authority, |(host, _)| host);
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]").then(|| {
+        format!(
+            "This link opens only on this machine ({host}). To pair a phone, set \
+             \"publicBaseUrl\" in {} to an https:// address that reaches this backend \
+             (a TLS tunnel or reverse proxy, such as `tailscale serve`), then pair again.",
+            home.join("settings.json").display()
+        )
+    })
+}
+
 /// The answer's body when its status is `status`; else its error.
 fn expect(answer: Answer, status: u16) -> Result<serde_json::Value> {
     if answer.status == status {
@@ -103,5 +129,21 @@ fn expect(answer: Answer, status: u16) -> Result<serde_json::Value> {
     match answer.body["error"].as_str() {
         Some(error) => bail!("{error}"),
         None => bail!("the backend answered {}", answer.status),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_on_this_machine_says_so_and_one_under_a_public_base_does_not() {
+        let home = Path::new("/home/ann/.clawdis");
+        let note = only_here("http://localhost:18791/pair/abc", home).expect("a note");
+        assert!(note.contains("only on this machine (localhost)"), "{note}");
+        assert!(note.contains("/home/ann/.clawdis/settings.json"), "{note}");
+        assert!(only_here("http://127.0.0.1:18791/pair/abc", home).is_some());
+        assert!(only_here("https://box.example.ts.net/pair/abc", home).is_none());
+        assert!(only_here("https://localhost.example.com/pair/abc", home).is_none());
     }
 }

@@ -35,13 +35,13 @@ function say(text) {
   document.getElementById("said").textContent = text;
 }
 
-async function pair() {
+async function pair(button) {
   const here = location.pathname;
   const { publicKey } = await post(`${here}/options`, {});
   publicKey.challenge = b64u.decode(publicKey.challenge);
   publicKey.user.id = b64u.decode(publicKey.user.id);
   for (const c of publicKey.excludeCredentials || []) c.id = b64u.decode(c.id);
-  const made = await navigator.credentials.create({ publicKey });
+  const made = await askTheDevice(button, () => navigator.credentials.create({ publicKey }));
   const done = await post(here, {
     id: made.id,
     rawId: b64u.encode(made.rawId),
@@ -55,12 +55,42 @@ async function pair() {
   say(`Paired as "${done.name}". This device can approve gates that need a person.`);
 }
 
-/** Asks the device to sign `publicKey`'s challenge; the assertion as the
- * server reads it. */
-async function assertion(publicKey) {
+/** Runs `ask` (a WebAuthn call) while the pressed `button` says the page
+ * waits for the passkey; a failure is said in words a person acts on. */
+async function askTheDevice(button, ask) {
+  const label = button.textContent;
+  button.textContent = "Waiting for your passkey…";
+  try {
+    return await ask();
+  } catch (e) {
+    throw new Error(passkeyFailed(e));
+  } finally {
+    button.textContent = label;
+  }
+}
+
+/** What a WebAuthn failure means for the person. */
+function passkeyFailed(e) {
+  switch (e && e.name) {
+    case "NotAllowedError":
+      return "No passkey answered: it was cancelled, or no authenticator responded in time. Press the button to try again.";
+    case "InvalidStateError":
+      return "This device already holds a passkey for this Clawdis.";
+    case "SecurityError":
+      return "This address cannot hold a passkey: open the link as it was given (https://, or localhost on the machine that runs Clawdis).";
+    case "NotSupportedError":
+      return "This browser offers no passkey that Clawdis can use.";
+    default:
+      return `The passkey failed: ${e && e.message ? e.message : e}`;
+  }
+}
+
+/** Asks the device to sign `publicKey`'s challenge (the pressed `button`
+ * says it waits); the assertion as the server reads it. */
+async function assertion(publicKey, button) {
   publicKey.challenge = b64u.decode(publicKey.challenge);
   for (const c of publicKey.allowCredentials || []) c.id = b64u.decode(c.id);
-  const signed = await navigator.credentials.get({ publicKey });
+  const signed = await askTheDevice(button, () => navigator.credentials.get({ publicKey }));
   const r = signed.response;
   return {
     id: signed.id,
@@ -82,7 +112,7 @@ async function approve(button) {
     decision: "approve",
     digest: button.dataset.digest,
   });
-  const done = await post(`${here}/passkey`, { ceremony, credential: await assertion(publicKey) });
+  const done = await post(`${here}/passkey`, { ceremony, credential: await assertion(publicKey, button) });
   say(`Approved with the passkey of "${done.device}". The run is now ${done.result.status}.`);
 }
 
@@ -90,7 +120,7 @@ async function approve(button) {
 // takes an assertion of its own, a denial the signed-in device only.
 async function signin(button) {
   const { ceremony, publicKey } = await post("/inbox/signin/challenge", {});
-  const done = await post("/inbox/signin", { ceremony, credential: await assertion(publicKey) });
+  const done = await post("/inbox/signin", { ceremony, credential: await assertion(publicKey, button) });
   // A hand-off's live view, opened from afar, shows itself once signed in.
   if (button.dataset.then === "reload") return location.reload();
   await showInbox();
@@ -220,7 +250,7 @@ function showRequests(requests) {
 async function requestConfirm(button) {
   const id = button.dataset.id;
   const { ceremony, publicKey } = await post(`/inbox/requests/${id}/challenge`, {});
-  const done = await post(`/inbox/requests/${id}/passkey`, { ceremony, credential: await assertion(publicKey) });
+  const done = await post(`/inbox/requests/${id}/passkey`, { ceremony, credential: await assertion(publicKey, button) });
   await showInbox();
   say(`Confirmed request ${id} with the passkey of "${done.device}".`);
 }
@@ -234,7 +264,7 @@ async function requestRefuse(button) {
 async function inboxApprove(button) {
   const { id, digest } = button.dataset;
   const { ceremony, publicKey } = await post(`/inbox/${id}/challenge`, { decision: "approve", digest });
-  const done = await post(`/inbox/${id}/passkey`, { ceremony, credential: await assertion(publicKey) });
+  const done = await post(`/inbox/${id}/passkey`, { ceremony, credential: await assertion(publicKey, button) });
   await showInbox();
   say(`Approved ${id} with the passkey of "${done.device}". The run is now ${done.result.status}.`);
 }
