@@ -88,22 +88,46 @@ async fn a_pause_from_another_process_is_announced_and_decided_once() {
         .unwrap_err();
     assert!(again.to_string().contains("already decided"), "{again}");
 
-    // The agent resumes later with its token: it gets the recorded outcome.
+    // The agent resumes later with its token: it gets the recorded outcome,
+    // and who decided it and when; its own `no` decided nothing (issue 44:
+    // nothing said so).
     let token = paused["requiresApproval"]["resumeToken"].as_str().unwrap();
-    let out = lobster(state)
-        .current_dir(work)
-        .args(["resume", "--token", token, "--approve", "yes"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert_eq!(envelope(&out), result, "the recorded final envelope");
     let id = paused["requiresApproval"]["approvalId"].as_str().unwrap();
-    let by_id = lobster(state)
-        .current_dir(work)
-        .args(["resume", "--id", id, "--approve", "no"])
-        .output()
-        .unwrap();
-    assert_eq!(envelope(&by_id), result, "the approval id alias too");
+    for args in [
+        ["--token", token, "--approve", "yes"],
+        ["--id", id, "--approve", "no"],
+    ] {
+        let out = lobster(state)
+            .current_dir(work)
+            .arg("resume")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let mut late = envelope(&out);
+        let said = late
+            .as_object_mut()
+            .and_then(|o| o.remove("decided"))
+            .unwrap_or_else(|| panic!("{args:?} is told who decided"));
+        assert_eq!(late, result, "{args:?}: the recorded final envelope");
+        assert_eq!(
+            (
+                said["decision"].as_str(),
+                said["by"].as_str(),
+                said["via"].as_str(),
+                said["at"].as_str()
+            ),
+            (
+                Some("approve"),
+                Some("ann@example.com"),
+                Some("app"),
+                decided.decided_at.as_deref()
+            ),
+            "{said}"
+        );
+        let note = said["note"].as_str().unwrap_or_default();
+        assert!(note.contains("this call decided nothing"), "{note}");
+    }
     assert_eq!(
         std::fs::read_to_string(work.join("sent.txt")).unwrap(),
         "sent\n",
@@ -191,7 +215,8 @@ async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
         .await
         .unwrap_err();
     assert!(wrong.to_string().contains("does not take"), "{wrong}");
-    // An answer the schema refuses is an error, and the run keeps waiting.
+    // An answer the schema refuses is the answer's fault (a 400 over HTTP,
+    // issue 44), and the run keeps waiting.
     let refused = approvals
         .decide(
             &ask.id,
@@ -201,7 +226,7 @@ async fn an_input_gate_takes_a_response_and_cancel_ends_a_run() {
         .await
         .unwrap_err();
     assert!(
-        matches!(refused, clawdis_approvals::ApprovalsError::Mismatch(_)),
+        matches!(refused, clawdis_approvals::ApprovalsError::Invalid(_)),
         "{refused:?}"
     );
     assert!(

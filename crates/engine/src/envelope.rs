@@ -46,6 +46,10 @@ pub enum Envelope {
         /// that a denial means stop (a denial made through the backend;
         /// Lobster's own `resume --approve no` has none).
         reason: Option<String>,
+        /// Who decided the gate, how and when, when this envelope is the
+        /// recorded end of a run decided before this call (a late `resume`
+        /// collects it and decides nothing itself).
+        decided: Option<Value>,
     },
     /// A failure.
     Failure(Error),
@@ -60,6 +64,7 @@ impl Envelope {
             requires_approval: None,
             requires_input: None,
             reason: None,
+            decided: None,
         }
     }
 
@@ -71,6 +76,7 @@ impl Envelope {
             requires_approval: None,
             requires_input: None,
             reason: None,
+            decided: None,
         }
     }
 
@@ -89,6 +95,30 @@ impl Envelope {
                 "Denied by {by}{why}. A denial means stop: do not retry this, rephrase it or \
                  find another way to do it."
             )),
+            decided: None,
+        }
+    }
+
+    /// This envelope as the recorded end of a run whose gate was decided
+    /// before the call that gets it: `decided` says by whom, how and when.
+    pub fn decided_before(self, decided: Value) -> Envelope {
+        match self {
+            Envelope::Success {
+                status,
+                output,
+                requires_approval,
+                requires_input,
+                reason,
+                ..
+            } => Envelope::Success {
+                status,
+                output,
+                requires_approval,
+                requires_input,
+                reason,
+                decided: Some(decided),
+            },
+            failure => failure,
         }
     }
 
@@ -100,6 +130,7 @@ impl Envelope {
             requires_approval: Some(request),
             requires_input: None,
             reason: None,
+            decided: None,
         }
     }
 
@@ -111,6 +142,7 @@ impl Envelope {
             requires_approval: None,
             requires_input: Some(request),
             reason: None,
+            decided: None,
         }
     }
 
@@ -148,6 +180,7 @@ impl Envelope {
                 requires_approval,
                 requires_input,
                 reason,
+                decided,
             } => {
                 obj.insert("ok", Value::Bool(true));
                 obj.insert("status", Value::from(status.as_str()));
@@ -162,6 +195,9 @@ impl Envelope {
                 );
                 if let Some(reason) = reason {
                     obj.insert("reason", Value::from(reason.as_str()));
+                }
+                if let Some(decided) = decided {
+                    obj.insert("decided", decided.clone());
                 }
             }
             Envelope::Failure(e) => {
@@ -219,6 +255,7 @@ impl Envelope {
                 Some(Value::String(r)) => Some(r.to_string()),
                 _ => None,
             },
+            decided: present("decided"),
         })
     }
 

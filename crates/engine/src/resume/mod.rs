@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::exec::login_env::LoginSession;
 use crate::pause::Intent;
 use crate::token::{self, KIND_PIPELINE, Token};
-use crate::value::Value;
+use crate::value::{Object, Value};
 
 /// Parsed `resume` arguments.
 #[derive(Clone, Debug, PartialEq)]
@@ -136,6 +136,33 @@ fn decided_elsewhere(run: &clawdis_store::Run) -> bool {
     run.decided_via.is_some_and(|via| via != Channel::Cli)
 }
 
+/// What a late resume is told of the decision it did not make: the
+/// decision, who made it (their credential), through what and when.
+fn who_decided(run: &clawdis_store::Run) -> Value {
+    let text = |s: Option<&str>| s.map_or(Value::Null, Value::from);
+    let decision = run.decision.map(Decision::as_str);
+    let by = run.decided_by.as_deref();
+    let via = run.decided_via.map(Channel::as_str);
+    let at = run.decided_at.as_deref();
+    let mut said = Object::new();
+    said.insert("decision", text(decision));
+    said.insert("by", text(by));
+    said.insert("via", text(via));
+    said.insert("at", text(at));
+    said.insert(
+        "note",
+        Value::from(format!(
+            "This gate was decided before this call ({} by {} via {} at {}); this call decided \
+             nothing. This envelope is how that run ended.",
+            decision.unwrap_or("decided"),
+            by.unwrap_or("someone"),
+            via.unwrap_or("another channel"),
+            at.unwrap_or("an earlier time"),
+        )),
+    );
+    Value::Object(said)
+}
+
 /// A run's record as a resume first reads it.
 enum Read {
     /// The final envelope of a run a person decided outside the CLI, so the
@@ -173,7 +200,7 @@ async fn read_run(ctx: &Ctx, state_key: &str) -> Result<Read> {
                     .as_deref()
                     .and_then(|json| Value::from_json(json).ok());
                 return Ok(match recorded.as_ref().and_then(Envelope::from_value) {
-                    Some(envelope) => Read::Recorded(envelope),
+                    Some(envelope) => Read::Recorded(envelope.decided_before(who_decided(decided))),
                     None => Read::Row(Box::new(run)),
                 });
             }
