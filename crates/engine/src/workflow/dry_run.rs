@@ -363,7 +363,14 @@ pub fn plan(workflow: &Workflow, provided: &Value) -> Result<String> {
         }
         policy_lines(step, &mut lines);
         if step.approval.is_some() {
-            lines.push("     [approval required]".into());
+            // In Lobster's order a step's command runs first, then its gate
+            // stops what follows (issue 44: a plan that said only "approval
+            // required" of a deploy step read as asking before it ran).
+            lines.push(if matches!(step.exec, Exec::None) {
+                "     [approval required]".into()
+            } else {
+                "     [runs, then asks: approval required before the next step]".into()
+            });
             r.insert("approved", Value::Bool(true));
         }
         results.insert(id, Value::Object(r));
@@ -395,5 +402,26 @@ mod tests {
         );
         assert!(has_output_ref("x $a.jsonish"));
         assert!(!has_output_ref("x $a.approved $ a.json"));
+    }
+
+    /// Issue 44: a step with both `run:` and `approval:` runs, then asks;
+    /// the plan says so, and an approval-only step keeps Lobster's words.
+    #[test]
+    fn a_step_that_runs_and_asks_says_it_runs_first() {
+        let text = "name: ship\nsteps:\n  - id: deploy\n    run: ./deploy.sh\n    approval: required\n  - id: gate\n    approval: required\n  - id: announce\n    run: echo done\n";
+        let workflow = crate::workflow::file::parse(text, std::path::Path::new("ship.lobster"))
+            .expect("the workflow parses");
+        let plan = plan(&workflow, &Value::Object(Object::new())).expect("a plan");
+        let deploy = plan.find("1. deploy").expect("deploy is planned");
+        let gate = plan.find("2. gate").expect("the gate is planned");
+        assert!(
+            plan[deploy..gate]
+                .contains("[runs, then asks: approval required before the next step]"),
+            "{plan}"
+        );
+        assert!(
+            plan[gate..].contains("     [approval required]\n"),
+            "{plan}"
+        );
     }
 }
