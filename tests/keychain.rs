@@ -61,3 +61,61 @@ fn the_control_token_lives_in_the_keychain() {
         "the file is gone once the keychain holds it"
     );
 }
+
+/// Where no keychain answers, the backend says so once as it starts, in
+/// words a person acts on, and a command says nothing (issue 44: every
+/// command printed "keychain unreachable; using files under home", four
+/// times at `serve`'s start).
+#[test]
+fn without_a_keychain_the_backend_says_so_once_and_commands_say_nothing() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let scratch = tempfile::tempdir().unwrap();
+    let home = scratch.path().join("clawdis");
+    let no_bus = format!("unix:path={}", scratch.path().join("no-bus").display());
+    let clawdis = |args: &[&str]| {
+        let mut command = Command::new(bin("clawdis"));
+        command
+            .arg("--home")
+            .arg(&home)
+            .args(args)
+            .env_remove("CLAWDIS_KEYCHAIN")
+            .env("DBUS_SESSION_BUS_ADDRESS", &no_bus)
+            .env("CLAWDIS_LOG", "info");
+        command
+    };
+    let port = clawdis_e2e::control::free_port().to_string();
+    let mut serve = clawdis(&["serve", "--no-browser", "--port", &port])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = Vec::new();
+    for line in BufReader::new(serve.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let listening = line.contains("control API listening");
+        said.push(line);
+        if listening {
+            break;
+        }
+    }
+    let _ = serve.kill();
+    let _ = serve.wait();
+    let told: Vec<&String> = said
+        .iter()
+        .filter(|l| l.to_lowercase().contains("keychain"))
+        .collect();
+    assert_eq!(told.len(), 1, "{said:#?}");
+    let told = told[0];
+    assert!(
+        told.contains("0600 files under")
+            && told.contains("Secret Service")
+            && told.contains("CLAWDIS_KEYCHAIN=off"),
+        "{told}"
+    );
+
+    let token = clawdis(&["token"]).output().unwrap();
+    assert!(token.status.success(), "{token:?}");
+    let stderr = String::from_utf8_lossy(&token.stderr);
+    assert!(!stderr.to_lowercase().contains("keychain"), "{stderr}");
+}

@@ -472,6 +472,18 @@ pub fn backend(home: PathBuf, args: ServeArgs) -> Result<Backend> {
     // browser connect-only (Settings::connect_only).
     let (_, configured_port) = parse_control_url(&settings.control_url)?;
     let port = args.port.unwrap_or(configured_port);
+    // Once, where the backend starts: every secret read after this falls
+    // back to files quietly (issue 44: each command said it, four times at
+    // this start).
+    if let Some(why) = clawdis_secrets::Secrets::new(&home).keychain_problem() {
+        tracing::warn!(
+            "No keychain answered ({why}), so Clawdis keeps its secrets in 0600 files under {}. \
+             To keep them in a keychain, run a Secret Service (such as gnome-keyring) in this \
+             login session and start again; to choose files and not be told, set \
+             CLAWDIS_KEYCHAIN=off.",
+            home.join("secrets").display()
+        );
+    }
     let token = control_token(&home)
         .with_context(|| format!("creating the control token in {}", home.display()))?;
     let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port);

@@ -87,6 +87,23 @@ impl Secrets {
         }
     }
 
+    /// Why the OS keychain does not answer, where it does not and was not
+    /// turned off (`CLAWDIS_KEYCHAIN=off`); the secrets are then kept in
+    /// files. Said once where a backend starts, not at every use.
+    pub fn keychain_problem(&self) -> Option<String> {
+        if !self.keychain {
+            return None;
+        }
+        let entry = match keyring::Entry::new(SERVICE, &self.account("keychain-check")) {
+            Ok(entry) => entry,
+            Err(e) => return Some(e.to_string()),
+        };
+        match entry.get_password() {
+            Ok(_) | Err(keyring::Error::NoEntry) => None,
+            Err(e) => Some(e.to_string()),
+        }
+    }
+
     /// The fallback file of a secret.
     pub fn file(&self, name: &str) -> PathBuf {
         self.home.join("secrets").join(name)
@@ -110,7 +127,7 @@ impl Secrets {
         match keyring::Entry::new(SERVICE, &self.account(name)) {
             Ok(entry) => Some(entry),
             Err(e) => {
-                tracing::info!(error = %e, "no keychain; secrets stay in files under home");
+                tracing::debug!(error = %e, "no keychain; secrets stay in files under home");
                 None
             }
         }
@@ -130,7 +147,7 @@ impl Secrets {
                     };
                 }
                 Err(e) => {
-                    tracing::info!(error = %e, "keychain unreachable; using files under home");
+                    tracing::debug!(error = %e, "keychain unreachable; using files under home");
                 }
             }
         }
@@ -169,7 +186,7 @@ impl Secrets {
                     return Ok(Location::Keychain);
                 }
                 Err(e) => {
-                    tracing::info!(error = %e, "keychain unreachable; using files under home");
+                    tracing::debug!(error = %e, "keychain unreachable; using files under home");
                 }
             }
         }
