@@ -71,7 +71,9 @@ pub enum BrowserError {
     /// ambiguous target id prefix).
     #[error("{0}")]
     Conflict(String),
-    /// A ref from a snapshot of a document that is gone.
+    /// A ref that names no element now: from a snapshot of a document
+    /// that is gone, never given, or its element left the page (code
+    /// `detached`, as a session's action fails).
     #[error("{0}")]
     StaleRef(String),
     /// Refused by policy (evaluate disabled, target mismatch).
@@ -146,7 +148,8 @@ impl BrowserError {
     pub fn code(&self) -> Option<&'static str> {
         match self {
             BrowserError::Invalid { code, .. } | BrowserError::Forbidden { code, .. } => *code,
-            BrowserError::StaleRef(_) => Some("STALE_REF"),
+            // The sessions' failure code for the same mistake: one name.
+            BrowserError::StaleRef(_) => Some("detached"),
             BrowserError::DialogOpen(_) => Some("DIALOG_OPEN"),
             BrowserError::HandedOff(_) => Some("handed_off"),
             _ => None,

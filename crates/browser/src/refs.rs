@@ -85,16 +85,18 @@ impl RefTable {
     /// Looks a ref up for an action on `document`.
     pub fn lookup(&self, text: &str, document: &str) -> Result<RefEntry> {
         let n = parse_ref(text)?;
-        let stale = || {
-            BrowserError::StaleRef(format!(
+        if self.document != document {
+            return Err(BrowserError::StaleRef(format!(
                 "Unknown ref \"{}\": the page changed since that snapshot. Re-snapshot and use a ref from the new snapshot.",
                 text.trim()
-            ))
-        };
-        if self.document != document {
-            return Err(stale());
+            )));
         }
-        self.entries.get(&n).cloned().ok_or_else(stale)
+        self.entries.get(&n).cloned().ok_or_else(|| {
+            BrowserError::StaleRef(format!(
+                "Unknown ref \"{}\": no snapshot of this page gave it. Take a snapshot and use one of its refs.",
+                text.trim()
+            ))
+        })
     }
 }
 

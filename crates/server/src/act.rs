@@ -34,8 +34,12 @@ pub async fn act(State(state): State<Arc<AppState>>, Q(q): Q<Query>, body: Body)
     let mut body = body;
     let session = match body.0.remove("sessionId") {
         None | Some(serde_json::Value::Null) => None,
-        Some(serde_json::Value::String(id)) => Some(id),
-        Some(_) => return Err(ApiError::bad_request("sessionId must be a string")),
+        Some(serde_json::Value::String(id)) if !crate::api::blank(&id) => Some(id),
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "sessionId must be a session's id (from POST /sessions), or left out",
+            ));
+        }
     };
     let mut action = act::parse(&body.0, false)?;
     if let Some(id) = session {

@@ -70,11 +70,14 @@ impl Modify for BearerAuth {
     }
 }
 
-/// An error: `{error}` saying what went wrong.
+/// An error: `{error}` saying what went wrong, with a stable `code` where
+/// there is one (`parse_error`: a pipeline or args that do not parse).
 #[derive(ToSchema)]
 pub struct ErrorBody {
     /// What went wrong.
     error: String,
+    /// A stable machine-readable code, where there is one.
+    code: Option<String>,
 }
 
 /// A browser route's answer: an object, usually with `ok` and the
@@ -95,8 +98,9 @@ pub struct BrowserQuery {
     /// The tab to act on (else the current one).
     #[param(rename = "targetId")]
     target_id: Option<String>,
-    /// A browser session whose page to act on (instead of a tab).
-    #[param(rename = "sessionId")]
+    /// A browser session whose page to act on (instead of a tab); an
+    /// empty one is refused.
+    #[param(rename = "sessionId", min_length = 1)]
     session_id: Option<String>,
     /// The profile (only `clawd` exists).
     profile: Option<String>,

@@ -314,11 +314,14 @@ async fn refind(tab: &Tab<'_>, reference: &str) -> Step<Found> {
         )
     };
     let document = crate::snapshot::document_id(tab.page).await?;
-    let Ok(entry) = tab
+    // A ref no snapshot of this document gave says so, as `/act` does.
+    let entry = match tab
         .manager
         .with_refs(tab.target_id, |t| t.lookup(reference, &document))
-    else {
-        return Err(gone());
+    {
+        Ok(entry) => entry,
+        Err(BrowserError::StaleRef(unknown)) => return Err(fail(Code::Detached, unknown)),
+        Err(_) => return Err(gone()),
     };
     if entry.name.is_empty() {
         return Err(gone());
