@@ -357,10 +357,18 @@ fn max(v: &[f64]) -> f64 {
 /// What the interceptor saw of the trusted input.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Delivered {
-    /// The first event reached the element.
+    /// Every event reached the element (or, once the page replaced it, an
+    /// equivalent one: same role, name and row).
     Reached,
-    /// Something else would have got it; every event was stopped.
-    Blocked(String),
+    /// Something else would have got an event: it and every later one
+    /// were stopped. `pressed` when earlier ones reached the element (the
+    /// page saw a press, never the click).
+    Blocked {
+        /// What would have got it.
+        hit: String,
+        /// Whether the press reached the element first.
+        pressed: bool,
+    },
     /// No event reached the element's window (another frame took it).
     Elsewhere,
     /// The element's document is gone (the input navigated away).
@@ -391,14 +399,22 @@ pub(crate) async fn delivered(tab: &Tab<'_>, backend: i64) -> Delivered {
         state.get("reached").and_then(Value::as_bool),
     ) {
         (Some(false), _) => Delivered::Elsewhere,
-        (_, Some(false)) => Delivered::Blocked(
-            state
+        (_, Some(false)) => Delivered::Blocked {
+            hit: state
                 .get("hit")
                 .and_then(Value::as_str)
                 .unwrap_or("another element")
                 .to_string(),
-        ),
-        _ => Delivered::Reached,
+            pressed: state.get("pressed").and_then(Value::as_bool) == Some(true),
+        },
+        _ => {
+            if state.get("replaced").and_then(Value::as_bool) == Some(true) {
+                tracing::info!(
+                    "the page replaced the element mid-click; its equivalent got the click"
+                );
+            }
+            Delivered::Reached
+        }
     }
 }
 

@@ -112,8 +112,9 @@ pub(crate) async fn click(
     Ok((!data.is_empty()).then_some(Value::Object(data)))
 }
 
-/// Sends a press at the element, retrying while an interceptor stopped it
-/// (nothing reached the page then, so a retry cannot repeat an effect).
+/// Sends a press at the element, retrying while an interceptor stopped it:
+/// nothing reached the page, or only the press did (the element moved or
+/// was replaced before the click), so a retry cannot repeat a click.
 async fn press(tab: &Tab<'_>, c: &Click, deadline: Instant, attempt: &mut Attempt) -> Step<()> {
     loop {
         let ready = prepare(tab, &c.aim, Needs::Click, deadline, attempt).await?;
@@ -129,16 +130,26 @@ async fn press(tab: &Tab<'_>, c: &Click, deadline: Instant, attempt: &mut Attemp
         .await?;
         match delivered(tab, ready.backend).await {
             Delivered::Reached | Delivered::Unknown => return Ok(()),
-            Delivered::Blocked(hit) if Instant::now() >= deadline => {
-                return Err(fail(
-                    Code::Covered,
-                    format!(
-                        "{hit} intercepts pointer events: the click was stopped before the page saw it"
-                    ),
-                ));
+            Delivered::Blocked { hit, pressed } if Instant::now() >= deadline => {
+                return Err(if pressed {
+                    fail(
+                        Code::VerifyFailed,
+                        format!(
+                            "{}: the page replaced or moved the element between the press and the click, and the click would have reached {hit}: it was stopped, so nothing was clicked",
+                            c.aim
+                        ),
+                    )
+                } else {
+                    fail(
+                        Code::Covered,
+                        format!(
+                            "{hit} intercepts pointer events: the click was stopped before the page saw it"
+                        ),
+                    )
+                });
             }
-            Delivered::Blocked(hit) => {
-                tracing::info!(%hit, "the element moved under the pointer; retrying");
+            Delivered::Blocked { hit, pressed } => {
+                tracing::info!(%hit, pressed, "the element moved or was replaced under the pointer; retrying");
                 attempt.retries += 1;
             }
             Delivered::Elsewhere => {
