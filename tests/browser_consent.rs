@@ -267,14 +267,12 @@ fn a_banner_declined_between_actions_is_reported() {
         "the session's log has the decline before the click"
     );
     assert_eq!(eval(&c, &id, "window.bought === true"), true);
-    // The bar faded out (Osano keeps it in the page, invisible).
-    assert_eq!(
-        eval(
-            &c,
-            &id,
-            "getComputedStyle(document.querySelector('.cc-window')).opacity"
-        ),
-        "0"
+    // The bar fades out (Osano keeps it in the page, invisible).
+    act(
+        &c,
+        &id,
+        "wait",
+        json!({ "js": "getComputedStyle(document.querySelector('.cc-window')).opacity === '0'" }),
     );
     assert_eq!(eval(&c, &id, "window.ccStatus"), "deny");
     let cookie = eval(&c, &id, "document.cookie");
