@@ -571,3 +571,45 @@ async fn decline_in_dunst_tells_the_agent() {
     );
     rig.dunst.wait_displayed(0, Duration::from_secs(5));
 }
+
+/// Issue #44: the app registers on its own desktop's accessibility bus, as
+/// on a person's desktop, even with another desktop started after its own
+/// (each had put its accessibility bus on one shared path, the newest
+/// taking it over, and the app was sent to the other's bus and refused:
+/// "Couldn't register with accessibility bus: Did not receive a reply").
+#[test]
+fn the_app_registers_on_its_own_desktops_accessibility_bus() {
+    clawdis_e2e::desktop::require();
+    let s = Scratch::new();
+    let desktop = Desktop::start();
+    let other = Desktop::start();
+    let app = App::start(
+        &desktop,
+        &s.home,
+        &s.state,
+        serde_json::json!({"enabled": false}),
+    );
+    let pid = app.pid();
+    // GTK's bridge registers as the app's toolkit starts, before the app
+    // watches approvals; looked for until it shows, in case it lags.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !desktop.accessibility_clients().contains(&pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the app (pid {pid}) is not on its desktop's accessibility bus {}: {:?}\n{}",
+            desktop.accessibility,
+            desktop.accessibility_clients(),
+            app.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !other.accessibility_clients().contains(&pid),
+        "the app is on the other desktop's accessibility bus too"
+    );
+    assert!(
+        !app.log().contains("accessibility bus"),
+        "the app complained about its accessibility bus:\n{}",
+        app.log()
+    );
+}

@@ -1,5 +1,6 @@
 //! A desktop for black-box tests of the app: a private X server (Xvfb), a
-//! private D-Bus session bus, and on it either a real notification daemon
+//! private D-Bus session bus with its accessibility bus (AT-SPI) up, as a
+//! person's desktop has it, and on it either a real notification daemon
 //! (dunst, whose action menu a script answers as a person would) or a
 //! recording notification server for what no daemon can show (the exact
 //! text and action keys sent, a notification replaced in place).
@@ -105,16 +106,72 @@ pub struct Desktop {
     pub display: String,
     /// `DBUS_SESSION_BUS_ADDRESS`.
     pub bus: String,
+    /// The address of the session's accessibility bus (AT-SPI), up with
+    /// its registry before anything starts on the desktop.
+    pub accessibility: String,
     // Dropped in order: clients before the servers they talk to.
     extra: Vec<Guard>,
     _dbus: Guard,
     _x: Guard,
-    /// Where the daemons started on it (trayer) log.
+    /// Where the daemons started on it (trayer) log, and the session's
+    /// `XDG_RUNTIME_DIR`.
     dir: tempfile::TempDir,
 }
 
+/// Brings up the accessibility bus of the session bus at `bus` and its
+/// registry, as a person's desktop has them before any app starts, and
+/// returns the accessibility bus's address.
+///
+/// GTK's AT-SPI bridge in each app (and WebKit's, in each web process)
+/// asks the session bus's `org.a11y.Bus` for that address, connects, and
+/// registers with `org.a11y.atspi.Registry` there. Started by the first
+/// app instead, the bus and the registry would be started while the app
+/// waits on them. `GetAddress` starts at-spi-bus-launcher and answers
+/// once its bus listens; `StartServiceByName` answers once the registry
+/// owns its name: both are waited on as the bus tells them, not slept on.
+///
+/// The socket is in the desktop's own runtime directory (see `start`):
+/// on one shared path, every desktop's launcher took the socket over from
+/// the one before, and an app was sent to another test's accessibility
+/// bus, whose daemon refused it ("Couldn't register with accessibility
+/// bus: Did not receive a reply", as in CI of issue #44: the GUID in the
+/// address was the other bus's) or had already gone with its test.
+///
+/// They take milliseconds; each is given beyond the session bus's own 120 s
+/// for a service to start, so the bus's own error is the one shown.
+fn start_accessibility(bus: &str) -> String {
+    let within = Duration::from_secs(150);
+    let session = zbus::blocking::connection::Builder::address(bus)
+        .map(|b| b.method_timeout(within))
+        .and_then(|b| b.build())
+        .unwrap_or_else(|e| panic!("the session bus at {bus}: {e}"));
+    let address: String = session
+        .call_method(
+            Some("org.a11y.Bus"),
+            "/org/a11y/bus",
+            Some("org.a11y.Bus"),
+            "GetAddress",
+            &(),
+        )
+        .and_then(|reply| reply.body().deserialize())
+        .unwrap_or_else(|e| {
+            panic!("the session bus started no accessibility bus (is at-spi2-core installed?): {e}")
+        });
+    let a11y = zbus::blocking::connection::Builder::address(address.as_str())
+        .map(|b| b.method_timeout(within))
+        .and_then(|b| b.build())
+        .unwrap_or_else(|e| panic!("the accessibility bus at {address}: {e}"));
+    let registry = "org.a11y.atspi.Registry".try_into().expect("a bus name");
+    zbus::blocking::fdo::DBusProxy::new(&a11y)
+        .expect("the accessibility bus's driver")
+        .start_service_by_name(registry, 0)
+        .unwrap_or_else(|e| panic!("the accessibility bus started no registry: {e}"));
+    address
+}
+
 impl Desktop {
-    /// Starts Xvfb (it picks a free display) and a session bus.
+    /// Starts Xvfb (it picks a free display) and a session bus, with its
+    /// accessibility bus up.
     pub fn start() -> Desktop {
         let mut x = Command::new("Xvfb");
         x.args([
@@ -127,16 +184,32 @@ impl Desktop {
             "tcp",
         ]);
         let (x_guard, number) = start_announcing(x);
+        let dir = tempfile::tempdir().unwrap();
         let mut dbus = Command::new("dbus-daemon");
-        dbus.args(["--session", "--nofork", "--print-address=1"]);
+        dbus.args(["--session", "--nofork", "--print-address=1"])
+            // The services the bus starts (the accessibility bus among them)
+            // get a runtime directory of this desktop's own, as a person's
+            // session has /run/user/<uid>: at-spi-bus-launcher puts the
+            // accessibility bus's socket at `$XDG_RUNTIME_DIR/at-spi/bus`,
+            // which without one is ~/.cache/at-spi/bus, one path for every
+            // test desktop on the machine (see `start_accessibility`).
+            .env("XDG_RUNTIME_DIR", dir.path())
+            // And no display: one they started would not be this desktop's
+            // (a developer's own, or none), and a notification daemon the
+            // bus starts from the machine's service file (a `dunstctl`
+            // racing the test's dunst) must not show up beside the test's.
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY");
         let (dbus_guard, bus) = start_announcing(dbus);
+        let accessibility = start_accessibility(&bus);
         Desktop {
             display: format!(":{number}"),
             bus,
+            accessibility,
             _x: x_guard,
             _dbus: dbus_guard,
             extra: Vec::new(),
-            dir: tempfile::tempdir().unwrap(),
+            dir,
         }
     }
 
@@ -316,6 +389,22 @@ impl Desktop {
                     .success()
                     .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
             })
+            .collect()
+    }
+
+    /// The process ids of the connections on this desktop's accessibility
+    /// bus, now (the registry's, and each app's that registered there).
+    pub fn accessibility_clients(&self) -> Vec<u32> {
+        let a11y = zbus::blocking::connection::Builder::address(self.accessibility.as_str())
+            .and_then(|b| b.build())
+            .expect("the accessibility bus");
+        let dbus = zbus::blocking::fdo::DBusProxy::new(&a11y).expect("its bus driver");
+        dbus.list_names()
+            .expect("the accessibility bus's names")
+            .into_iter()
+            .filter(|name| name.starts_with(':'))
+            .filter_map(|name| dbus.get_connection_unix_process_id(name.as_ref()).ok())
+            .filter(|pid| *pid != std::process::id())
             .collect()
     }
 
@@ -674,6 +763,11 @@ impl App {
     /// Everything the app logged so far.
     pub fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")
+    }
+
+    /// The app's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 
