@@ -598,6 +598,179 @@ async fn an_input_gate_gets_a_form_built_from_its_schema() {
     );
 }
 
+/// Presses `keys` on whatever has the focus and returns whether they
+/// started a decision in the window: `decide` clears `#status` before it
+/// calls the app, in the same task as the key that pressed its button.
+fn press_and_see_if_it_decided(app: &Session, keys: &str) -> bool {
+    app.run(
+        "document.querySelector('#status').textContent = 'untouched'; return null;",
+        json!([]),
+    );
+    app.press(keys);
+    app.run(
+        "return document.querySelector('#status').textContent !== 'untouched';",
+        json!([]),
+    ) == json!(true)
+}
+
+/// A person types an answer into an input gate's form while another run
+/// pauses: the window re-renders, and the rest of what they type still
+/// goes into the field. Before, re-inserting the kept card took the focus
+/// out of the field and the render put it on the other gate's Deny: the
+/// rest of the answer was lost ("a" instead of "ann" in a run of
+/// an_input_gate_gets_a_form_built_from_its_schema), and the space typed
+/// next pressed Deny on a gate the person never meant to decline.
+#[tokio::test(flavor = "multi_thread")]
+async fn typing_into_an_input_gate_while_another_run_pauses_keeps_the_focus() {
+    require();
+    let s = Scratch::new();
+    write_settings(&s.home, json!({"enabled": false}));
+    std::fs::write(
+        s.work.join("ask.lobster"),
+        "name: ask\nsteps:\n  - id: who\n    input:\n      prompt: Who gets the report?\n      responseSchema:\n        type: object\n        properties:\n          name: {type: string}\n        required: [name]\n  - id: send\n    run: echo \"$who.response.name\" > answer.txt\n",
+    )
+    .unwrap();
+    assert_eq!(s.run("ask.lobster")["status"], "needs_input");
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "approvals");
+    app.wait_for(
+        "document.querySelector('.card.pending form')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    // The person types the start of the answer in the field...
+    app.fill(".card.pending input[name=name]", "ann");
+    // ...another run pauses, which re-renders the window...
+    let other = s.run("exec --json --shell 'echo [1]' | approve --prompt other");
+    assert_eq!(other["status"], "needs_approval", "{other}");
+    app.wait_for(
+        "document.querySelectorAll('.card.pending').length === 2 \
+           && document.querySelector('.card.pending button.deny')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    // ...and they type the rest on the keyboard, where the focus is.
+    let decided = press_and_see_if_it_decided(&app, " lee");
+    let field = app.run(
+        "const f = document.querySelector('.card.pending input[name=name]'); \
+         return {value: f.value, focused: document.activeElement === f, \
+                 on: document.activeElement.outerHTML.slice(0, 80)};",
+        json!([]),
+    );
+    assert_eq!(
+        (&field["value"], &field["focused"], decided),
+        (&json!("ann lee"), &json!(true), false),
+        "the field, whether it kept the focus, and whether the keys decided a gate: {field:#}"
+    );
+    let approvals = Approvals::open(&s.state).await.unwrap();
+    let gates = approvals.list().await.unwrap();
+    assert_eq!(gates.len(), 2, "{gates:?}");
+    assert!(
+        gates.iter().all(|g| g.decision.is_none()),
+        "no gate was decided: {gates:?}"
+    );
+    // The whole answer is what the gate gets.
+    app.click(".card.pending button[type=submit]");
+    app.wait_for(
+        "[...document.querySelectorAll('.card.decided')].map(c => c.textContent).find(t => t.includes(arg))",
+        json!("done: respond"),
+        Duration::from_secs(10),
+    );
+    let gates = approvals.list().await.unwrap();
+    let asked = gates.iter().find(|g| g.gate.as_str() == "input").unwrap();
+    assert_eq!(asked.decision, Some(Decision::Respond), "{asked:?}");
+    assert_eq!(
+        std::fs::read_to_string(s.work.join("answer.txt")).unwrap(),
+        "ann lee\n"
+    );
+    let other = gates
+        .iter()
+        .find(|g| g.gate.as_str() == "approval")
+        .unwrap();
+    assert_eq!(other.decision, None, "{other:?}");
+}
+
+/// The window opens with the focus on the first card's Deny (nothing had
+/// it). A person typing a reason in a card that is then decided elsewhere
+/// keeps no focus on another card: it stays on the body, so the Space and
+/// Enter they type next decide no other gate.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_card_decided_elsewhere_hands_its_focus_to_no_other_gate() {
+    require();
+    let s = Scratch::new();
+    let port = write_settings(&s.home, json!({"enabled": false}));
+    let first = s.run("exec --json --shell 'echo [1]' | approve --prompt first");
+    let second = s.run("exec --json --shell 'echo [2]' | approve --prompt second");
+    let first = first["requiresApproval"]["approvalId"].as_str().unwrap();
+    assert!(
+        second["requiresApproval"]["approvalId"].is_string(),
+        "{second}"
+    );
+    let desktop = Desktop::start();
+    let app = open_window(&desktop, &s, "approvals");
+    let focused = app.wait_for(
+        "document.querySelectorAll('.card.pending').length === 2 \
+           && document.activeElement.className === 'deny' \
+           && document.activeElement.closest('.card') === document.querySelector('.card.pending')",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert_eq!(focused, true, "the focus starts on the first card's Deny");
+    let card = format!(".card.pending[data-id=\"{first}\"]");
+    app.fill(&format!("{card} input.reason-text"), "not this");
+    let c = Client::for_home(port, &s.home);
+    c.ok(
+        "POST",
+        &format!("/approvals/{first}/deny"),
+        Some(json!({"reason": "decided elsewhere"})),
+    );
+    let focus = app.wait_for(
+        "document.querySelectorAll('.card.pending').length === 1 \
+           && document.activeElement.outerHTML.slice(0, 80)",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert!(
+        focus.as_str().unwrap().starts_with("<body"),
+        "the focus went to {focus}"
+    );
+    assert!(
+        !press_and_see_if_it_decided(&app, " \u{E007}"),
+        "Space and Enter decided a gate"
+    );
+    // Another render (the age ticker, another run) leaves it there too.
+    let third = s.run("exec --json --shell 'echo [3]' | approve --prompt third");
+    assert_eq!(third["status"], "needs_approval", "{third}");
+    let focus = app.wait_for(
+        "document.querySelectorAll('.card.pending').length === 2 \
+           && document.activeElement.outerHTML.slice(0, 80)",
+        json!(null),
+        Duration::from_secs(10),
+    );
+    assert!(
+        focus.as_str().unwrap().starts_with("<body"),
+        "the focus went to {focus}"
+    );
+    assert!(
+        !press_and_see_if_it_decided(&app, " \u{E007}"),
+        "Space and Enter decided a gate"
+    );
+    let approvals = Approvals::open(&s.state).await.unwrap();
+    let decided: Vec<_> = approvals
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|g| g.decision.is_some())
+        .map(|g| g.approval_id)
+        .collect();
+    assert_eq!(
+        decided,
+        vec![Some(first.to_string())],
+        "only the first was decided"
+    );
+}
+
 #[test]
 fn turning_the_browser_off_in_settings_stops_it() {
     require();

@@ -171,12 +171,40 @@ async function render() {
   const open = new Map([...document.querySelectorAll(".card.pending")].map((c) => [c.dataset.id, c]));
   const same = (a) => { const c = open.get(gateOf(a)); return c && c.dataset.digest === a.digest ? c : null; };
   const keep = (a) => (a.gate === "input" && open.get(gateOf(a))) || same(a) || card(a);
+  // replaceChildren takes even a kept card out of the document for a
+  // moment, and the focus with it (to the body): the field being typed in
+  // would lose the rest of the answer, and the focus would go to Deny,
+  // where a space or Enter typed next declines a gate. So what had the
+  // focus gets it back, with its caret.
+  const focused = document.activeElement !== document.body ? document.activeElement : null;
+  const caret = selectionOf(focused);
   document.getElementById("pending").replaceChildren(...(pending.length ? pending.map(keep) : [el("div", { class: "empty" }, "Nothing waits for you.")]));
   document.getElementById("decided").replaceChildren(...(decided.length ? decided.map(card) : [el("div", { class: "empty" }, "No decisions yet.")]));
-  // The focus starts on Deny, never on Approve.
-  const focused = document.activeElement;
-  if (!focused || focused === document.body) document.querySelector(".card.pending button.deny")?.focus();
+  if (focused && focused.isConnected) {
+    focused.focus({ preventScroll: true });
+    if (caret) focused.setSelectionRange(...caret);
+  } else if (!focused && !(lastFocused && !lastFocused.isConnected)) {
+    // The focus starts on Deny, never on Approve: only while nothing had
+    // it. What had it and is gone (its card decided, here or elsewhere)
+    // leaves it on the body, so a key meant for that card decides no
+    // other gate, at this render or a later one.
+    document.querySelector(".card.pending button.deny")?.focus();
+  }
 }
+
+/** The caret and selection of a text field, to put back. */
+function selectionOf(field) {
+  try {
+    return field && typeof field.selectionStart === "number"
+      ? [field.selectionStart, field.selectionEnd, field.selectionDirection] : null;
+  } catch (e) {
+    return null; // a field without a caret (a number's, in some engines)
+  }
+}
+
+/** What had the focus last (the person's or Deny's). */
+let lastFocused = null;
+document.addEventListener("focusin", (ev) => { lastFocused = ev.target; });
 
 on("approvals", render);
 render();
