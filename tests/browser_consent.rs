@@ -263,7 +263,7 @@ fn a_banner_declined_between_actions_is_reported() {
     assert_eq!(entry["clicked"], "deny cookies", "{entry}");
     assert_eq!(
         logged,
-        vec![entry.clone()],
+        vec![entry],
         "the session's log has the decline before the click"
     );
     assert_eq!(eval(&c, &id, "window.bought === true"), true);
@@ -373,5 +373,42 @@ fn banners_of_a_modal_and_a_shadow_bar_are_declined() {
             "[localStorage.getItem('cookielaw'), window.answer]"
         ),
         json!(["no", { "accepted": false }])
+    );
+}
+
+/// Just Eat Takeaway's pie-cookie-banner from npm, unmodified: an `<aside>`
+/// in a web component's shadow root whose buttons are more web components,
+/// each a `<button>` in its own shadow root showing its host's text
+/// through a `<slot>` ("Accept all", "Necessary only", "Manage
+/// preferences"). The library keeps nothing itself; it tells the page by
+/// events, which the page keeps as a site would.
+#[test]
+fn a_banner_of_web_component_buttons_is_declined() {
+    require_npm("@justeattakeaway/pie-cookie-banner");
+    require_npm("@justeattakeaway/pie-css");
+    let pages = fixture_server();
+    let home = tempfile::tempdir().unwrap();
+    let server = start_server(home.path());
+    let c = Client::new(&server);
+    let (id, handled) = buy_on(&c, &format!("http://127.0.0.1:{pages}/consent/pie.html"));
+    let entry = declined(&handled, "pie-cookie-banner", "fallback");
+    assert_eq!(
+        (entry["choice"].as_str(), entry["clicked"].as_str()),
+        (Some("necessary"), Some("Necessary only")),
+        "{entry}"
+    );
+    assert_eq!(
+        eval(&c, &id, "window.consent"),
+        json!([{ "event": "necessary-only", "detail": null }]),
+        "only \"Necessary only\" was chosen"
+    );
+    assert_eq!(
+        eval(
+            &c,
+            &id,
+            "document.querySelector('pie-cookie-banner').shadowRoot.querySelector('aside').checkVisibility()"
+        ),
+        false,
+        "the banner is gone"
     );
 }

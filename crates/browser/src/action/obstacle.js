@@ -59,7 +59,20 @@ function (x, y, tried) {
     const SELECTION = /\b(selected|selection|choices?|auswahl|sélection|selección|selezione)\b/i;
     const OFF = /\b(disable|deselect|unselect|uncheck|turn off|switch off|deaktivieren|désactiver|desactivar|disattiva)\b/i;
     const SETTINGS = /\b(manage|customi[sz]e|settings|preferences|options|choose|einstellungen|anpassen|paramètres|personnaliser|configurar|preferenze|impostazioni)\b/i;
-    const labelOf = (e) => (e.getAttribute('aria-label') || e.innerText || e.value || e.getAttribute('title') || '').replace(/\s+/g, ' ').trim();
+    // The text a control shows: a button in a web component's shadow root
+    // shows its host's text through a <slot>, which innerText leaves out.
+    const shownText = (n) => {
+      const parts = [];
+      const walk = (c) => {
+        if (c.nodeType === 3) parts.push(c.data);
+        if (c.nodeType !== 1 || c.localName === 'script' || c.localName === 'style') return;
+        const assigned = c.localName === 'slot' ? c.assignedNodes({ flatten: true }) : [];
+        for (const k of assigned.length ? assigned : (c.shadowRoot || c).childNodes) walk(k);
+      };
+      walk(n);
+      return parts.join(' ');
+    };
+    const labelOf = (e) => (e.getAttribute('aria-label') || (e.innerText || '').trim() || shownText(e) || e.value || e.getAttribute('title') || '').replace(/\s+/g, ' ').trim();
     const controls = [], toggles = [];
     // Switches may sit inside a control (an accordion's heading button).
     each(root, (c) => {
@@ -124,6 +137,10 @@ function (x, y, tried) {
       }
     }
     if (!best) return null;
+    // A button whose text its web component's host holds (a <slot>) is
+    // pressed as the host: that is what the pointer meets there.
+    const around = best.control.getRootNode();
+    if (around && around.host && !(best.control.innerText || '').trim() && (around.host.innerText || '').trim()) best.control = around.host;
     const host = root.getRootNode() && root.getRootNode().host;
     const name = root.id || (host && host.localName) || (root.classList && root.classList[0]) || root.localName;
     return [{ kind: 'consent', choice: best.choice, label: best.label, name }, root, best.control];
