@@ -349,9 +349,12 @@ fn schemathesis_finds_nothing_on_the_routes_that_do_not_drive_the_browser() {
         "/runs",
         Some(json!({"pipeline": "exec --json --shell 'echo [1]'"})),
     );
+    let config = workspace_root().join("tests/fixtures/openapi/service.toml");
     let mut command = std::process::Command::new(&schemathesis);
     command
         .args([
+            "--config-file",
+            &config.display().to_string(),
             "run",
             &format!("http://127.0.0.1:{}/openapi.json", server.port),
             "--header",

@@ -73,11 +73,15 @@ fn syntax(format: &str, description: &str) -> Value {
 fn url(description: &str) -> Value {
     json!({
         "type": "string",
-        "pattern": "^[A-Za-z][A-Za-z0-9+.-]*:",
+        "pattern": URL,
         "description": description,
         "examples": ["about:blank"],
     })
 }
+
+/// What the browser's policy lets it open (`clawdis_browser::policy`):
+/// an `http` or `https` URL with a host, or `about:blank`.
+const URL: &str = "^[ \\t\\n\\r\\f\\v]*([Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9._~-]|[^\\x00-\\x7F])+(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?([/?#].*)?|about:blank)[ \\t\\n\\r\\f\\v]*$";
 
 /// A snapshot's ref: `e12`, `ax12` or `12` (also as `ref=e12` or `@e12`).
 fn snapshot_ref(description: &str) -> Value {
@@ -1169,7 +1173,51 @@ pub(crate) fn nullable_optionals(doc: &mut Value) {
             operation.pointer_mut("/requestBody/content/application~1json/schema"),
         ) {
             optionals_take_null(schema);
+            required_not_null(schema);
         }
+    }
+}
+
+/// Says of every field a schema (or one of its rules) requires that it is
+/// not `null`: a `null` member is not given, so a rule that a field be
+/// given (`required`) is not met by one, and one that it not be given
+/// (`not` of `required`) is.
+fn required_not_null(schema: &mut Value) {
+    match schema {
+        Value::Object(o) => {
+            let required: Vec<String> = o
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.as_str().map(str::to_string))
+                .collect();
+            for value in o.values_mut() {
+                required_not_null(value);
+            }
+            if required.is_empty() {
+                return;
+            }
+            let Some(properties) = o
+                .entry("properties")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+            else {
+                return;
+            };
+            for key in required {
+                let property = properties.entry(key).or_insert_with(|| json!({}));
+                let not_null = json!({ "not": { "type": "null" } });
+                match property.as_object_mut() {
+                    Some(p) if !p.contains_key("not") => {
+                        p.insert("not".into(), not_null["not"].clone());
+                    }
+                    _ => *property = json!({ "allOf": [property.clone(), not_null] }),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(required_not_null),
+        _ => {}
     }
 }
 
@@ -1375,6 +1423,35 @@ mod tests {
             json!({ "kind": "click", "ref": "e1", "targetId": null, "button": null, "doubleClick": null })
         ));
         assert!(!takes(&act, json!({ "kind": null, "ref": "e1" })));
+        // A rule that a field be given is not met by a null one; a rule
+        // that it not be given is (schemathesis found both ways).
+        let click = body("/sessions/{id}/click");
+        assert!(!takes(&click, json!({ "selector": null })));
+        assert!(takes(
+            &click,
+            json!({ "selector": "#go", "ref": null, "nth": null })
+        ));
+        let extract = body("/sessions/{id}/extract_text");
+        assert!(takes(&extract, json!({ "nth": null })));
+        // What the browser's policy opens, and nothing else.
+        let navigate = body("/navigate");
+        for url in [
+            "https://example.com/",
+            "http://127.0.0.1:18791/x?y#z",
+            "about:blank",
+            "https://例え.jp/",
+        ] {
+            assert!(takes(&navigate, json!({ "url": url })), "{url}");
+        }
+        for url in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "http:",
+            "http://:80/",
+            "ftp://a/",
+        ] {
+            assert!(!takes(&navigate, json!({ "url": url })), "{url}");
+        }
         // What the checks read is the document before: its messages name
         // only the types a field takes.
         let checked = crate::checked_document();

@@ -93,15 +93,8 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
         opts.depth = Some(opts.depth.unwrap_or(6));
     }
     let m = &state.manager;
+    // An empty `sessionId` was refused before (see `validate`).
     let (target_id, page) = match q.get("sessionId") {
-        // An empty one is a mistake, not "no session" (issue 44: it quietly
-        // answered the current tab's snapshot).
-        Some(session) if session.trim().is_empty() => {
-            return Err(ApiError::bad_request(
-                "sessionId is empty: give a session's id (from POST /sessions or GET /sessions), \
-                 or leave sessionId out for a tab",
-            ));
-        }
         // The session holds its page: no need to look it up among the tabs.
         Some(session) => {
             let (target_id, page) = state.sessions().await?.page_of(session).await?;

@@ -43,15 +43,28 @@ struct Check {
     discriminator_code: Option<&'static str>,
 }
 
+/// Whether a route of `method` and `segments` (`None` for a parameter)
+/// serves `method` at `path`.
+fn serves(route: (&Method, &[Option<String>]), method: &Method, path: &[&str]) -> bool {
+    let (m, segments) = route;
+    m == method
+        && segments.len() == path.len()
+        && segments
+            .iter()
+            .zip(path)
+            .all(|(s, p)| s.as_deref().is_none_or(|s| s == *p))
+}
+
+/// A path's segments as a route matches them: `None` for a parameter.
+fn segments(path: &str) -> Vec<Option<String>> {
+    path.split('/')
+        .map(|s| (!s.starts_with('{')).then(|| s.to_string()))
+        .collect()
+}
+
 impl Check {
     fn matches(&self, method: &Method, path: &[&str]) -> bool {
-        self.method == method
-            && self.segments.len() == path.len()
-            && self
-                .segments
-                .iter()
-                .zip(path)
-                .all(|(s, p)| s.as_deref().is_none_or(|s| s == *p))
+        serves((&self.method, &self.segments), method, path)
     }
 
     /// How specific the path is: literal segments beat parameters
@@ -202,10 +215,7 @@ fn checks() -> &'static [Check] {
                     invalid_code: code("invalid"),
                     discriminator_code: code("discriminator"),
                     method,
-                    segments: path
-                        .split('/')
-                        .map(|s| (!s.starts_with('{')).then(|| s.to_string()))
-                        .collect(),
+                    segments: segments(path),
                     schema: schema.clone(),
                     validator,
                     discriminated,
@@ -216,10 +226,50 @@ fn checks() -> &'static [Check] {
     })
 }
 
-/// The middleware: checks a request to a documented browser or session
-/// route against its body's schema, then lets it through unchanged.
+/// Every browser and session route, as `(method, segments)`.
+fn browser_routes() -> &'static [(Method, Vec<Option<String>>)] {
+    static ROUTES: OnceLock<Vec<(Method, Vec<Option<String>>)>> = OnceLock::new();
+    ROUTES.get_or_init(|| {
+        let document = crate::checked_document();
+        let mut routes = Vec::new();
+        for (path, item) in document["paths"].as_object().into_iter().flatten() {
+            for (method, operation) in item.as_object().into_iter().flatten() {
+                let browser = operation["tags"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|t| CHECKED_TAGS.iter().any(|c| t == c)));
+                if let (true, Ok(method)) = (browser, method.to_uppercase().parse()) {
+                    routes.push((method, segments(path)));
+                }
+            }
+        }
+        routes
+    })
+}
+
+/// Whether the query names a session by an empty id: a mistake, never "no
+/// session" (issue 44: `GET /snapshot?sessionId=` answered the current
+/// tab's snapshot).
+fn empty_session(query: Option<&str>) -> bool {
+    url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .any(|(key, value)| key == "sessionId" && crate::api::blank(&value))
+}
+
+/// The middleware: refuses an empty `sessionId` on a browser or session
+/// route, and checks a request to one against its body's schema, then
+/// lets it through (a `null` member dropped).
 pub(crate) async fn body(request: Request, next: Next) -> Response {
     let path: Vec<&str> = request.uri().path().split('/').collect();
+    if empty_session(request.uri().query())
+        && browser_routes()
+            .iter()
+            .any(|(m, s)| serves((m, s), request.method(), &path))
+    {
+        return ApiError::bad_request(
+            "sessionId is empty: give a session's id (from POST /sessions or GET /sessions), \
+             or leave sessionId out for a tab",
+        )
+        .into_response();
+    }
     let check = checks()
         .iter()
         .filter(|c| c.matches(request.method(), &path))
@@ -320,6 +370,23 @@ mod tests {
         );
         let same = serde_json::json!({ "kind": "click", "fields": [{ "ref": "e1" }] });
         assert_eq!(without_nulls(same.clone()), (same, false));
+    }
+
+    #[test]
+    fn an_empty_session_id_is_told_from_none_and_from_a_given_one() {
+        assert!(empty_session(Some("sessionId=")));
+        assert!(empty_session(Some("format=ai&sessionId=%20")));
+        assert!(!empty_session(Some("sessionId=s-1")));
+        assert!(!empty_session(Some("targetId=")));
+        assert!(!empty_session(None));
+        let routes = browser_routes();
+        let serving = |method: Method, path: &str| {
+            let path: Vec<&str> = path.split('/').collect();
+            routes.iter().any(|(m, s)| serves((m, s), &method, &path))
+        };
+        assert!(serving(Method::GET, "/snapshot"));
+        assert!(serving(Method::POST, "/sessions/s-1/click"));
+        assert!(!serving(Method::GET, "/runs"));
     }
 
     #[test]
