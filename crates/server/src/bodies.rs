@@ -73,15 +73,11 @@ fn syntax(format: &str, description: &str) -> Value {
 fn url(description: &str) -> Value {
     json!({
         "type": "string",
-        "pattern": URL,
+        "pattern": "^[A-Za-z][A-Za-z0-9+.-]*:",
         "description": description,
         "examples": ["about:blank"],
     })
 }
-
-/// What the browser's policy lets it open (`clawdis_browser::policy`):
-/// an `http` or `https` URL with a host, or `about:blank`.
-const URL: &str = "^[ \\t\\n\\r\\f\\v]*([Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9._~-]|[^\\x00-\\x7F])+(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?([/?#].*)?|about:blank)[ \\t\\n\\r\\f\\v]*$";
 
 /// A snapshot's ref: `e12`, `ax12` or `12` (also as `ref=e12` or `@e12`).
 fn snapshot_ref(description: &str) -> Value {
@@ -1153,143 +1149,6 @@ pub(crate) fn apply(doc: &mut Value) {
     }
 }
 
-/// Says in the document that the browser and session routes read an
-/// optional field sent as `null` as not given (see [`crate::validate`]):
-/// each optional property of their bodies, at any depth, takes `null` too.
-pub(crate) fn nullable_optionals(doc: &mut Value) {
-    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
-        return;
-    };
-    for operation in paths
-        .values_mut()
-        .filter_map(Value::as_object_mut)
-        .flat_map(|item| item.values_mut())
-    {
-        let checked = operation["tags"]
-            .as_array()
-            .is_some_and(|t| t.iter().any(|t| t == "browser" || t == "sessions"));
-        if let (true, Some(schema)) = (
-            checked,
-            operation.pointer_mut("/requestBody/content/application~1json/schema"),
-        ) {
-            optionals_take_null(schema);
-            required_not_null(schema);
-        }
-    }
-}
-
-/// Says of every field a schema (or one of its rules) requires that it is
-/// not `null`: a `null` member is not given, so a rule that a field be
-/// given (`required`) is not met by one, and one that it not be given
-/// (`not` of `required`) is.
-fn required_not_null(schema: &mut Value) {
-    match schema {
-        Value::Object(o) => {
-            let required: Vec<String> = o
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|r| r.as_str().map(str::to_string))
-                .collect();
-            for value in o.values_mut() {
-                required_not_null(value);
-            }
-            if required.is_empty() {
-                return;
-            }
-            let Some(properties) = o
-                .entry("properties")
-                .or_insert_with(|| json!({}))
-                .as_object_mut()
-            else {
-                return;
-            };
-            for key in required {
-                let property = properties.entry(key).or_insert_with(|| json!({}));
-                let not_null = json!({ "not": { "type": "null" } });
-                match property.as_object_mut() {
-                    Some(p) if !p.contains_key("not") => {
-                        p.insert("not".into(), not_null["not"].clone());
-                    }
-                    _ => *property = json!({ "allOf": [property.clone(), not_null] }),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(required_not_null),
-        _ => {}
-    }
-}
-
-/// Adds `null` to what each optional property of `schema` takes, in its
-/// properties, items and alternatives (`oneOf`, `anyOf`); the rules of
-/// `allOf` and `not` say which fields are given, and stay as they are.
-fn optionals_take_null(schema: &mut Value) {
-    let Some(o) = schema.as_object_mut() else {
-        return;
-    };
-    let required: Vec<String> = o
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|r| r.as_str().map(str::to_string))
-        .collect();
-    if let Some(properties) = o.get_mut("properties").and_then(Value::as_object_mut) {
-        for (name, property) in properties.iter_mut() {
-            optionals_take_null(property);
-            if !required.contains(name) {
-                take_null(property);
-            }
-        }
-    }
-    if let Some(items) = o.get_mut("items") {
-        optionals_take_null(items);
-    }
-    for keyword in ["oneOf", "anyOf"] {
-        for branch in o
-            .get_mut(keyword)
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            optionals_take_null(branch);
-        }
-    }
-}
-
-/// Makes `property` take `null` as well as what it takes.
-fn take_null(property: &mut Value) {
-    let Some(p) = property.as_object_mut() else {
-        return;
-    };
-    let null = json!("null");
-    match p.get_mut("type") {
-        Some(Value::String(t)) if t != "null" => {
-            let t = t.clone();
-            p.insert("type".into(), json!([t, "null"]));
-        }
-        Some(Value::Array(types)) if !types.contains(&null) => types.push(null),
-        Some(_) => {}
-        None => {
-            if let Some(c) = p.remove("const") {
-                p.insert("enum".into(), json!([c]));
-            }
-            for keyword in ["anyOf", "oneOf"] {
-                if let Some(branches) = p.get_mut(keyword).and_then(Value::as_array_mut) {
-                    branches.push(json!({ "type": "null" }));
-                    return;
-                }
-            }
-        }
-    }
-    if let Some(values) = p.get_mut("enum").and_then(Value::as_array_mut)
-        && !values.contains(&Value::Null)
-    {
-        values.push(Value::Null);
-    }
-}
-
 /// The path and query parameters whose values the document states
 /// exactly: `(path, name, schema)`.
 fn parameters() -> Vec<(&'static str, &'static str, Value)> {
@@ -1388,78 +1247,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn optional_fields_take_null_in_the_document_and_required_ones_do_not() {
-        let document = crate::document();
-        let body = |path: &str| {
-            document["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
-                .clone()
-        };
-        let takes = |schema: &Value, body: Value| {
-            jsonschema::validator_for(schema)
-                .expect("the schema compiles")
-                .is_valid(&body)
-        };
-        let screencast = body("/screencast");
-        assert_eq!(
-            screencast["properties"]["targetId"]["type"],
-            json!(["string", "null"])
-        );
-        assert!(takes(
-            &screencast,
-            json!({ "targetId": null, "profile": null })
-        ));
-        let set_many = body("/cookies/set-many");
-        assert!(takes(
-            &set_many,
-            json!({ "targetId": null, "cookies": [{ "name": "a", "value": "b", "domain": null }] })
-        ));
-        assert!(!takes(&set_many, json!({ "cookies": null })));
-        let act = body("/act");
-        assert!(takes(
-            &act,
-            json!({ "kind": "click", "ref": "e1", "targetId": null, "button": null, "doubleClick": null })
-        ));
-        assert!(!takes(&act, json!({ "kind": null, "ref": "e1" })));
-        // A rule that a field be given is not met by a null one; a rule
-        // that it not be given is (schemathesis found both ways).
-        let click = body("/sessions/{id}/click");
-        assert!(!takes(&click, json!({ "selector": null })));
-        assert!(takes(
-            &click,
-            json!({ "selector": "#go", "ref": null, "nth": null })
-        ));
-        let extract = body("/sessions/{id}/extract_text");
-        assert!(takes(&extract, json!({ "nth": null })));
-        // What the browser's policy opens, and nothing else.
-        let navigate = body("/navigate");
-        for url in [
-            "https://example.com/",
-            "http://127.0.0.1:18791/x?y#z",
-            "about:blank",
-            "https://例え.jp/",
-        ] {
-            assert!(takes(&navigate, json!({ "url": url })), "{url}");
-        }
-        for url in [
-            "file:///etc/passwd",
-            "javascript:alert(1)",
-            "http:",
-            "http://:80/",
-            "ftp://a/",
-        ] {
-            assert!(!takes(&navigate, json!({ "url": url })), "{url}");
-        }
-        // What the checks read is the document before: its messages name
-        // only the types a field takes.
-        let checked = crate::checked_document();
-        assert_eq!(
-            checked["paths"]["/screencast"]["post"]["requestBody"]["content"]["application/json"]["schema"]
-                ["properties"]["targetId"]["type"],
-            "string"
-        );
     }
 
     #[test]

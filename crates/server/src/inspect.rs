@@ -93,8 +93,7 @@ pub async fn snapshot(State(state): State<Arc<AppState>>, Q(q): Q<Query>) -> Api
         opts.depth = Some(opts.depth.unwrap_or(6));
     }
     let m = &state.manager;
-    // An empty `sessionId` was refused before (see `validate`).
-    let (target_id, page) = match q.get("sessionId") {
+    let (target_id, page) = match q.get("sessionId").filter(|s| !s.is_empty()) {
         // The session holds its page: no need to look it up among the tabs.
         Some(session) => {
             let (target_id, page) = state.sessions().await?.page_of(session).await?;

@@ -509,15 +509,6 @@ fn documented() -> (OpenApiRouter<Arc<AppState>>, OpenApiRouter<Arc<AppState>>) 
 
 /// The OpenAPI 3.1 document of every route [`router`] serves.
 pub fn document() -> serde_json::Value {
-    let mut doc = checked_document();
-    bodies::nullable_optionals(&mut doc);
-    doc
-}
-
-/// [`document`] as the body checks read it: a body's `null` members are
-/// dropped before it is checked (see [`validate`]), so its schemas leave
-/// `null` out, and their messages name only the types a field takes.
-fn checked_document() -> serde_json::Value {
     let (guarded, links) = documented();
     let (_, mut doc) = guarded.split_for_parts();
     let (_, links) = links.split_for_parts();

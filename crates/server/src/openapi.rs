@@ -98,9 +98,8 @@ pub struct BrowserQuery {
     /// The tab to act on (else the current one).
     #[param(rename = "targetId")]
     target_id: Option<String>,
-    /// A browser session whose page to act on (instead of a tab); an
-    /// empty one is refused.
-    #[param(rename = "sessionId", min_length = 1)]
+    /// A browser session whose page to act on (instead of a tab).
+    #[param(rename = "sessionId")]
     session_id: Option<String>,
     /// The profile (only `clawd` exists).
     profile: Option<String>,

@@ -1,8 +1,7 @@
 //! The browser and session routes' bodies, checked against the API
 //! document before a handler reads them (see [`crate::bodies`]): a body
 //! the document refuses is a 400 that says what is wrong, so a client can
-//! trust the document to say exactly what these routes take. A member sent
-//! as `null` is read as not given, as OpenClaw's server reads it.
+//! trust the document to say exactly what these routes take.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -43,28 +42,15 @@ struct Check {
     discriminator_code: Option<&'static str>,
 }
 
-/// Whether a route of `method` and `segments` (`None` for a parameter)
-/// serves `method` at `path`.
-fn serves(route: (&Method, &[Option<String>]), method: &Method, path: &[&str]) -> bool {
-    let (m, segments) = route;
-    m == method
-        && segments.len() == path.len()
-        && segments
-            .iter()
-            .zip(path)
-            .all(|(s, p)| s.as_deref().is_none_or(|s| s == *p))
-}
-
-/// A path's segments as a route matches them: `None` for a parameter.
-fn segments(path: &str) -> Vec<Option<String>> {
-    path.split('/')
-        .map(|s| (!s.starts_with('{')).then(|| s.to_string()))
-        .collect()
-}
-
 impl Check {
     fn matches(&self, method: &Method, path: &[&str]) -> bool {
-        serves((&self.method, &self.segments), method, path)
+        self.method == method
+            && self.segments.len() == path.len()
+            && self
+                .segments
+                .iter()
+                .zip(path)
+                .all(|(s, p)| s.as_deref().is_none_or(|s| s == *p))
     }
 
     /// How specific the path is: literal segments beat parameters
@@ -170,7 +156,7 @@ fn compile(schema: &Value) -> Option<jsonschema::Validator> {
 fn checks() -> &'static [Check] {
     static CHECKS: OnceLock<Vec<Check>> = OnceLock::new();
     CHECKS.get_or_init(|| {
-        let document = crate::checked_document();
+        let document = crate::document_json();
         let mut checks = Vec::new();
         let Some(paths) = document["paths"].as_object() else {
             return checks;
@@ -215,7 +201,10 @@ fn checks() -> &'static [Check] {
                     invalid_code: code("invalid"),
                     discriminator_code: code("discriminator"),
                     method,
-                    segments: segments(path),
+                    segments: path
+                        .split('/')
+                        .map(|s| (!s.starts_with('{')).then(|| s.to_string()))
+                        .collect(),
                     schema: schema.clone(),
                     validator,
                     discriminated,
@@ -226,50 +215,10 @@ fn checks() -> &'static [Check] {
     })
 }
 
-/// Every browser and session route, as `(method, segments)`.
-fn browser_routes() -> &'static [(Method, Vec<Option<String>>)] {
-    static ROUTES: OnceLock<Vec<(Method, Vec<Option<String>>)>> = OnceLock::new();
-    ROUTES.get_or_init(|| {
-        let document = crate::checked_document();
-        let mut routes = Vec::new();
-        for (path, item) in document["paths"].as_object().into_iter().flatten() {
-            for (method, operation) in item.as_object().into_iter().flatten() {
-                let browser = operation["tags"]
-                    .as_array()
-                    .is_some_and(|t| t.iter().any(|t| CHECKED_TAGS.iter().any(|c| t == c)));
-                if let (true, Ok(method)) = (browser, method.to_uppercase().parse()) {
-                    routes.push((method, segments(path)));
-                }
-            }
-        }
-        routes
-    })
-}
-
-/// Whether the query names a session by an empty id: a mistake, never "no
-/// session" (issue 44: `GET /snapshot?sessionId=` answered the current
-/// tab's snapshot).
-fn empty_session(query: Option<&str>) -> bool {
-    url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
-        .any(|(key, value)| key == "sessionId" && crate::api::blank(&value))
-}
-
-/// The middleware: refuses an empty `sessionId` on a browser or session
-/// route, and checks a request to one against its body's schema, then
-/// lets it through (a `null` member dropped).
+/// The middleware: checks a request to a documented browser or session
+/// route against its body's schema, then lets it through unchanged.
 pub(crate) async fn body(request: Request, next: Next) -> Response {
     let path: Vec<&str> = request.uri().path().split('/').collect();
-    if empty_session(request.uri().query())
-        && browser_routes()
-            .iter()
-            .any(|(m, s)| serves((m, s), request.method(), &path))
-    {
-        return ApiError::bad_request(
-            "sessionId is empty: give a session's id (from POST /sessions or GET /sessions), \
-             or leave sessionId out for a tab",
-        )
-        .into_response();
-    }
     let check = checks()
         .iter()
         .filter(|c| c.matches(request.method(), &path))
@@ -277,7 +226,7 @@ pub(crate) async fn body(request: Request, next: Next) -> Response {
     let Some(check) = check else {
         return next.run(request).await;
     };
-    let (mut parts, body) = request.into_parts();
+    let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
         return ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -301,93 +250,16 @@ pub(crate) async fn body(request: Request, next: Next) -> Response {
             }
         }
     };
-    // An optional field sent as `null` is not given, as OpenClaw's server
-    // reads it (JSON clients send `null` for an unset optional).
-    let (value, dropped) = without_nulls(value);
     if let Some(refused) = check.violation(&value) {
         return refused.into_response();
     }
-    let body = if dropped {
-        parts.headers.remove(axum::http::header::CONTENT_LENGTH);
-        Body::from(value.to_string())
-    } else {
-        Body::from(bytes)
-    };
-    next.run(Request::from_parts(parts, body)).await
-}
-
-/// `value` without the `null` members of its objects, at any depth (an
-/// array's `null` items are values, and stay), and whether any was dropped.
-fn without_nulls(value: Value) -> (Value, bool) {
-    match value {
-        Value::Object(members) => {
-            let mut dropped = false;
-            let kept = members
-                .into_iter()
-                .filter_map(|(key, member)| {
-                    if member.is_null() {
-                        dropped = true;
-                        return None;
-                    }
-                    let (member, inner) = without_nulls(member);
-                    dropped |= inner;
-                    Some((key, member))
-                })
-                .collect();
-            (Value::Object(kept), dropped)
-        }
-        Value::Array(items) => {
-            let mut dropped = false;
-            let kept = items
-                .into_iter()
-                .map(|item| {
-                    let (item, inner) = without_nulls(item);
-                    dropped |= inner;
-                    item
-                })
-                .collect();
-            (Value::Array(kept), dropped)
-        }
-        other => (other, false),
-    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn null_members_are_dropped_at_any_depth_and_null_items_kept() {
-        let (value, dropped) = without_nulls(serde_json::json!({
-            "targetId": null,
-            "cookies": [{ "name": "a", "value": "b", "domain": null }, null],
-            "kind": "click",
-        }));
-        assert!(dropped);
-        assert_eq!(
-            value,
-            serde_json::json!({ "cookies": [{ "name": "a", "value": "b" }, null], "kind": "click" })
-        );
-        let same = serde_json::json!({ "kind": "click", "fields": [{ "ref": "e1" }] });
-        assert_eq!(without_nulls(same.clone()), (same, false));
-    }
-
-    #[test]
-    fn an_empty_session_id_is_told_from_none_and_from_a_given_one() {
-        assert!(empty_session(Some("sessionId=")));
-        assert!(empty_session(Some("format=ai&sessionId=%20")));
-        assert!(!empty_session(Some("sessionId=s-1")));
-        assert!(!empty_session(Some("targetId=")));
-        assert!(!empty_session(None));
-        let routes = browser_routes();
-        let serving = |method: Method, path: &str| {
-            let path: Vec<&str> = path.split('/').collect();
-            routes.iter().any(|(m, s)| serves((m, s), &method, &path))
-        };
-        assert!(serving(Method::GET, "/snapshot"));
-        assert!(serving(Method::POST, "/sessions/s-1/click"));
-        assert!(!serving(Method::GET, "/runs"));
-    }
 
     #[test]
     fn fields_are_named_as_a_caller_writes_them() {

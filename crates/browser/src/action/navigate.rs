@@ -256,7 +256,9 @@ async fn holds(tab: &Tab<'_>, c: &Condition) -> Step<bool> {
     Ok(match c {
         Condition::Element(aim, state) => {
             // Strict as actions are: one match, or the nth.
-            let wanted = aim.nth.map_or(2, |n| n + 1);
+            // An nth past every element is not found, never an overflow
+            // (schemathesis sent u64::MAX; the debug build panicked).
+            let wanted = aim.nth.map_or(2, |n| n.saturating_add(1));
             let found = match all(tab, aim, wanted).await {
                 Err(Stop::Fail(f)) if matches!(f.code, Code::Detached | Code::NotFound) => {
                     Vec::new()
