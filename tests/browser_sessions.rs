@@ -1672,6 +1672,15 @@ fn an_unknown_ref_is_one_code_everywhere_and_an_empty_session_id_is_refused() {
     let s = Session::open(&c, &format!("http://127.0.0.1:{pages}/form.html"));
     c.ok("GET", &format!("/snapshot?sessionId={}", s.id), None);
 
+    // An nth past every element waits and fails typed, never drops the
+    // connection (schemathesis sent u64::MAX to a wait: the debug build
+    // overflowed and panicked).
+    let far = s.act(
+        "wait",
+        json!({ "selector": "body", "nth": u64::MAX, "timeout": 300 }),
+    );
+    assert_eq!(far["ok"], false, "{far}");
+
     let failed = s.failed(
         "click",
         json!({ "ref": "e999", "timeout": 400 }),
