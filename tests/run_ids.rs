@@ -90,13 +90,21 @@ fn a_service_run_is_decided_by_its_run_id_at_every_gate() {
     );
     every_listed_run_is_known(&c);
 
-    // A response that the gate's schema refuses leaves the gate waiting.
+    // A response that the gate's schema refuses is a 400 naming the path
+    // (issue 44), and leaves the gate waiting.
     let (status, refused) = c.call(
         "POST",
         &format!("/approvals/{id}/respond"),
         Some(json!({"response": {"text": 3}})),
     );
-    assert_eq!(status, 409, "{refused}");
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("/text"),
+        "{refused}"
+    );
     let done = c.ok(
         "POST",
         &format!("/approvals/{id}/respond"),
