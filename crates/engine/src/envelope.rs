@@ -101,25 +101,11 @@ impl Envelope {
 
     /// This envelope as the recorded end of a run whose gate was decided
     /// before the call that gets it: `decided` says by whom, how and when.
-    pub fn decided_before(self, decided: Value) -> Envelope {
-        match self {
-            Envelope::Success {
-                status,
-                output,
-                requires_approval,
-                requires_input,
-                reason,
-                ..
-            } => Envelope::Success {
-                status,
-                output,
-                requires_approval,
-                requires_input,
-                reason,
-                decided: Some(decided),
-            },
-            failure => failure,
+    pub fn decided_before(mut self, decided: Value) -> Envelope {
+        if let Envelope::Success { decided: said, .. } = &mut self {
+            *said = Some(decided);
         }
+        self
     }
 
     /// A run paused for approval.
